@@ -1,0 +1,329 @@
+/**
+ * Stage 5 (routes): lowers each route of spec 2.7 into the plan's typed form. Lowering is lenient
+ * about cross-field mistakes (several host rewrites, several path matchers, ...): it picks one and
+ * the validate stage reports the mistake, so every error is reported once, by its own rule.
+ * Value syntax (URLs, durations, PEM) is reported here.
+ */
+import { createHash } from 'node:crypto';
+import * as D from '../diagnostics/codes/settings.ts';
+import { legacyRules } from '../policy/legacy.ts';
+import { lowerPolicyNode } from '../policy/lower-document.ts';
+import type { PolicyIR, Rule } from '../policy/ir.ts';
+import type { HealthCheck, HostRule, OutlierDetection, PathMatch, PlanSettings, Route, Upstream } from '../plan/types.ts';
+import type { Span } from '../source/source-file.ts';
+import { headerMap } from './headers.ts';
+import { spanAt, type LowerCtx } from './lower-ctx.ts';
+import { fingerprint, keySource, pemSource, readNamedFile, secretFromValue } from './material.ts';
+import { hasControlChar, lowerDuration } from './values.ts';
+
+type Raw = Record<string, unknown>;
+
+/** `to` entries may end with `,<weight>` (spec 2.7). */
+export function splitWeight(entry: string): { url: string; weight: string | undefined } {
+  const m = /^(.*),\s*([^,]*)$/.exec(entry);
+  return m ? { url: m[1]!.trim(), weight: m[2]!.trim() } : { url: entry.trim(), weight: undefined };
+}
+
+/** The list of `to` entries of a raw route (`to` is a string or a list). */
+export function toEntries(route: Raw): string[] {
+  const to = route['to'];
+  return typeof to === 'string' ? [to] : Array.isArray(to) ? to.filter((t): t is string => typeof t === 'string') : [];
+}
+
+/** Parses `from` leniently: scheme, lower-cased host, explicit port. Undefined when it does not parse. */
+export function parseFrom(from: string): { url: URL; scheme: string; host: string; port: number | null } | undefined {
+  let u: URL;
+  try {
+    u = new URL(from);
+  } catch {
+    return undefined;
+  }
+  const scheme = u.protocol.slice(0, -1).toLowerCase();
+  const host = u.hostname.toLowerCase();
+  if (host === '') return undefined;
+  return { url: u, scheme, host, port: u.port === '' ? null : Number(u.port) };
+}
+
+/** The path matcher a raw route asks for (the first of `path`, `prefix`, `regex`). */
+export function pathMatchOf(route: Raw): PathMatch {
+  if (typeof route['path'] === 'string') return { kind: 'path', path: route['path'] };
+  if (typeof route['prefix'] === 'string') return { kind: 'prefix', prefix: route['prefix'] };
+  if (typeof route['regex'] === 'string') return { kind: 'regex', regex: route['regex'] };
+  return { kind: 'any' };
+}
+
+function matchText(m: PathMatch): string {
+  switch (m.kind) {
+    case 'any':
+      return '';
+    case 'path':
+      return `path=${m.path}`;
+    case 'prefix':
+      return `prefix=${m.prefix}`;
+    case 'regex':
+      return `regex=${m.regex}`;
+  }
+}
+
+function routeId(name: string | null, from: string, m: PathMatch, taken: Set<string>, index: number): string {
+  let id = name ?? `r-${createHash('sha256').update(`${from}\0${matchText(m)}`).digest('hex').slice(0, 12)}`;
+  if (taken.has(id)) id = `${id}-${index}`;
+  taken.add(id);
+  return id;
+}
+
+function hostRuleOf(r: Raw): HostRule {
+  if (r['preserve_host_header'] === true) return { kind: 'preserve' };
+  if (typeof r['host_rewrite'] === 'string') return { kind: 'literal', host: r['host_rewrite'] };
+  if (typeof r['host_rewrite_header'] === 'string') return { kind: 'header', header: r['host_rewrite_header'] };
+  if (typeof r['host_path_regex_rewrite_pattern'] === 'string')
+    return { kind: 'path_regex', pattern: r['host_path_regex_rewrite_pattern'], substitution: String(r['host_path_regex_rewrite_substitution'] ?? '') };
+  return { kind: 'upstream' };
+}
+
+/** Lowers every route; routes with schema errors were dropped before. */
+export function lowerRoutes(routes: readonly Raw[], paths: readonly string[], indexes: readonly number[], settings: PlanSettings, cx: LowerCtx): Route[] {
+  const taken = new Set<string>();
+  const out: Route[] = [];
+  routes.forEach((r, i) => {
+    const route = lowerRoute(r, paths[i]!, indexes[i]!, settings, cx, taken);
+    if (route) out.push(route);
+  });
+  return out;
+}
+
+function lowerRoute(r: Raw, path: string, index: number, settings: PlanSettings, cx: LowerCtx, taken: Set<string>): Route | undefined {
+  const at = (field: string): Span | undefined => spanAt(cx, `${path}.${field}`) ?? spanAt(cx, path);
+  const str = (field: string): string | null => {
+    const v = r[field];
+    if (typeof v !== 'string') return null;
+    if (hasControlChar(v)) {
+      cx.r.report(D.ControlCharacter, at(field), { key: `${path}.${field}` }, `${path}.${field}`);
+      return null;
+    }
+    return v;
+  };
+  const bool = (field: string) => r[field] === true;
+  const get = (field: string) => {
+    const v = str(field.slice(path.length + 1));
+    return v === null || v === '' ? undefined : { value: v, at: at(field.slice(path.length + 1)) };
+  };
+  const pem = (f: string) => pemSource(`${path}.${f}`, `${path}.${f}_file`, 'certificate', cx, get)?.source ?? null;
+
+  const fromText = str('from');
+  if (fromText === null) return undefined;
+  const from = parseFrom(fromText);
+  if (!from) {
+    cx.r.report(D.InvalidUrl, at('from'), { key: `${path}.from`, value: fromText, problem: /^[a-z][a-z0-9+.-]*:/i.test(fromText) ? 'has no host name' : 'has no scheme' }, `${path}.from`);
+    return undefined;
+  }
+  const match = pathMatchOf(r);
+  const name = str('name');
+
+  // Upstreams (weights are validated by a rule; here an absent or bad weight is 1).
+  const upstreams: Upstream[] = [];
+  toEntries(r).forEach((entry, j) => {
+    const { url, weight } = splitWeight(entry);
+    let u: URL;
+    try {
+      u = new URL(url);
+    } catch {
+      cx.r.report(D.InvalidUrl, spanAt(cx, `${path}.to[${j}]`) ?? at('to'), { key: `${path}.to`, value: url, problem: /^[a-z][a-z0-9+.-]*:/i.test(url) ? 'does not parse' : 'has no scheme' }, `${path}.to`);
+      return;
+    }
+    const scheme = u.protocol.slice(0, -1).toLowerCase();
+    if (u.hostname === '') {
+      cx.r.report(D.InvalidUrl, spanAt(cx, `${path}.to[${j}]`) ?? at('to'), { key: `${path}.to`, value: url, problem: 'has no host name' }, `${path}.to`);
+      return;
+    }
+    const w = weight !== undefined && /^\d+$/.test(weight) ? Number(weight) : 1;
+    const defaultPort = scheme === 'https' ? 443 : scheme === 'http' ? 80 : 0;
+    upstreams.push({
+      url: u.href,
+      scheme: scheme as Upstream['scheme'],
+      host: u.hostname.toLowerCase(),
+      port: u.port === '' ? defaultPort : Number(u.port),
+      path: scheme === 'tcp' ? '' : u.pathname,
+      weight: w,
+    });
+  });
+
+  const redirectRaw = r['redirect'] as Raw | undefined;
+  const action: Route['action'] = redirectRaw
+    ? {
+        kind: 'redirect',
+        redirect: {
+          httpsRedirect: redirectRaw['https_redirect'] === true,
+          scheme: (redirectRaw['scheme_redirect'] as string | undefined) ?? null,
+          host: (redirectRaw['host_redirect'] as string | undefined) ?? null,
+          port: (redirectRaw['port_redirect'] as number | undefined) ?? null,
+          path: (redirectRaw['path_redirect'] as string | undefined) ?? null,
+          prefixRewrite: (redirectRaw['prefix_rewrite'] as string | undefined) ?? null,
+          responseCode: (redirectRaw['response_code'] as number | undefined) ?? 301,
+          stripQuery: redirectRaw['strip_query'] === true,
+        },
+      }
+    : { kind: 'forward', upstreams };
+
+  // Policy: the route's `policy` (either surface) plus the deprecated list-style options.
+  const rules: Rule[] = [];
+  const policyLoc = cx.index.get(`${path}.policy`);
+  if (policyLoc && r['policy'] !== undefined) {
+    const ir = lowerPolicyNode(policyLoc.node, cx.r, `${path}.policy`);
+    if (ir) rules.push(...ir.rules);
+  }
+  const claims = r['allowed_idp_claims'];
+  rules.push(
+    ...legacyRules({
+      ...(Array.isArray(r['allowed_users']) ? { allowedUsers: r['allowed_users'] as string[] } : {}),
+      ...(Array.isArray(r['allowed_domains']) ? { allowedDomains: r['allowed_domains'] as string[] } : {}),
+      ...(Array.isArray(r['allowed_groups']) ? { allowedGroups: r['allowed_groups'] as string[] } : {}),
+      ...(claims && typeof claims === 'object' ? { allowedIdpClaims: claims as Record<string, unknown> } : {}),
+      ...(bool('allow_public_unauthenticated_access') ? { allowPublicUnauthenticatedAccess: true } : {}),
+      ...(bool('allow_any_authenticated_user') ? { allowAnyAuthenticatedUser: true } : {}),
+      ...(bool('cors_allow_preflight') ? { corsAllowPreflight: true } : {}),
+    }),
+  );
+  const policy: PolicyIR = { rules };
+
+  // Timeouts: `timeout` defaults to `default_upstream_timeout`, but to 0 (none) when only `idle_timeout` is set.
+  const timeoutRaw = r['timeout'];
+  const idleRaw = r['idle_timeout'];
+  const timeoutMs =
+    timeoutRaw !== undefined
+      ? (lowerDuration(timeoutRaw, `${path}.timeout`, at('timeout'), cx.r) ?? settings.server.defaultUpstreamTimeoutMs)
+      : idleRaw !== undefined
+        ? 0
+        : settings.server.defaultUpstreamTimeoutMs;
+  const idleTimeoutMs = idleRaw !== undefined ? (lowerDuration(idleRaw, `${path}.idle_timeout`, at('idle_timeout'), cx.r) ?? 300_000) : 300_000;
+
+  const setReq = headerMap((r['set_request_headers'] as Record<string, string> | undefined) ?? {}, `${path}.set_request_headers`, cx);
+  const setRes = headerMap((r['set_response_headers'] as Record<string, string> | undefined) ?? {}, `${path}.set_response_headers`, cx);
+  const response: Record<string, string> = { ...settings.headers.response };
+  for (const [k, v] of Object.entries(setRes)) {
+    for (const existing of Object.keys(response)) if (existing.toLowerCase() === k.toLowerCase()) delete response[existing];
+    response[k] = v;
+  }
+
+  const lbPolicy = (r['lb_policy'] as Route['lb']['policy'] | undefined) ?? 'ROUND_ROBIN';
+  const lr = r['least_request_lb_config'] as Raw | undefined;
+  const rh = r['ring_hash_lb_config'] as Raw | undefined;
+  const mg = r['maglev_lb_config'] as Raw | undefined;
+
+  const clientKey = keySource(`${path}.tls_client_key`, `${path}.tls_client_key_file`, cx, get);
+  const token = get(`${path}.orchestrator_service_account_token`);
+  const tokenFile = get(`${path}.orchestrator_service_account_token_file`);
+
+  return {
+    id: routeId(name, `${from.scheme}://${from.host}${from.port === null ? '' : `:${from.port}`}`, match, taken, index),
+    index,
+    name,
+    from: { url: fromText, scheme: from.scheme === 'tcp+https' ? 'tcp+https' : 'https', host: from.host, port: from.port },
+    match,
+    action,
+    policy,
+    public: bool('allow_public_unauthenticated_access'),
+    rewrite: {
+      prefixRewrite: str('prefix_rewrite'),
+      regex:
+        typeof r['regex_rewrite_pattern'] === 'string'
+          ? { pattern: r['regex_rewrite_pattern'], substitution: String(r['regex_rewrite_substitution'] ?? '') }
+          : null,
+    },
+    host: hostRuleOf(r),
+    requestHeaders: { set: setReq, remove: ((r['remove_request_headers'] as string[] | undefined) ?? []).slice() },
+    responseHeaders: {
+      set: response,
+      rewrite: ((r['rewrite_response_headers'] as Raw[] | undefined) ?? []).map((h) => ({
+        header: String(h['header']),
+        prefix: String(h['prefix'] ?? ''),
+        value: String(h['value']),
+      })),
+    },
+    timeoutMs,
+    idleTimeoutMs,
+    passIdentityHeaders: bool('pass_identity_headers'),
+    tls: {
+      skipVerify: bool('tls_skip_verify'),
+      serverName: str('tls_server_name'),
+      customCa: pem('tls_custom_ca'),
+      downstreamClientCa: pem('tls_downstream_client_ca'),
+      clientCert: pemSource(`${path}.tls_client_cert`, `${path}.tls_client_cert_file`, 'certificate', cx, get)?.source ?? null,
+      clientKey: clientKey?.secret ?? null,
+    },
+    allowWebsockets: bool('allow_websockets'),
+    allowSpdy: bool('allow_spdy'),
+    lb: {
+      policy: lbPolicy,
+      leastRequest: lr ? { choiceCount: (lr['choice_count'] as number | undefined) ?? 2, activeRequestBias: (lr['active_request_bias'] as number | undefined) ?? 1 } : null,
+      ringHash: rh
+        ? {
+            minimumRingSize: (rh['minimum_ring_size'] as number | undefined) ?? 1024,
+            maximumRingSize: (rh['maximum_ring_size'] as number | undefined) ?? 8388608,
+            hashFunction: (rh['hash_function'] as 'XX_HASH' | 'MURMUR_HASH_2' | undefined) ?? 'XX_HASH',
+          }
+        : null,
+      maglev: mg ? { tableSize: (mg['table_size'] as number | undefined) ?? 65537 } : null,
+    },
+    healthChecks: ((r['health_checks'] as Raw[] | undefined) ?? []).map((h, j) => lowerHealthCheck(h, `${path}.health_checks[${j}]`, cx)),
+    outlierDetection: r['outlier_detection'] ? lowerOutlier(r['outlier_detection'] as Raw, `${path}.outlier_detection`, cx) : null,
+    hostedcloudServerlessAuthentication: bool('enable_hostedcloud_serverless_authentication'),
+    orchestratorServiceAccountToken: token
+      ? secretFromValue(token.value, `${path}.orchestrator_service_account_token`, token.at, cx)
+      : tokenFile
+        ? { ref: `file:${tokenFile.value}`, fingerprint: fileFingerprint(tokenFile.value, cx, tokenFile.at, `${path}.orchestrator_service_account_token_file`) }
+        : null,
+  };
+}
+
+function fileFingerprint(file: string, cx: LowerCtx, at: Span | undefined, key: string): string {
+  const data = readNamedFile(file, key, at, cx);
+  return data ? fingerprint(data) : fingerprint('');
+}
+
+function ms(v: unknown, key: string, cx: LowerCtx, fallback: number): number {
+  return v === undefined ? fallback : (lowerDuration(v, key, spanAt(cx, key), cx.r) ?? fallback);
+}
+
+function lowerHealthCheck(h: Raw, path: string, cx: LowerCtx): HealthCheck {
+  const http = h['http_health_check'] as Raw | undefined;
+  const tcp = h['tcp_health_check'] as Raw | undefined;
+  const grpc = h['grpc_health_check'] as Raw | undefined;
+  let check: HealthCheck['check'];
+  if (http)
+    check = {
+      kind: 'http',
+      host: (http['host'] as string | undefined) ?? null,
+      path: (http['path'] as string | undefined) ?? '/',
+      expectedStatuses: ((http['expected_statuses'] as { start: number; end: number }[] | undefined) ?? [{ start: 200, end: 300 }]).map((s) => ({ start: s.start, end: s.end })),
+      codec: (http['codec_client_type'] as 'HTTP1' | 'HTTP2' | undefined) ?? 'HTTP1',
+    };
+  else if (grpc) check = { kind: 'grpc', serviceName: (grpc['service_name'] as string | undefined) ?? null, authority: (grpc['authority'] as string | undefined) ?? null };
+  else
+    check = {
+      kind: 'tcp',
+      send: ((tcp?.['send'] as Raw | undefined)?.['text'] as string | undefined) ?? null,
+      receive: ((tcp?.['receive'] as Raw[] | undefined) ?? []).map((x) => String(x['text'] ?? '')),
+    };
+  return {
+    timeoutMs: ms(h['timeout'], `${path}.timeout`, cx, 5000),
+    intervalMs: ms(h['interval'], `${path}.interval`, cx, 10_000),
+    initialJitterMs: ms(h['initial_jitter'], `${path}.initial_jitter`, cx, 0),
+    intervalJitterMs: ms(h['interval_jitter'], `${path}.interval_jitter`, cx, 0),
+    unhealthyThreshold: (h['unhealthy_threshold'] as number | undefined) ?? 3,
+    healthyThreshold: (h['healthy_threshold'] as number | undefined) ?? 2,
+    check,
+  };
+}
+
+function lowerOutlier(o: Raw, path: string, cx: LowerCtx): OutlierDetection {
+  return {
+    consecutive5xx: (o['consecutive_5xx'] as number | undefined) ?? 5,
+    consecutiveGatewayFailure: (o['consecutive_gateway_failure'] as number | undefined) ?? null,
+    intervalMs: ms(o['interval'], `${path}.interval`, cx, 10_000),
+    baseEjectionTimeMs: ms(o['base_ejection_time'], `${path}.base_ejection_time`, cx, 30_000),
+    maxEjectionTimeMs: ms(o['max_ejection_time'], `${path}.max_ejection_time`, cx, 300_000),
+    maxEjectionPercent: (o['max_ejection_percent'] as number | undefined) ?? 10,
+    enforcingConsecutive5xx: (o['enforcing_consecutive_5xx'] as number | undefined) ?? 100,
+  };
+}

@@ -1,0 +1,36 @@
+import { createHash } from 'node:crypto';
+import { canonicalJson } from './canonical-json.ts';
+import type { PlanBody, PlanEnvelope, SourceMap } from './types.ts';
+
+export const FORMAT_VERSION = 1;
+export const GENERATOR = 'svc-compiler/0.1.0';
+
+/** `sha256:` of the canonical JSON of a plan body. Spans and provenance are outside it. */
+export function checksumOf(body: PlanBody): string {
+  return `sha256:${createHash('sha256').update(canonicalJson(body)).digest('hex')}`;
+}
+
+/** Freezes an object graph deeply, so a plan can never be mutated after it is sealed (invariant 6). */
+export function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value as Record<string, unknown>)) deepFreeze(v);
+  }
+  return value;
+}
+
+/**
+ * Stage 10: seals a plan. The body goes through its canonical JSON once, so what is checksummed
+ * is exactly what is written and loaded (no undefined, no prototype, key order irrelevant).
+ */
+export function seal(body: PlanBody, inputs: readonly string[], sourceMap: SourceMap): PlanEnvelope {
+  const canonical = JSON.parse(canonicalJson(body)) as PlanBody;
+  return deepFreeze({
+    formatVersion: FORMAT_VERSION,
+    generator: GENERATOR,
+    checksum: checksumOf(canonical),
+    inputs: [...new Set(inputs)].sort(),
+    sourceMap,
+    body: canonical,
+  });
+}

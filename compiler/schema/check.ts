@@ -1,0 +1,102 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import * as D from '../diagnostics/codes/schema.ts';
+import type { Reporter } from '../diagnostics/diagnostic.ts';
+import type { Span } from '../source/source-file.ts';
+import { childPath, type Coerced } from './coerce.ts';
+import { configSchema } from './config-schema.ts';
+import { suggest } from './suggest.ts';
+
+let compiled: ValidateFunction | undefined;
+
+/** The config schema compiled once per process (ajv compilation is the slow part). */
+function validator(): ValidateFunction {
+  compiled ??= new Ajv({ allErrors: true, strict: false }).compile(configSchema());
+  return compiled;
+}
+
+function pointerToPath(pointer: string): string {
+  let path = '';
+  for (const raw of pointer.split('/').slice(1)) {
+    const seg = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    path = /^\d+$/.test(seg) ? childPath(path, Number(seg)) : childPath(path, seg);
+  }
+  return path;
+}
+
+function describe(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'a list';
+  if (typeof v === 'object') return 'a map';
+  if (typeof v === 'string') return `the string \`${v.length > 40 ? `${v.slice(0, 37)}...` : v}\``;
+  return `${typeof v} \`${String(v)}\``;
+}
+
+const TYPE_NAMES: Record<string, string> = {
+  string: 'a string', boolean: 'a boolean', integer: 'an integer', number: 'a number', array: 'a list', object: 'a map', null: 'null',
+};
+
+function valueAt(data: unknown, pointer: string): unknown {
+  let cur = data;
+  for (const raw of pointer.split('/').slice(1)) {
+    const seg = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    cur = (cur as Record<string, unknown> | undefined)?.[seg];
+  }
+  return cur;
+}
+
+/**
+ * Stage 4: checks the coerced data against the config schema and reports every violation, located
+ * by the node it came from. Returns the config paths whose values are unusable (wrong type, out of
+ * range, missing field); empty when the data matches the schema. Unknown keys are reported but do
+ * not make their parent unusable: lowering ignores them.
+ */
+export function schemaCheck(c: Coerced, r: Reporter): Set<string> {
+  const bad = new Set<string>();
+  const validate = validator();
+  if (validate(c.data)) return bad;
+  const errors = (validate.errors ?? []) as ErrorObject[];
+  const seen = new Set<string>();
+  for (const e of errors) {
+    const path = pointerToPath(e.instancePath);
+    if (e.keyword !== 'additionalProperties') bad.add(path);
+    const loc = c.index.get(path);
+    const at: Span | undefined = loc?.node.span;
+    const key = path === '' ? 'the configuration' : path;
+    const dedupe = `${e.keyword}|${path}|${JSON.stringify(e.params)}`;
+    if (seen.has(dedupe)) continue;
+    seen.add(dedupe);
+    switch (e.keyword) {
+      case 'additionalProperties': {
+        const extra = (e.params as { additionalProperty: string }).additionalProperty;
+        const kp = childPath(path, extra);
+        const props = Object.keys(((e.parentSchema as Record<string, unknown>)['properties'] ?? {}) as object);
+        r.report(D.UnknownKey, c.index.get(kp)?.keySpan ?? c.index.get(kp)?.node.span ?? at,
+          { key: extra, where: path === '' ? 'the configuration' : `\`${path}\``, suggestion: suggest(extra, props) }, kp);
+        break;
+      }
+      case 'type': {
+        const expected = String((e.params as { type: string | string[] }).type).split(',').map((t) => TYPE_NAMES[t] ?? t).join(' or ');
+        r.report(D.WrongType, at, { key, expected, got: describe(valueAt(c.data, e.instancePath)) }, path);
+        break;
+      }
+      case 'enum': {
+        const allowed = (e.params as { allowedValues: string[] }).allowedValues;
+        const value = String(valueAt(c.data, e.instancePath));
+        r.report(D.InvalidEnumValue, at, { key, value, allowed: allowed.map((a) => `\`${a}\``).join(', '), suggestion: suggest(value, allowed) }, path);
+        break;
+      }
+      case 'minimum':
+      case 'maximum':
+        r.report(D.ValueOutOfRange, at, { key, limit: `${e.keyword === 'minimum' ? 'at least' : 'at most'} ${(e.params as { limit: number }).limit}` }, path);
+        break;
+      case 'required': {
+        const field = (e.params as { missingProperty: string }).missingProperty;
+        r.report(D.MissingRequiredField, at, { field, where: path === '' ? 'the configuration' : `\`${path}\`` }, path);
+        break;
+      }
+      default:
+        r.report(D.SchemaViolation, at, { key, detail: e.message ?? 'is invalid' }, path);
+    }
+  }
+  return bad;
+}

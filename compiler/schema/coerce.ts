@@ -1,0 +1,80 @@
+import type { Span } from '../source/source-file.ts';
+import type { Node } from '../source/tree.ts';
+
+type Schema = Record<string, unknown>;
+
+/** Where a config path's value and key were read from. */
+export interface Located {
+  readonly node: Node;
+  readonly keySpan: Span | undefined;
+}
+
+/** Plain data of the merged tree plus, for every config path, the node it came from. */
+export interface Coerced {
+  readonly data: Record<string, unknown>;
+  readonly index: ReadonlyMap<string, Located>;
+}
+
+/** Joins a config path: `routes[0].from`. */
+export function childPath(parent: string, key: string | number): string {
+  if (typeof key === 'number') return `${parent}[${key}]`;
+  return parent === '' ? key : `${parent}.${key}`;
+}
+
+function resolve(schema: Schema | undefined, root: Schema): Schema | undefined {
+  let s = schema;
+  for (let i = 0; s && typeof s['$ref'] === 'string' && i < 8; i++) {
+    const parts = (s['$ref'] as string).replace(/^#\//, '').split('/');
+    let cur: unknown = root;
+    for (const p of parts) cur = (cur as Record<string, unknown> | undefined)?.[p];
+    s = cur as Schema | undefined;
+  }
+  return s;
+}
+
+function types(schema: Schema | undefined): string[] {
+  const t = schema?.['type'];
+  return Array.isArray(t) ? (t as string[]) : typeof t === 'string' ? [t] : [];
+}
+
+/**
+ * Converts the merged tree to plain data. Untyped scalars (env, `.properties`) are coerced to the
+ * type the schema expects where that type cannot be a string: `"true"` to a boolean, `"42"` to a
+ * number. Anything else is left as is, for the schema check to report.
+ */
+export function coerce(root: Node, schema: Schema): Coerced {
+  const index = new Map<string, Located>();
+  const walk = (node: Node, s: Schema | undefined, path: string, keySpan: Span | undefined): unknown => {
+    const sch = resolve(s, schema);
+    index.set(path, { node, keySpan });
+    switch (node.kind) {
+      case 'map': {
+        const out: Record<string, unknown> = {};
+        const props = (sch?.['properties'] ?? {}) as Record<string, Schema>;
+        const addl = sch?.['additionalProperties'];
+        for (const e of node.entries) {
+          const child = props[e.key] ?? (typeof addl === 'object' ? (addl as Schema) : undefined);
+          out[e.key] = walk(e.value, child, childPath(path, e.key), e.keySpan);
+        }
+        return out;
+      }
+      case 'list': {
+        const items = sch?.['items'] as Schema | undefined;
+        return node.items.map((n, i) => walk(n, items, childPath(path, i), undefined));
+      }
+      case 'scalar': {
+        const v = node.value;
+        if (!node.untyped || typeof v !== 'string') return v;
+        const t = types(sch);
+        if (t.includes('string') || t.length === 0) return v;
+        const trimmed = v.trim();
+        if (t.includes('boolean') && /^(true|false)$/i.test(trimmed)) return trimmed.toLowerCase() === 'true';
+        if ((t.includes('integer') || t.includes('number')) && /^-?\d+(\.\d+)?([eE][-+]?\d+)?$/.test(trimmed)) return Number(trimmed);
+        if (t.includes('array')) return trimmed === '' ? [] : trimmed.split(',').map((x) => x.trim()).filter((x) => x !== '');
+        return v;
+      }
+    }
+  };
+  const data = walk(root, schema, '', undefined);
+  return { data: (data && typeof data === 'object' && !Array.isArray(data) ? data : {}) as Record<string, unknown>, index };
+}

@@ -1,0 +1,39 @@
+import * as D from '../diagnostics/codes/schema.ts';
+import type { Reporter } from '../diagnostics/diagnostic.ts';
+import { REMOVED_KEYS, REMOVED_ROUTE_FIELDS } from '../settings/table.ts';
+import { listNode, mapNode, type MapNode, type Node } from '../source/tree.ts';
+
+function dropFromRoutes(node: Node, r: Reporter, top: string): Node {
+  if (node.kind !== 'list') return node;
+  return listNode(
+    node.items.map((item, i) => {
+      if (item.kind !== 'map') return item;
+      const kept = item.entries.filter((e) => {
+        const replacement = REMOVED_ROUTE_FIELDS[e.key];
+        if (replacement === undefined) return true;
+        r.report(D.RemovedKey, e.keySpan, { key: e.key, replacement }, `${top}[${i}].${e.key}`);
+        return false;
+      });
+      return mapNode(kept, item.span);
+    }),
+    node.span,
+  );
+}
+
+/**
+ * Reports keys removed in the release notes (naming the replacement) and drops them, so the schema
+ * stage does not report them again as unknown. Warns about deprecated keys.
+ */
+export function dropRemovedKeys(root: MapNode, r: Reporter): MapNode {
+  const entries = [];
+  for (const e of root.entries) {
+    const replacement = REMOVED_KEYS[e.key];
+    if (replacement !== undefined) {
+      r.report(D.RemovedKey, e.keySpan, { key: e.key, replacement }, e.key);
+      continue;
+    }
+    if (e.key === 'policy') r.report(D.DeprecatedKey, e.keySpan, { key: 'policy', replacement: 'move these routes under `routes`' }, 'policy');
+    entries.push(e.key === 'routes' || e.key === 'policy' ? { ...e, value: dropFromRoutes(e.value, r, e.key) } : e);
+  }
+  return mapNode(entries, root.span);
+}

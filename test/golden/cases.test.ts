@@ -1,0 +1,53 @@
+/**
+ * Golden fixtures: every directory under fixtures/cases/ is compiled and its diagnostics (code,
+ * file:line:col, underlined text, message) and checksum compared with `expected.json`; a clean
+ * case also keeps its whole plan in `plan.json`. `UPDATE_GOLDEN=1` rewrites them; review the diff.
+ */
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { REGISTRY } from '../../compiler/diagnostics/codes.ts';
+import { prettyJson } from '../../compiler/plan/canonical-json.ts';
+import { compileDir, goldenDiagnostics } from '../support/compile-dir.ts';
+
+const CASES = join(import.meta.dirname, '../../fixtures/cases');
+const update = process.env['UPDATE_GOLDEN'] === '1';
+const dirs = existsSync(CASES) ? readdirSync(CASES).filter((d) => !d.startsWith('.')).sort() : [];
+
+/** Codes no fixture can trigger from configuration, and why. */
+const NOT_TRIGGERABLE: Record<string, string> = {
+  SVC9001: 'internal compiler error: a bug, covered by the "never throws" property test',
+  SVC5001: 'plan consistency: a compiler bug, covered by test/plan/consistency.test.ts',
+};
+
+describe('golden cases', () => {
+  it.each(dirs)('%s', (name) => {
+    const dir = join(CASES, name);
+    const result = compileDir(dir);
+    const actual = { diagnostics: goldenDiagnostics(result), checksum: result.plan?.checksum ?? null };
+    const expectedFile = join(dir, 'expected.json');
+    const planFile = join(dir, 'plan.json');
+    const clean = result.diagnostics.length === 0 && result.plan !== undefined;
+    if (update) {
+      writeFileSync(expectedFile, `${JSON.stringify(actual, null, 2)}\n`);
+      if (clean) writeFileSync(planFile, prettyJson(result.plan));
+    }
+    expect(existsSync(expectedFile), `${name}: run UPDATE_GOLDEN=1 to create expected.json`).toBe(true);
+    expect(actual).toEqual(JSON.parse(readFileSync(expectedFile, 'utf8')));
+    if (clean && existsSync(planFile)) expect(prettyJson(result.plan)).toBe(readFileSync(planFile, 'utf8'));
+    // A case named after a diagnostic must trigger it.
+    const def = REGISTRY.find((d) => d.name === name.replace(/--.*$/, ''));
+    if (def) expect(actual.diagnostics.map((d) => d.code)).toContain(def.code);
+  });
+
+  it('every diagnostic code is triggered by a fixture', () => {
+    const seen = new Set<string>();
+    for (const name of dirs) {
+      const file = join(CASES, name, 'expected.json');
+      if (!existsSync(file)) continue;
+      for (const d of (JSON.parse(readFileSync(file, 'utf8')) as { diagnostics: { code: string }[] }).diagnostics) seen.add(d.code);
+    }
+    const missing = REGISTRY.filter((d) => !seen.has(d.code) && !(d.code in NOT_TRIGGERABLE)).map((d) => `${d.code} ${d.name}`);
+    expect(missing).toEqual([]);
+  });
+});

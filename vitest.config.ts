@@ -1,0 +1,11 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    pool: 'forks',
+    testTimeout: 60_000,
+    reporters: process.env['CI'] ? ['default', 'json'] : ['default'],
+    outputFile: { json: 'test-report.json' },
+  },
+});
