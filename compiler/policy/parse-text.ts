@@ -1,0 +1,94 @@
+/**
+ * The entry point of the policy text syntax: lex (tokens.ts), parse with recovery (parser.ts),
+ * report every syntax error, then build the IR (to-ast.ts) when the text parsed cleanly.
+ */
+import type { ILexingError, IRecognitionException, IToken } from 'chevrotain';
+import * as D from '../diagnostics/codes/policy.ts';
+import { q } from '../diagnostics/define.ts';
+import type { Reporter } from '../diagnostics/diagnostic.ts';
+import { span, type Span } from '../source/source-file.ts';
+import type { PolicyIR } from './ir.ts';
+import { policyParser, tokenEnd } from './parser.ts';
+import { policyToIR, type Locate } from './to-ast.ts';
+import { UnterminatedString, policyLexer } from './tokens.ts';
+
+/**
+ * Parses policy text into the IR, reporting syntax and semantic problems located inside `at` (the
+ * span of the string in the config) and tagged with config path `path`. Returns undefined when any
+ * error was reported. Never throws for any input text.
+ */
+export function parsePolicyText(text: string, at: Span, r: Reporter, path: string): PolicyIR | undefined {
+  const locate = locator(text, at);
+  const problems: { start: number; end: number; found: string; expected: string }[] = [];
+
+  const lexed = policyLexer.tokenize(text);
+  for (const e of lexed.errors as ILexingError[]) {
+    const bad = text.slice(e.offset, e.offset + Math.max(1, e.length));
+    problems.push({ start: e.offset, end: e.offset + Math.max(1, e.length), found: q(bad), expected: 'a name, a string, `(`, `)`, `[`, `]`, `,`, `/` or `;`' });
+  }
+  const tokens: IToken[] = [];
+  for (const t of lexed.tokens) {
+    if (t.tokenType === UnterminatedString) {
+      problems.push({ start: t.startOffset, end: tokenEnd(t, text.length), found: 'unterminated string', expected: 'a closing `"` on the same line' });
+    } else tokens.push(t);
+  }
+
+  policyParser.input = tokens;
+  const cst = policyParser.policy();
+  for (const e of policyParser.errors as IRecognitionException[]) {
+    const t = e.token;
+    const isEof = !Number.isFinite(t.startOffset) || t.tokenType.name === 'EOF';
+    const start = isEof ? text.length : t.startOffset;
+    problems.push({ start, end: isEof ? text.length : tokenEnd(t, text.length), found: isEof ? 'end of text' : q(t.image), expected: e.message });
+  }
+
+  if (problems.length > 0) {
+    // Recovery can fail twice at one token; report each place once, in text order.
+    const seen = new Set<string>();
+    problems.sort((a, b) => a.start - b.start);
+    for (const p of problems) {
+      const key = `${p.start}:${p.expected}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      r.report(D.PolicySyntaxError, locate(p.start, p.end), { found: p.found, expected: p.expected }, path);
+    }
+    return undefined;
+  }
+  return policyToIR(cst, text, locate, r, path);
+}
+
+/**
+ * Maps offsets of `text` to spans of the config source. When the source holds `text` verbatim
+ * inside `at` (a plain or single-line quoted scalar) offsets shift by its position; when it holds
+ * each line verbatim (a YAML block scalar, indented) each line is found in turn; otherwise (escapes,
+ * folding, env vars) every offset maps to `at` itself.
+ */
+export function locator(text: string, at: Span): Locate {
+  const src = at.source.text;
+  const whole = src.indexOf(text, at.start);
+  if (whole >= 0 && whole + text.length <= at.end) return (s, e) => span(at.source, whole + s, whole + e);
+  const lines = text.split('\n');
+  const starts: number[] = [];
+  let cursor = at.start;
+  for (const line of lines) {
+    const i = src.indexOf(line, cursor);
+    if (i < 0 || i + line.length > at.end) return () => at;
+    starts.push(i);
+    cursor = i + line.length;
+  }
+  const lineStarts: number[] = [];
+  let off = 0;
+  for (const line of lines) {
+    lineStarts.push(off);
+    off += line.length + 1;
+  }
+  const map = (o: number): number => {
+    let k = lineStarts.length - 1;
+    while (k > 0 && lineStarts[k]! > o) k--;
+    return starts[k]! + Math.min(o - lineStarts[k]!, lines[k]!.length);
+  };
+  return (s, e) => {
+    const a = map(s);
+    return span(at.source, a, Math.max(a, map(Math.max(s, e - 1)) + (e > s ? 1 : 0)));
+  };
+}
