@@ -166,3 +166,10 @@ export const GroupsWithoutServiceAccount = diag<{ where: string }>(
   (a) => `${a.where} uses groups but \`idp_service_account\` is not set`,
   'set `idp_service_account`, or ignore this if your OIDC provider sends groups as a claim',
 );
+
+export const SettingWithoutEffect = diag<{ key: string; because: string }>(
+  'SVC3025', 'setting-without-effect', 'warning',
+  'A setting that only takes effect together with another one, which is not set (such as `autocert_email` without `autocert: true`, or `metrics_certificate` without `metrics_address`). It is ignored.',
+  (a) => `\`${a.key}\` has no effect ${a.because}`,
+  'set the setting it depends on, or remove this one',
+);

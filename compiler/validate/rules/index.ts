@@ -1,4 +1,86 @@
 import type { ValidationRule } from '../rule.ts';
+import { controlCharacter } from './control-character.ts';
+import { dependentSettingMissing } from './dependent-setting-missing.ts';
+import { groupsWithoutServiceAccount } from './groups-without-service-account.ts';
+import { insecureSetting } from './insecure-setting.ts';
+import { invalidValue } from './invalid-value.ts';
+import { missingRequiredSetting } from './missing-required-setting.ts';
+import { mutuallyExclusiveSettings } from './mutually-exclusive-settings.ts';
+import { noCertificates } from './no-certificates.ts';
+import { regexUnescapedDot } from './regex-unescaped-dot.ts';
+import { routeDeprecatedOption } from './route-deprecated-option.ts';
+import { routeDuplicateName } from './route-duplicate-name.ts';
+import { routeFromHasPath } from './route-from-has-path.ts';
+import { routeFromScheme } from './route-from-scheme.ts';
+import { routeHealthCheckKind } from './route-health-check-kind.ts';
+import { routeIncompletePair } from './route-incomplete-pair.ts';
+import { routeInvalidRegex } from './route-invalid-regex.ts';
+import { routeLbConfigMismatch } from './route-lb-config-mismatch.ts';
+import { routeMultipleHostRewrites } from './route-multiple-host-rewrites.ts';
+import { routeMultiplePathMatchers } from './route-multiple-path-matchers.ts';
+import { routeMultipleUpstreamsUnchecked } from './route-multiple-upstreams-unchecked.ts';
+import { routeNoAction } from './route-no-action.ts';
+import { routePathNotAbsolute } from './route-path-not-absolute.ts';
+import { routePrefixRewriteWithoutMatch } from './route-prefix-rewrite-without-match.ts';
+import { routePublicWithPolicy } from './route-public-with-policy.ts';
+import { routeRedirectConflict } from './route-redirect-conflict.ts';
+import { routeRedirectEmpty } from './route-redirect-empty.ts';
+import { routeSetsHostHeader } from './route-sets-host-header.ts';
+import { routeShadowed } from './route-shadowed.ts';
+import { routeTcpPathMatcher } from './route-tcp-path-matcher.ts';
+import { routeTcpWithoutPort } from './route-tcp-without-port.ts';
+import { routeTimeoutExceedsGlobal } from './route-timeout-exceeds-global.ts';
+import { routeTlsSkipVerify } from './route-tls-skip-verify.ts';
+import { routeToAndRedirect } from './route-to-and-redirect.ts';
+import { routeToScheme } from './route-to-scheme.ts';
+import { routeWeights } from './route-weights.ts';
+import { routeWithoutPolicy } from './route-without-policy.ts';
+import { settingWithoutEffect } from './setting-without-effect.ts';
+import { tracingEndpointMissing } from './tracing-endpoint-missing.ts';
 
-/** Every validation rule, run in this order (all of them run; order only affects report order). */
-export const RULES: readonly ValidationRule[] = [];
+/**
+ * Every validation rule, run in this order (all of them run; order only affects report order
+ * before the final sort by location). Settings first, then routes roughly in field order.
+ */
+export const RULES: readonly ValidationRule[] = [
+  // settings (spec 2.3 to 2.6, section 7)
+  controlCharacter,
+  noCertificates,
+  missingRequiredSetting,
+  mutuallyExclusiveSettings,
+  dependentSettingMissing,
+  settingWithoutEffect,
+  tracingEndpointMissing,
+  invalidValue,
+  insecureSetting,
+  groupsWithoutServiceAccount,
+  // routes (spec 2.7 to 2.9)
+  routeFromHasPath,
+  routeFromScheme,
+  routeTcpWithoutPort,
+  routeToScheme,
+  routeNoAction,
+  routeToAndRedirect,
+  routeWeights,
+  routeMultipleUpstreamsUnchecked,
+  routeMultiplePathMatchers,
+  routePathNotAbsolute,
+  routeTcpPathMatcher,
+  routeInvalidRegex,
+  regexUnescapedDot,
+  routePrefixRewriteWithoutMatch,
+  routeIncompletePair,
+  routeMultipleHostRewrites,
+  routeSetsHostHeader,
+  routeTimeoutExceedsGlobal,
+  routePublicWithPolicy,
+  routeDeprecatedOption,
+  routeWithoutPolicy,
+  routeRedirectEmpty,
+  routeRedirectConflict,
+  routeTlsSkipVerify,
+  routeHealthCheckKind,
+  routeLbConfigMismatch,
+  routeDuplicateName,
+  routeShadowed,
+];

@@ -1,0 +1,99 @@
+/**
+ * Small readers shared by the validation rules (this file is not a rule). Rules look at the
+ * configuration as written (`RuleInput.config`, `RouteInput.raw`), which passed the schema check
+ * only where it has no schema diagnostic; so every reader here checks the type it expects and
+ * treats anything else as "not given", leaving wrong types to the schema stage.
+ */
+import { hasControlChar } from '../../ir/values.ts';
+import type { Span } from '../../source/source-file.ts';
+import { keySpanOf, spanOf, type RouteInput, type RuleInput } from '../rule.ts';
+
+type Raw = Readonly<Record<string, unknown>>;
+
+/**
+ * The string value of `field`, or undefined when absent, not a string, or holding a control
+ * character (reported once, by lowering or the control-character rule; SECURITY.md S28).
+ */
+export function strField(raw: Raw, field: string): string | undefined {
+  const v = raw[field];
+  return typeof v === 'string' && !hasControlChar(v) ? v : undefined;
+}
+
+/** The `to` entries of a route as written, each with its config path; control-character entries are left out. */
+export function toEntriesOf(route: RouteInput): { text: string; path: string }[] {
+  const to = route.raw['to'];
+  const items =
+    typeof to === 'string'
+      ? [{ text: to, path: `${route.path}.to` }]
+      : Array.isArray(to)
+        ? to.flatMap((t: unknown, j) => (typeof t === 'string' ? [{ text: t, path: `${route.path}.to[${j}]` }] : []))
+        : [];
+  return items.filter((i) => !hasControlChar(i.text));
+}
+
+/** The object value of `field` (a map), or undefined when absent or not a map. */
+export function mapField(raw: Raw, field: string): Raw | undefined {
+  const v = raw[field];
+  return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Raw) : undefined;
+}
+
+/**
+ * Tells whether a setting or field is given: present and not an empty string, an empty list or
+ * `null`. `false` counts as given (it is a value); callers that mean "turned on" test `=== true`.
+ */
+export function isGiven(raw: Raw, field: string): boolean {
+  const v = raw[field];
+  if (v === undefined || v === null || v === '') return false;
+  if (Array.isArray(v)) return v.length > 0;
+  return true;
+}
+
+/** The config path of a route field: `routes[2].from`. */
+export function fieldPath(route: RouteInput, field: string): string {
+  return `${route.path}.${field}`;
+}
+
+/** The value span of a route field (falling back to the route). */
+export function fieldSpan(input: RuleInput, route: RouteInput, field: string): Span | undefined {
+  return spanOf(input, fieldPath(route, field));
+}
+
+/** The key span of a route field (where `field:` is written), falling back to its value. */
+export function fieldKeySpan(input: RuleInput, route: RouteInput, field: string): Span | undefined {
+  return keySpanOf(input, fieldPath(route, field));
+}
+
+/** The fields of `fields` that a route gives, in the order they are written in the config. */
+export function writtenOrder(input: RuleInput, route: RouteInput, fields: readonly string[]): string[] {
+  const start = (f: string): number => fieldKeySpan(input, route, f)?.start ?? Number.MAX_SAFE_INTEGER;
+  return fields.filter((f) => route.raw[f] !== undefined).sort((a, b) => start(a) - start(b) || fields.indexOf(a) - fields.indexOf(b));
+}
+
+/** Joins field names for a message: `` `a` and `b` ``, `` `a`, `b` and `c` ``. */
+export function fieldList(fields: readonly string[]): string {
+  const quoted = fields.map((f) => `\`${f}\``);
+  if (quoted.length <= 1) return quoted.join('');
+  return `${quoted.slice(0, -1).join(', ')} and ${quoted[quoted.length - 1]!}`;
+}
+
+/** Parses a route's `from` the way lowering does; undefined when it does not parse (lowering reported it). */
+export function parseFromUrl(from: string): URL | undefined {
+  try {
+    const u = new URL(from);
+    return u.hostname === '' ? undefined : u;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The scheme of a parsed URL without its colon, lower-cased. */
+export function schemeOf(u: URL): string {
+  return u.protocol.slice(0, -1).toLowerCase();
+}
+
+/** True when the route's `from` is a `tcp+https` URL (as written, whether or not it lowered). */
+export function isTcpRoute(route: RouteInput): boolean {
+  const from = strField(route.raw, 'from');
+  const u = from === undefined ? undefined : parseFromUrl(from);
+  return u !== undefined && schemeOf(u) === 'tcp+https';
+}

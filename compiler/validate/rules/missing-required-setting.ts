@@ -1,0 +1,62 @@
+import { MissingRequiredSetting } from '../../diagnostics/codes/settings.ts';
+import type { PlanSettings } from '../../plan/types.ts';
+import type { ValidationRule } from '../rule.ts';
+import { spanOf } from '../rule.ts';
+import { isGiven } from './helpers.ts';
+
+type Services = PlanSettings['mode']['services'];
+
+interface Requirement {
+  /** The key named in the report. */
+  readonly key: string;
+  /** Any of these given satisfies the requirement (a singular key and its plural). */
+  readonly anyOf: readonly string[];
+  /** Which `services` values need it. */
+  readonly services: readonly Services[];
+}
+
+/** Requirements by mode, from the "required" column of spec 2.3 to 2.6. */
+const REQUIREMENTS: readonly Requirement[] = [
+  { key: 'shared_secret', anyOf: ['shared_secret'], services: ['all', 'authenticate', 'authorize', 'databroker', 'proxy'] },
+  { key: 'cookie_secret', anyOf: ['cookie_secret'], services: ['all', 'proxy'] },
+  { key: 'authenticate_service_url', anyOf: ['authenticate_service_url'], services: ['all', 'authenticate', 'proxy'] },
+  { key: 'idp_provider', anyOf: ['idp_provider'], services: ['all', 'authenticate'] },
+  { key: 'idp_client_id', anyOf: ['idp_client_id'], services: ['all', 'authenticate'] },
+  { key: 'idp_client_secret', anyOf: ['idp_client_secret'], services: ['all', 'authenticate'] },
+  { key: 'signout_redirect_url', anyOf: ['signout_redirect_url'], services: ['all', 'proxy'] },
+  // All-in-one mode reaches these on loopback; split services must be told where they are.
+  { key: 'authorize_service_url', anyOf: ['authorize_service_url', 'authorize_service_urls'], services: ['proxy'] },
+  { key: 'databroker_service_url', anyOf: ['databroker_service_url', 'databroker_service_urls'], services: ['authenticate', 'authorize', 'proxy'] },
+];
+
+/**
+ * `missing-required-setting`: a setting the selected `services` need is not given. Presence is
+ * checked in the config as written, so a key that is there but failed its schema check or its
+ * lowering is not reported again. Located at `services` (or `idp_provider`) when written: that is
+ * what makes the key required; otherwise nowhere in particular.
+ * `autocert_dir` is required with `autocert` unless lowering found its default location (from
+ * `XDG_DATA_HOME` or `HOME`). (`databroker_storage_connection_string` for redis storage is
+ * reported by lowering.)
+ */
+export const missingRequiredSetting: ValidationRule = {
+  reports: [MissingRequiredSetting],
+  check(input, r) {
+    const services = input.body.settings.mode.services;
+    const servicesAt = input.config['services'] !== undefined ? spanOf(input, 'services') : undefined;
+    const why = services === 'all' ? 'in all-in-one mode (`services` `all`)' : `when \`services\` is \`${services}\``;
+    for (const req of REQUIREMENTS) {
+      if (!req.services.includes(services) || req.anyOf.some((k) => isGiven(input.config, k))) continue;
+      const reason = req.key === 'shared_secret' ? 'by every service' : why;
+      r.report(MissingRequiredSetting, req.key === 'shared_secret' ? undefined : servicesAt, { key: req.key, why: reason }, req.key);
+    }
+    const runsAuthenticate = services === 'all' || services === 'authenticate';
+    if (runsAuthenticate && input.config['idp_provider'] === 'oidc' && !isGiven(input.config, 'idp_provider_url')) {
+      r.report(MissingRequiredSetting, spanOf(input, 'idp_provider'), { key: 'idp_provider_url', why: 'when `idp_provider` is `oidc`' }, 'idp_provider_url');
+    }
+    // `autocert_dir` is required with autocert (spec 2.3); lowering defaults it from the
+    // environment, so it is missing only when that default is unavailable too.
+    if (input.body.settings.autocert.enabled && input.body.settings.autocert.dir === null && !isGiven(input.config, 'autocert_dir')) {
+      r.report(MissingRequiredSetting, spanOf(input, 'autocert'), { key: 'autocert_dir', why: 'when `autocert` is true and neither `XDG_DATA_HOME` nor `HOME` is set' }, 'autocert_dir');
+    }
+  },
+};

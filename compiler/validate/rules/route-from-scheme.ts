@@ -1,0 +1,22 @@
+import { RouteFromScheme } from '../../diagnostics/codes/routes.ts';
+import type { ValidationRule } from '../rule.ts';
+import { fieldPath, fieldSpan, parseFromUrl, schemeOf, strField } from './helpers.ts';
+
+/**
+ * `route-from-scheme`: a route's `from` must be `https` or `tcp+https` (spec 2.7 rule 5). Lowering
+ * maps any other scheme to `https` so later rules still see the route; this rule is what rejects it.
+ */
+export const routeFromScheme: ValidationRule = {
+  reports: [RouteFromScheme],
+  check(input, r) {
+    for (const route of input.routes) {
+      const from = strField(route.raw, 'from');
+      const u = from === undefined ? undefined : parseFromUrl(from);
+      if (from === undefined || !u) continue;
+      const scheme = schemeOf(u);
+      if (scheme !== 'https' && scheme !== 'tcp+https') {
+        r.report(RouteFromScheme, fieldSpan(input, route, 'from'), { from, scheme }, fieldPath(route, 'from'));
+      }
+    }
+  },
+};

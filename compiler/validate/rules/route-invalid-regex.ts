@@ -1,0 +1,36 @@
+import { RE2JS } from 're2js';
+import { RouteInvalidRegex } from '../../diagnostics/codes/routes.ts';
+import type { ValidationRule } from '../rule.ts';
+import { fieldPath, fieldSpan, strField } from './helpers.ts';
+
+/** The route fields that hold a regular expression (RE2 syntax). */
+export const REGEX_FIELDS = ['regex', 'regex_rewrite_pattern', 'host_path_regex_rewrite_pattern'] as const;
+
+/**
+ * Compiles `source` as RE2 (DESIGN.md §3: no backreferences, no look-around). Returns undefined
+ * when it compiles, else the parser's reason without its generic prefix.
+ */
+export function re2Problem(source: string): string | undefined {
+  try {
+    RE2JS.compile(source);
+    return undefined;
+  } catch (e) {
+    const msg = e instanceof Error ? e.message : String(e);
+    return msg.replace(/^error parsing regexp:\s*/, '');
+  }
+}
+
+/** `route-invalid-regex`: `regex` and the two rewrite patterns must be valid RE2. */
+export const routeInvalidRegex: ValidationRule = {
+  reports: [RouteInvalidRegex],
+  check(input, r) {
+    for (const route of input.routes) {
+      for (const field of REGEX_FIELDS) {
+        const src = strField(route.raw, field);
+        if (src === undefined) continue;
+        const problem = re2Problem(src);
+        if (problem !== undefined) r.report(RouteInvalidRegex, fieldSpan(input, route, field), { field, problem }, fieldPath(route, field));
+      }
+    }
+  },
+};

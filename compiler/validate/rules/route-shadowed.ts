@@ -1,0 +1,57 @@
+import { RouteShadowed } from '../../diagnostics/codes/routes.ts';
+import type { PathMatch, Route } from '../../plan/types.ts';
+import { formatLocation } from '../../source/source-file.ts';
+import type { RouteInput, ValidationRule } from '../rule.ts';
+import { fieldPath, fieldSpan } from './helpers.ts';
+
+/**
+ * Tells whether every path `b` matches is also matched by `a`. Conservative: `false` means "not
+ * proven", never "proven not". Normalized paths always start with `/`, so prefix `/` (or the empty
+ * prefix) matches everything. Regexes are compared by source only (no reasoning about languages).
+ */
+export function matchCovers(a: PathMatch, b: PathMatch): boolean {
+  switch (a.kind) {
+    case 'any':
+      return true;
+    case 'prefix': {
+      const p = a.prefix;
+      if (p === '' || p === '/') return true;
+      if (b.kind === 'prefix') return b.prefix.startsWith(p);
+      if (b.kind === 'path') return b.path.startsWith(p);
+      return false;
+    }
+    case 'path':
+      return b.kind === 'path' && b.path === a.path;
+    case 'regex':
+      return b.kind === 'regex' && b.regex === a.regex;
+  }
+}
+
+/** The listener a route answers on: scheme, host and port of its `from`. */
+function listenerKey(route: Route): string {
+  return `${route.from.scheme}://${route.from.host}:${route.from.port ?? ''}`;
+}
+
+/**
+ * `route-shadowed` (warning): routes are tried in listed order and the first match wins (spec 2.7
+ * rule 1), so a route is never used when an earlier route on the same `from` (scheme, host, port)
+ * matches every path it matches. Reported once per shadowed route, at its `from`, naming the first
+ * earlier route that covers it.
+ */
+export const routeShadowed: ValidationRule = {
+  reports: [RouteShadowed],
+  check(input, r) {
+    const seen: { route: Route; input: RouteInput }[] = [];
+    for (const ri of input.routes) {
+      const route = ri.lowered;
+      if (!route) continue;
+      const key = listenerKey(route);
+      const by = seen.find((s) => listenerKey(s.route) === key && matchCovers(s.route.match, route.match));
+      if (by) {
+        const at = fieldSpan(input, by.input, 'from');
+        r.report(RouteShadowed, fieldSpan(input, ri, 'from'), { by: by.route.index, byAt: at ? formatLocation(at) : by.input.path }, fieldPath(ri, 'from'));
+      }
+      seen.push({ route, input: ri });
+    }
+  },
+};

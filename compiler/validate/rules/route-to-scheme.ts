@@ -1,0 +1,34 @@
+import { RouteToScheme } from '../../diagnostics/codes/routes.ts';
+import { splitWeight } from '../../ir/lower-routes.ts';
+import type { ValidationRule } from '../rule.ts';
+import { spanOf } from '../rule.ts';
+import { isTcpRoute, schemeOf, strField, toEntriesOf } from './helpers.ts';
+
+/**
+ * `route-to-scheme`: every `to` URL uses `http` or `https`, or `tcp` exactly when the route's
+ * `from` is `tcp+https` (spec 2.7). URLs that do not parse were reported by lowering.
+ */
+export const routeToScheme: ValidationRule = {
+  reports: [RouteToScheme],
+  check(input, r) {
+    for (const route of input.routes) {
+      if (strField(route.raw, 'from') === undefined) continue;
+      const tcp = isTcpRoute(route);
+      for (const e of toEntriesOf(route)) {
+        let u: URL;
+        try {
+          u = new URL(splitWeight(e.text).url);
+        } catch {
+          continue;
+        }
+        if (u.hostname === '') continue;
+        const scheme = schemeOf(u);
+        const ok = tcp ? scheme === 'tcp' : scheme === 'http' || scheme === 'https';
+        if (!ok) {
+          const expected = tcp ? '`tcp` because `from` is `tcp+https`' : scheme === 'tcp' ? '`http` or `https` (`tcp` needs a `tcp+https` `from`)' : '`http` or `https`';
+          r.report(RouteToScheme, spanOf(input, e.path), { to: e.text, expected }, e.path);
+        }
+      }
+    }
+  },
+};
