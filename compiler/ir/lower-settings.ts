@@ -162,7 +162,14 @@ export function lowerSettings(data: Record<string, unknown>, cx: LowerCtx): Plan
     if (!isHeaderName(header)) cx.r.report(D.InvalidHeaderName, spanAt(cx, p) ?? at('jwt_claims_headers'), { key: 'jwt_claims_headers', name: header }, p);
     else claimHeaders[header] = claim;
   };
-  if (Array.isArray(jch)) jch.forEach((c, i) => typeof c === 'string' && addClaimHeader(`X-Svc-Claim-${c}`, c, `jwt_claims_headers[${i}]`));
+  // In the list form (and its env text form `email,X-Team:groups`) an item `Header:claim` names its header.
+  if (Array.isArray(jch))
+    jch.forEach((c, i) => {
+      if (typeof c !== 'string') return;
+      const colon = c.indexOf(':');
+      if (colon > 0) addClaimHeader(c.slice(0, colon).trim(), c.slice(colon + 1).trim(), `jwt_claims_headers[${i}]`);
+      else addClaimHeader(`X-Svc-Claim-${c}`, c, `jwt_claims_headers[${i}]`);
+    });
   else if (jch && typeof jch === 'object') for (const [h, c] of Object.entries(jch)) addClaimHeader(h, String(c), `jwt_claims_headers.${h}`);
 
   // Signing key: ECDSA or RSA only; the algorithm is inferred.

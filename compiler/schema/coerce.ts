@@ -70,6 +70,13 @@ export function coerce(root: Node, schema: Schema): Coerced {
         const trimmed = v.trim();
         if (t.includes('boolean') && /^(true|false)$/i.test(trimmed)) return trimmed.toLowerCase() === 'true';
         if ((t.includes('integer') || t.includes('number')) && /^-?\d+(\.\d+)?([eE][-+]?\d+)?$/.test(trimmed)) return Number(trimmed);
+        if ((t.includes('array') || t.includes('object')) && /^[[{]/.test(trimmed)) {
+          try {
+            return JSON.parse(trimmed) as unknown;
+          } catch {
+            return v;
+          }
+        }
         if (t.includes('array')) return trimmed === '' ? [] : trimmed.split(',').map((x) => x.trim()).filter((x) => x !== '');
         return v;
       }
