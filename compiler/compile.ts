@@ -66,6 +66,9 @@ function run(input: CompileInput, r: Reporter): PlanEnvelope | undefined {
     if (node?.kind === 'map') fileTree = node;
   }
   const envTree = envLayer(input.env, envKeySpecs(), r);
+  // A config file that could not be read as a map of settings stops here: checking the settings
+  // without it would bury its syntax error under every setting it failed to provide.
+  if (input.configPath !== undefined && fileTree === undefined) return undefined;
   // 3. merge
   const merged = mergeLayers([fileTree, envTree]);
   // 4. schema
@@ -77,11 +80,15 @@ function run(input: CompileInput, r: Reporter): PlanEnvelope | undefined {
   const data = withoutBadSettings(coerced, bad);
   const settings = lowerSettings(data, cx);
   const routeInputs = collectRoutes(coerced);
-  const healthy = routeInputs.filter((ri) => ![...bad].some((p) => p === ri.path || p.startsWith(`${ri.path}.`) || p.startsWith(`${ri.path}[`)));
+  const badRoutes = routesWithBadValues(bad);
+  const healthy = routeInputs.filter((ri) => !badRoutes.has(ri.path));
   const lowered = lowerRoutes(healthy.map((h) => h.raw), healthy.map((h) => h.path), healthy.map((h) => h.index), settings, cx);
-  const byPath = new Map(lowered.map((route) => [healthy.find((h) => h.index === route.index)!.path, route] as const));
+  const pathByIndex = new Map(healthy.map((h) => [h.index, h.path] as const));
+  const byPath = new Map(lowered.map((route) => [pathByIndex.get(route.index)!, route] as const));
   const routes: RouteInput[] = routeInputs.map((ri) => ({ raw: ri.raw, path: ri.path, lowered: byPath.get(ri.path) }));
   const body: PlanBody = { settings, routes: lowered };
+  // Only for a config that is otherwise sound: after an error the missing routes are noise.
+  if (routeInputs.length === 0 && r.errorCount === 0) r.report(P.NoRoutes, coerced.index.get('routes')?.node.span, {}, 'routes');
   // 7. validate
   for (const rule of RULES) rule.check({ body, config: coerced.data, routes, index: coerced.index }, r);
   if (r.errorCount > 0) return undefined;
@@ -90,6 +97,16 @@ function run(input: CompileInput, r: Reporter): PlanEnvelope | undefined {
   for (const problem of checkConsistency(body)) r.report(P.PlanInconsistent, undefined, { detail: problem });
   if (r.errorCount > 0) return undefined;
   return seal(body, [...files], sourceMap);
+}
+
+/** The route paths (`routes[3]`, `policy[0]`) that hold or are a value the schema rejected. */
+function routesWithBadValues(bad: ReadonlySet<string>): Set<string> {
+  const out = new Set<string>();
+  for (const p of bad) {
+    const m = /^((?:routes|policy)\[\d+\])/.exec(p);
+    if (m) out.add(m[1]!);
+  }
+  return out;
 }
 
 interface RawRoute {

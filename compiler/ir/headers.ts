@@ -6,9 +6,12 @@ import { hasControlChar, isHeaderName } from './values.ts';
  * Checks a header map (`set_response_headers`, `set_request_headers`): every name an HTTP token,
  * every value free of control characters (SECURITY.md S28). Returns the valid entries.
  */
-export function headerMap(map: Readonly<Record<string, string>>, path: string, cx: LowerCtx): Record<string, string> {
+export function headerMap(
+  map: Readonly<Record<string, string>>, path: string, cx: LowerCtx, leftToRules: (name: string) => boolean = () => false,
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(map)) {
+    if (leftToRules(name)) continue;
     const p = `${path}.${name}`;
     const at = cx.index.get(p)?.keySpan ?? spanAt(cx, p) ?? spanAt(cx, path);
     if (!isHeaderName(name)) {

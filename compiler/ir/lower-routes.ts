@@ -19,6 +19,11 @@ import { hasControlChar, lowerDuration } from './values.ts';
 type Raw = Record<string, unknown>;
 
 /** `to` entries may end with `,<weight>` (spec 2.7). */
+/** `Host` and `:` pseudo-headers in `set_request_headers` are the route-sets-host-header rule's to report. */
+function isHostOrPseudoHeader(name: string): boolean {
+  return name.startsWith(':') || name.trim().toLowerCase() === 'host';
+}
+
 export function splitWeight(entry: string): { url: string; weight: string | undefined } {
   const m = /^(.*),\s*([^,]*)$/.exec(entry);
   return m ? { url: m[1]!.trim(), weight: m[2]!.trim() } : { url: entry.trim(), weight: undefined };
@@ -197,7 +202,7 @@ function lowerRoute(r: Raw, path: string, index: number, settings: PlanSettings,
         : settings.server.defaultUpstreamTimeoutMs;
   const idleTimeoutMs = idleRaw !== undefined ? (lowerDuration(idleRaw, `${path}.idle_timeout`, at('idle_timeout'), cx.r) ?? 300_000) : 300_000;
 
-  const setReq = headerMap((r['set_request_headers'] as Record<string, string> | undefined) ?? {}, `${path}.set_request_headers`, cx);
+  const setReq = headerMap((r['set_request_headers'] as Record<string, string> | undefined) ?? {}, `${path}.set_request_headers`, cx, isHostOrPseudoHeader);
   const setRes = headerMap((r['set_response_headers'] as Record<string, string> | undefined) ?? {}, `${path}.set_response_headers`, cx);
   const response: Record<string, string> = { ...settings.headers.response };
   for (const [k, v] of Object.entries(setRes)) {

@@ -10,7 +10,7 @@ let compiled: ValidateFunction | undefined;
 
 /** The config schema compiled once per process (ajv compilation is the slow part). */
 function validator(): ValidateFunction {
-  compiled ??= new Ajv({ allErrors: true, strict: false }).compile(configSchema());
+  compiled ??= new Ajv({ allErrors: true, strict: false, verbose: true }).compile(configSchema());
   return compiled;
 }
 
@@ -69,7 +69,8 @@ export function schemaCheck(c: Coerced, r: Reporter): Set<string> {
       case 'additionalProperties': {
         const extra = (e.params as { additionalProperty: string }).additionalProperty;
         const kp = childPath(path, extra);
-        const props = Object.keys(((e.parentSchema as Record<string, unknown>)['properties'] ?? {}) as object);
+        const parent = (e.parentSchema ?? {}) as { properties?: Record<string, unknown> };
+        const props = Object.keys(parent.properties ?? {});
         r.report(D.UnknownKey, c.index.get(kp)?.keySpan ?? c.index.get(kp)?.node.span ?? at,
           { key: extra, where: path === '' ? 'the configuration' : `\`${path}\``, suggestion: suggest(extra, props) }, kp);
         break;

@@ -12,7 +12,7 @@ import { compileDir, goldenDiagnostics } from '../support/compile-dir.ts';
 
 const CASES = join(import.meta.dirname, '../../fixtures/cases');
 const update = process.env['UPDATE_GOLDEN'] === '1';
-const dirs = existsSync(CASES) ? readdirSync(CASES).filter((d) => !d.startsWith('.')).sort() : [];
+const dirs = existsSync(CASES) ? readdirSync(CASES, { withFileTypes: true }).filter((d) => d.isDirectory() && !d.name.startsWith('.')).map((d) => d.name).sort() : [];
 
 /** Codes no fixture can trigger from configuration, and why. */
 const NOT_TRIGGERABLE: Record<string, string> = {

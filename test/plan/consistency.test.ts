@@ -17,7 +17,7 @@ describe('plan consistency check (stage 9)', () => {
     expect(checkConsistency(body())).toEqual([]);
   });
   it('finds duplicate ids, disorder, empty upstreams and mode mismatches', () => {
-    const b = body() as { routes: Route[]; settings: { mode: { allInOne: boolean } } };
+    const b = body() as unknown as { routes: Route[]; settings: { mode: { allInOne: boolean } } };
     (b.routes[1] as { id: string }).id = b.routes[0]!.id;
     (b.routes[1] as { index: number }).index = 0;
     (b.routes[0] as { action: unknown }).action = { kind: 'forward', upstreams: [] };

@@ -30,7 +30,7 @@ const route = fc.record(
       seg.map((s) => ({ policy: [{ allow: { or: [{ email: { is: `${s}@example.com` } }] } }] })),
       seg.map((s) => ({ policy: `allow if groups has "${s}"` })),
     ),
-    timeout: fc.option(fc.constantFrom('5s', '10s', '1m30s'), { nil: undefined }),
+    timeout: fc.option(fc.constantFrom('5s', '10s', '20s'), { nil: undefined }),
     pass_identity_headers: fc.boolean(),
   },
   { requiredKeys: ['from', 'to', 'matcher', 'access'] },
