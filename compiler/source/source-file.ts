@@ -35,17 +35,33 @@ export function span(source: SourceFile, start: number, end: number): Span {
 
 /** 1-based line and column (in UTF-16 code units, as editors count) of an offset. */
 export function lineCol(source: SourceFile, offset: number): { line: number; column: number } {
-  let line = 1;
-  let lineStart = 0;
-  const text = source.text;
-  const end = Math.min(offset, text.length);
-  for (let i = 0; i < end; i++) {
-    if (text.charCodeAt(i) === 10) {
-      line++;
-      lineStart = i + 1;
-    }
+  const starts = lineStartsOf(source);
+  const end = Math.max(0, Math.min(offset, source.text.length));
+  // The last line start at or before `end` (binary search: the plan's source map locates every
+  // route field, so this is called once per field of a file with thousands of lines).
+  let lo = 0;
+  let hi = starts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (starts[mid]! <= end) lo = mid;
+    else hi = mid - 1;
   }
-  return { line, column: end - lineStart + 1 };
+  return { line: lo + 1, column: end - starts[lo]! + 1 };
+}
+
+const lineStartCache = new WeakMap<SourceFile, readonly number[]>();
+
+/** Offsets where each line of a source begins (after `\n`), computed once per source. */
+function lineStartsOf(source: SourceFile): readonly number[] {
+  let starts = lineStartCache.get(source);
+  if (starts === undefined) {
+    const found = [0];
+    const text = source.text;
+    for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) found.push(i + 1);
+    starts = found;
+    lineStartCache.set(source, starts);
+  }
+  return starts;
 }
 
 /** The text of the line holding `offset`, without its line break. */
