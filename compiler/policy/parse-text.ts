@@ -64,16 +64,20 @@ export function parsePolicyText(text: string, at: Span, r: Reporter, path: strin
  * folding, env vars) every offset maps to `at` itself.
  */
 export function locator(text: string, at: Span): Locate {
-  const src = at.source.text;
-  const whole = src.indexOf(text, at.start);
-  if (whole >= 0 && whole + text.length <= at.end) return (s, e) => span(at.source, whole + s, whole + e);
+  // Search only the value's own text: a miss must not scan the rest of a large config file.
+  const region = at.source.text.slice(at.start, at.end);
+  const inRegion = region.indexOf(text);
+  if (inRegion >= 0) {
+    const whole = at.start + inRegion;
+    return (s, e) => span(at.source, whole + s, whole + e);
+  }
   const lines = text.split('\n');
   const starts: number[] = [];
-  let cursor = at.start;
+  let cursor = 0;
   for (const line of lines) {
-    const i = src.indexOf(line, cursor);
-    if (i < 0 || i + line.length > at.end) return () => at;
-    starts.push(i);
+    const i = region.indexOf(line, cursor);
+    if (i < 0) return () => at;
+    starts.push(at.start + i);
     cursor = i + line.length;
   }
   const lineStarts: number[] = [];
