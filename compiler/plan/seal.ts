@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { canonicalJson } from './canonical-json.ts';
+import { canonicalCopy, canonicalJson, INDEX_KEY, NO_JSON_FORM } from './canonical-json.ts';
 import type { PlanBody, PlanEnvelope, SourceMap } from './types.ts';
 
 export const FORMAT_VERSION = 1;
@@ -24,11 +24,16 @@ export function deepFreeze<T>(value: T): T {
  * is exactly what is written and loaded (no undefined, no prototype, key order irrelevant).
  */
 export function seal(body: PlanBody, inputs: readonly string[], sourceMap: SourceMap): PlanEnvelope {
-  const canonical = JSON.parse(canonicalJson(body)) as PlanBody;
+  // The body kept is the canonical copy whose JSON is checksummed, so what is checksummed is
+  // exactly what is written and loaded. A body the fast copy cannot order goes through its
+  // canonical text instead (canonical JSON is a fixed point of parse-then-canonicalize).
+  const copy = canonicalCopy(body);
+  const text = copy === INDEX_KEY || copy === NO_JSON_FORM ? canonicalJson(body) : JSON.stringify(copy);
+  const canonical = (copy === INDEX_KEY || copy === NO_JSON_FORM ? JSON.parse(text) : copy) as PlanBody;
   return deepFreeze({
     formatVersion: FORMAT_VERSION,
     generator: GENERATOR,
-    checksum: checksumOf(canonical),
+    checksum: `sha256:${createHash('sha256').update(text).digest('hex')}`,
     inputs: [...new Set(inputs)].sort(),
     sourceMap,
     body: canonical,
