@@ -180,5 +180,8 @@ function cap(ds: Diagnostic[]): Diagnostic[] {
   if (ds.length <= MAX_DIAGNOSTICS) return ds;
   const r = new Reporter();
   r.report(P.TooManyDiagnostics, undefined, { shown: MAX_DIAGNOSTICS, total: ds.length });
-  return [...ds.slice(0, MAX_DIAGNOSTICS), ...r.diagnostics];
+  // Errors first, so a flood of warnings never hides the error that fails the compile; the kept
+  // ones stay in source order (sort is stable).
+  const kept = new Set([...ds.filter((d) => d.severity === 'error'), ...ds.filter((d) => d.severity !== 'error')].slice(0, MAX_DIAGNOSTICS));
+  return [...ds.filter((d) => kept.has(d)), ...r.diagnostics];
 }

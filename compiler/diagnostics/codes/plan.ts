@@ -22,8 +22,8 @@ export const NoRoutes = diag(
 );
 
 export const TooManyDiagnostics = diag<{ shown: number; total: number }>(
-  'SVC5004', 'too-many-diagnostics', 'error',
-  'More diagnostics than are shown; the list is sorted and capped.',
+  'SVC5004', 'too-many-diagnostics', 'warning',
+  'More diagnostics than are shown; the list is capped, errors kept before warnings. Its severity is warning: whether the compile failed is decided by the errors, of which at least one is shown whenever there is one.',
   (a) => `${a.total - a.shown} more diagnostics not shown (${a.total} in all)`,
   'fix the ones shown and compile again',
 );
