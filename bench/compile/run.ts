@@ -1,11 +1,13 @@
 /**
  * bench/compile: compile time and plan size for generated configs of 100, 1,000 and 10,000 routes
  * (mixed hosts, exact paths, prefixes, regexes, policies in both surfaces, legacy allow-lists).
- * Prints a table and the growth per route between sizes (n log n would be ~1.15x per 10x on top of
- * linear). Run: `npm run bench:compile` (add `--sizes 100,1000` to choose sizes).
+ * Each config is compiled as YAML and as JSON: parsing is a large share of the time, and the yaml
+ * library reads ~1.5 MB/s where the JSON reader is several times faster. Prints a table and the
+ * growth per route between sizes (n log n would be ~1.15x per 10x on top of linear). Run:
+ * `npm run bench:compile` (`--sizes 100,1000` and `--formats yaml` choose what runs).
  */
 import { performance } from 'node:perf_hooks';
-import { stringify } from 'yaml';
+import { parse, stringify } from 'yaml';
 import { compile } from '../../compiler/compile.ts';
 import { prettyJson } from '../../compiler/plan/canonical-json.ts';
 
@@ -58,33 +60,45 @@ export function generateConfig(n: number): string {
   });
 }
 
-function compileText(text: string) {
-  return compile({ configPath: 'bench.yaml', env: {}, readFile: () => ({ ok: true, data: Buffer.from(text) }) });
+function compileText(text: string, file: string) {
+  return compile({ configPath: file, env: {}, readFile: () => ({ ok: true, data: Buffer.from(text) }) });
 }
 
-const sizesArg = process.argv.indexOf('--sizes');
-const sizes = sizesArg > 0 ? process.argv[sizesArg + 1]!.split(',').map(Number) : [100, 1000, 10000];
-compileText(generateConfig(50)); // warm up: module loading, ajv compilation, JIT
-const rows: { n: number; ms: number; bytes: number; errors: number }[] = [];
-for (const n of sizes) {
-  const text = generateConfig(n);
-  const times: number[] = [];
-  let result = compileText(text);
-  for (let k = 0; k < 3; k++) {
-    const t0 = performance.now();
-    result = compileText(text);
-    times.push(performance.now() - t0);
+/** The same config as YAML and as JSON: parsing is a large share, and the formats parse at different speeds. */
+const FORMATS = {
+  yaml: { file: 'bench.yaml', text: (n: number) => generateConfig(n) },
+  json: { file: 'bench.json', text: (n: number) => JSON.stringify(parse(generateConfig(n)), null, 1) },
+} as const;
+
+const arg = (name: string) => {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? process.argv[i + 1] : undefined;
+};
+const sizes = (arg('--sizes') ?? '100,1000,10000').split(',').map(Number);
+const formats = (arg('--formats') ?? 'yaml,json').split(',') as (keyof typeof FORMATS)[];
+compileText(generateConfig(50), 'warmup.yaml'); // warm up: module loading, ajv compilation, JIT
+
+console.log('format    routes    config bytes    compile ms    ms/route    plan bytes    growth per route vs previous');
+for (const format of formats) {
+  const { file, text: make } = FORMATS[format];
+  let prev: { n: number; ms: number } | undefined;
+  for (const n of sizes) {
+    const text = make(n);
+    let result = compileText(text, file);
+    const times: number[] = [];
+    for (let k = 0; k < 3; k++) {
+      const t0 = performance.now();
+      result = compileText(text, file);
+      times.push(performance.now() - t0);
+    }
+    times.sort((a, b) => a - b);
+    const ms = times[1]!; // the median of three
+    const errors = result.diagnostics.filter((d) => d.severity === 'error');
+    if (errors.length > 0) console.error(`${format} n=${n}: ${errors.length} errors, first: ${errors[0]!.code} ${errors[0]!.message}`);
+    const bytes = result.plan ? Buffer.byteLength(prettyJson(result.plan)) : 0;
+    const growth = prev ? `${(ms / n / (prev.ms / prev.n)).toFixed(2)}x` : '-';
+    console.log(`${format.padEnd(6)}    ${String(n).padStart(6)}    ${String(text.length).padStart(12)}    ${ms.toFixed(1).padStart(10)}    ${(ms / n).toFixed(3).padStart(8)}    ${String(bytes).padStart(10)}    ${growth}`);
+    if (n === 10000) console.log(`${format}: target 10,000 routes under 2000 ms: ${ms < 2000 ? 'met' : 'NOT met'} (${ms.toFixed(0)} ms)`);
+    prev = { n, ms };
   }
-  times.sort((a, b) => a - b);
-  const errors = result.diagnostics.filter((d) => d.severity === 'error');
-  if (errors.length > 0) console.error(`n=${n}: ${errors.length} errors, first: ${errors[0]!.code} ${errors[0]!.message}`);
-  rows.push({ n, ms: times[1]!, bytes: result.plan ? Buffer.byteLength(prettyJson(result.plan)) : 0, errors: errors.length });
 }
-console.log('routes    compile ms    ms/route    plan bytes    growth per route vs previous');
-rows.forEach((r, i) => {
-  const prev = rows[i - 1];
-  const growth = prev ? `${(r.ms / r.n / (prev.ms / prev.n)).toFixed(2)}x` : '-';
-  console.log(`${String(r.n).padStart(6)}    ${r.ms.toFixed(1).padStart(10)}    ${(r.ms / r.n).toFixed(3).padStart(8)}    ${String(r.bytes).padStart(10)}    ${growth}`);
-});
-const big = rows.find((r) => r.n === 10000);
-if (big) console.log(`target: 10,000 routes under 2000 ms: ${big.ms < 2000 ? 'met' : 'NOT met'} (${big.ms.toFixed(0)} ms)`);
