@@ -20,7 +20,7 @@ import { dropRemovedKeys } from './schema/removed.ts';
 import { envKeySpecs } from './settings/env-keys.ts';
 import { envLayer } from './sources/env.ts';
 import { parseConfigText } from './sources/read.ts';
-import { formatLocation, sourceFile } from './source/source-file.ts';
+import { formatLocation, sourceFile, span } from './source/source-file.ts';
 import type { MapNode } from './source/tree.ts';
 import { RULES } from './validate/rules/index.ts';
 import type { RouteInput } from './validate/rule.ts';
@@ -88,7 +88,11 @@ function run(input: CompileInput, r: Reporter): PlanEnvelope | undefined {
   const routes: RouteInput[] = routeInputs.map((ri) => ({ raw: ri.raw, path: ri.path, lowered: byPath.get(ri.path) }));
   const body: PlanBody = { settings, routes: lowered };
   // Only for a config that is otherwise sound: after an error the missing routes are noise.
-  if (routeInputs.length === 0 && r.errorCount === 0) r.report(P.NoRoutes, coerced.index.get('routes')?.node.span, {}, 'routes');
+  if (routeInputs.length === 0 && r.errorCount === 0) {
+    // At the empty `routes` value, else at the start of the config file (routes belong there).
+    const at = coerced.index.get('routes')?.node.span ?? (fileTree ? span(fileTree.span.source, 0, 0) : undefined);
+    r.report(P.NoRoutes, at, {}, 'routes');
+  }
   // 7. validate
   for (const rule of RULES) rule.check({ body, config: coerced.data, routes, index: coerced.index }, r);
   if (r.errorCount > 0) return undefined;
