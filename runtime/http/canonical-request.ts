@@ -1,0 +1,167 @@
+/**
+ * The canonical request (DESIGN.md invariant 2): the one normalized form of a request's host and
+ * target that route matching, policy and forwarding all use. Computed once at the door; a target
+ * that could be read two ways is refused (400) rather than guessed at.
+ *
+ * Host: lower-cased; the scheme's default port is dropped; other ports kept (`host:port`).
+ * Path, in this order:
+ * 1. the raw target may hold only visible ASCII: control characters, spaces, non-ASCII, a raw `#`
+ *    (SECURITY.md S09) or a raw `\` are refused;
+ * 2. each `%XX` is checked: malformed escapes are refused; escapes of `/`, `\`, NUL, `;`, `?`, `#`
+ *    (S07) and of any control character are refused; escapes of unreserved characters
+ *    (`A-Z a-z 0-9 - . _ ~`) are decoded (so `%2e%2e` is `..`, S06); every other escape is kept with
+ *    upper-case hex;
+ * 3. runs of `/` are merged into one (S08);
+ * 4. dot segments are removed as RFC 3986 §5.2.4 does; `..` never climbs above the root.
+ * The query is kept verbatim (after the checks of step 1 and the escape checks of step 2 minus the
+ * refusals of `/`, `?` and `;`, which are ordinary in queries); path matchers never see it (S10).
+ */
+
+/** Why a request was refused with 400. Stable strings: they appear in logs and `svc explain`. */
+export type TargetProblem =
+  | 'target-not-origin-form'
+  | 'target-invalid-character'
+  | 'target-fragment'
+  | 'target-backslash'
+  | 'target-malformed-escape'
+  | 'target-forbidden-escape'
+  | 'host-missing'
+  | 'host-invalid';
+
+export interface CanonicalRequest {
+  /** Lower-case host name or bracketed IPv6 literal, without the port. */
+  readonly hostname: string;
+  /** The port when it is not the scheme's default, else `undefined`. */
+  readonly port: number | undefined;
+  /** `hostname` or `hostname:port`: the key of the host table. */
+  readonly host: string;
+  /** The normalized path: starts with `/`, no dot segments, no empty segments. */
+  readonly path: string;
+  /** The raw query without its `?`; `''` when there is none (or it is empty). */
+  readonly query: string;
+}
+
+export type CanonicalResult = { readonly ok: true; readonly request: CanonicalRequest } | { readonly ok: false; readonly problem: TargetProblem };
+
+const DEFAULT_PORT: Readonly<Record<string, number>> = { http: 80, https: 443 };
+
+/**
+ * Canonicalizes a request. `target` is the request target as received (origin-form `/p?q`, or
+ * absolute-form `http://host/p?q`, whose authority then replaces the Host header as RFC 9112 §3.2.2
+ * requires); `hostHeader` the Host header (or HTTP/2 `:authority`); `scheme` how the request came in.
+ */
+export function canonicalRequest(target: string, hostHeader: string | undefined, scheme: 'http' | 'https'): CanonicalResult {
+  let authority = hostHeader;
+  let rest = target;
+  const absolute = /^https?:\/\/([^/?#]*)/i.exec(target);
+  if (absolute) {
+    authority = absolute[1]!;
+    rest = target.slice(absolute[0].length) || '/';
+  }
+  if (!rest.startsWith('/')) return fail('target-not-origin-form');
+  for (let i = 0; i < rest.length; i++) {
+    const c = rest.charCodeAt(i);
+    if (c <= 0x20 || c >= 0x7f) return fail('target-invalid-character');
+    if (c === 0x23) return fail('target-fragment');
+    if (c === 0x5c) return fail('target-backslash');
+  }
+  const q = rest.indexOf('?');
+  const rawPath = q < 0 ? rest : rest.slice(0, q);
+  const query = q < 0 ? '' : rest.slice(q + 1);
+
+  const decoded = decodePath(rawPath);
+  if (typeof decoded !== 'string') return fail(decoded.problem);
+  const queryProblem = checkQueryEscapes(query);
+  if (queryProblem) return fail(queryProblem);
+
+  const host = canonicalHost(authority, scheme);
+  if ('problem' in host) return fail(host.problem);
+  return { ok: true, request: { ...host, path: removeDotSegments(mergeSlashes(decoded)), query } };
+}
+
+function fail(problem: TargetProblem): CanonicalResult {
+  return { ok: false, problem };
+}
+
+const HEX = /^[0-9A-Fa-f]{2}$/;
+
+function isUnreserved(c: number): boolean {
+  return (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x2e || c === 0x5f || c === 0x7e;
+}
+
+/** Escapes refused in a path: they would let the path be read two ways (S07). */
+const FORBIDDEN_IN_PATH = new Set([0x2f, 0x5c, 0x00, 0x3b, 0x3f, 0x23]);
+
+/** Step 2 on a path: decodes unreserved escapes, upper-cases the others, refuses the dangerous ones. */
+function decodePath(raw: string): string | { problem: TargetProblem } {
+  if (!raw.includes('%')) return raw;
+  let out = '';
+  for (let i = 0; i < raw.length; i++) {
+    const ch = raw[i]!;
+    if (ch !== '%') {
+      out += ch;
+      continue;
+    }
+    const hex = raw.slice(i + 1, i + 3);
+    if (!HEX.test(hex)) return { problem: 'target-malformed-escape' };
+    const code = parseInt(hex, 16);
+    if (FORBIDDEN_IN_PATH.has(code) || code < 0x20 || code === 0x7f) return { problem: 'target-forbidden-escape' };
+    out += isUnreserved(code) ? String.fromCharCode(code) : `%${hex.toUpperCase()}`;
+    i += 2;
+  }
+  return out;
+}
+
+/** Step 2 on a query: malformed escapes, encoded NUL, `#`, `\` and control characters are refused. */
+function checkQueryEscapes(query: string): TargetProblem | undefined {
+  for (let i = query.indexOf('%'); i >= 0; i = query.indexOf('%', i + 1)) {
+    const hex = query.slice(i + 1, i + 3);
+    if (!HEX.test(hex)) return 'target-malformed-escape';
+    const code = parseInt(hex, 16);
+    if (code < 0x20 || code === 0x7f || code === 0x23 || code === 0x5c) return 'target-forbidden-escape';
+  }
+  return undefined;
+}
+
+function mergeSlashes(path: string): string {
+  return path.replace(/\/{2,}/g, '/');
+}
+
+/** RFC 3986 §5.2.4 on a path that starts with `/` and has no empty segments. */
+export function removeDotSegments(path: string): string {
+  const segments = path.split('/').slice(1);
+  const out: string[] = [];
+  for (let i = 0; i < segments.length; i++) {
+    const s = segments[i]!;
+    const last = i === segments.length - 1;
+    if (s === '.' || s === '..') {
+      if (s === '..') out.pop();
+      if (last) out.push(''); // `/a/.` and `/a/b/..` end in a directory: keep the trailing slash
+      continue;
+    }
+    out.push(s);
+  }
+  return `/${out.join('/')}`;
+}
+
+const REG_NAME = /^[a-z0-9\-._~!$&'()*+,;=]+$/;
+const IPV6 = /^\[[0-9a-f:.]+\]$/;
+
+/** The host part: lower-cased, port split off and dropped when it is the scheme's default. */
+function canonicalHost(authority: string | undefined, scheme: 'http' | 'https'): { hostname: string; port: number | undefined; host: string } | { problem: TargetProblem } {
+  if (authority === undefined || authority === '') return { problem: 'host-missing' };
+  const lower = authority.toLowerCase();
+  if (lower.includes('@')) return { problem: 'host-invalid' }; // userinfo has no place in a request
+  const m = /^(\[[^\]]*\]|[^:]*)(?::(\d*))?$/.exec(lower);
+  if (!m) return { problem: 'host-invalid' };
+  const hostname = m[1]!;
+  if (!(IPV6.test(hostname) || REG_NAME.test(hostname))) return { problem: 'host-invalid' };
+  let port: number | undefined;
+  if (m[2] !== undefined && m[2] !== '') {
+    if (m[2].length > 5) return { problem: 'host-invalid' };
+    port = Number(m[2]);
+    if (port < 1 || port > 65535) return { problem: 'host-invalid' };
+    if (port === DEFAULT_PORT[scheme]) port = undefined;
+  }
+  return { hostname, port, host: port === undefined ? hostname : `${hostname}:${port}` };
+}
