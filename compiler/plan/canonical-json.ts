@@ -62,7 +62,9 @@ export function canonicalCopy(value: unknown): unknown {
         if (first >= 48 && first <= 57 && ARRAY_INDEX.test(key) && Number(key) < 4294967295) return INDEX_KEY;
         const c = canonicalCopy(member);
         if (c === INDEX_KEY || c === NO_JSON_FORM) return c;
-        out[key] = c;
+        // `__proto__` is data here (a header may be named so): define it, never set the prototype.
+        if (key === '__proto__') Object.defineProperty(out, key, { value: c, enumerable: true, writable: true, configurable: true });
+        else out[key] = c;
       }
       return out;
     }

@@ -46,3 +46,14 @@ describe('canonicalCopy', () => {
     expect(canonicalCopy({ '1a': 1, '01': 2, '4294967295': 3 })).toEqual({ '01': 2, '1a': 1, '4294967295': 3 });
   });
 });
+
+describe('a `__proto__` key', () => {
+  it('is kept as data by both paths, never as a prototype', () => {
+    const v = JSON.parse('{"b":{"__proto__":{"polluted":1}},"a":1}') as unknown;
+    const copy = canonicalCopy(v) as { b: object };
+    expect(Object.getPrototypeOf(copy.b)).toBe(Object.prototype);
+    expect(Object.keys(copy.b)).toEqual(['__proto__']);
+    expect(canonicalJson(v)).toBe('{"a":1,"b":{"__proto__":{"polluted":1}}}');
+    expect(canonicalJson(v)).toBe(reference(v));
+  });
+});
