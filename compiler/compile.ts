@@ -20,6 +20,7 @@ import { dropRemovedKeys } from './schema/removed.ts';
 import { envKeySpecs } from './settings/env-keys.ts';
 import { envLayer } from './sources/env.ts';
 import { parseConfigText } from './sources/read.ts';
+import { reportReservedKeys } from './sources/reserved-keys.ts';
 import { formatLocation, sourceFile, span } from './source/source-file.ts';
 import type { MapNode } from './source/tree.ts';
 import { RULES } from './validate/rules/index.ts';
@@ -72,6 +73,7 @@ function run(input: CompileInput, r: Reporter): PlanEnvelope | undefined {
   // 3. merge
   const merged = mergeLayers([fileTree, envTree]);
   // 4. schema
+  reportReservedKeys(merged, r);
   const cleaned = dropRemovedKeys(merged, r);
   const coerced = coerce(cleaned, SCHEMA);
   const bad = schemaCheck(coerced, r);

@@ -9,6 +9,7 @@ import { Reporter } from '../../compiler/diagnostics/diagnostic.ts';
 import { sourceFile } from '../../compiler/source/source-file.ts';
 import { envLayer, type EnvKeySpec } from '../../compiler/sources/env.ts';
 import { parseConfigText } from '../../compiler/sources/read.ts';
+import { reportReservedKeys } from '../../compiler/sources/reserved-keys.ts';
 
 const file = (name: string, text: string) => (r: Reporter) => void parseConfigText(sourceFile(name, text), r);
 const env = (vars: Record<string, string>, specs: EnvKeySpec[]) => (r: Reporter) => void envLayer(vars, specs, r);
@@ -19,6 +20,10 @@ const TRIGGERS: Record<string, (r: Reporter) => void> = {
   SVC1003: file('c.json', '{"a": 1, "a": 2}'),
   SVC1004: file('c.json', '['.repeat(1000)),
   SVC1005: file('c.toml', 'a = inf'),
+  SVC1006: (r) => {
+    const tree = parseConfigText(sourceFile('c.yaml', 'a:\n  __proto__: 1\n'), r);
+    if (tree) reportReservedKeys(tree, r);
+  },
   SVC1010: file('c.yaml', 'a: [1'),
   SVC1011: file('c.yaml', '%YAML 1.3\n---\na: 1\n'),
   SVC1012: file('c.yaml', 'a: !custom x'),

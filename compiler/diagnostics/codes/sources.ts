@@ -42,6 +42,13 @@ export const NumberNotRepresentable = diag<{ text: string }>(
   'use a finite number within ±9007199254740991, or quote it to make it a string',
 );
 
+export const ReservedKey = diag<{ key: string }>(
+  'SVC1006', 'reserved-key', 'error',
+  'A map key named `__proto__`. In JavaScript it names an object\'s prototype rather than a property, so such a key could be dropped silently or change how other keys read; no setting, header or claim needs the name.',
+  (a) => `the key ${q(a.key)} is reserved`,
+  'rename or remove the key',
+);
+
 export const YamlSyntax = diag<{ problem: string }>(
   'SVC1010', 'yaml-syntax', 'error',
   'The YAML text does not parse.',
