@@ -5,7 +5,17 @@
  */
 import type { PolicyIR } from '../policy/ir.ts';
 
-export type { PolicyIR };
+export type {
+  PolicyIR,
+  Rule,
+  Expr,
+  Criterion,
+  StringMatcher,
+  ListMatcher,
+  DateMatcher,
+  TimeOfDayMatcher,
+  Day,
+} from '../policy/ir.ts';
 
 /** A listening address: `host` is empty for all interfaces. */
 export interface HostPort {

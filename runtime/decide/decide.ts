@@ -1,0 +1,111 @@
+/**
+ * The decision core: one request and an identity in, the whole decision out, from the plan's index
+ * alone (docs/decisions.md). Pure: no sockets, no clock (the request carries its time), no
+ * randomness (the request carries the load balancer's sample). The server, `svc explain`,
+ * `svc test` and the benchmarks call it; a reference interpreter (test/reference/) checks it.
+ *
+ * Order: duplicate Host → canonical request (400) → client address (400) → svc's own endpoints →
+ * route (404) → policy (public routes skip it) → redirect, upstream request, 403, or sign-in/401.
+ */
+import type { Route } from '../../compiler/plan/types.ts';
+import type { PolicyExplanation, PolicyInput } from '../authz/program.ts';
+import { canonicalRequest, type CanonicalRequest } from '../http/canonical-request.ts';
+import { clientAddress } from '../http/client-address.ts';
+import { upstreamRequest } from '../http/forward.ts';
+import { redirectLocation } from '../http/redirect.ts';
+import { internalEndpoint, matchRoute } from '../http/route.ts';
+import type { CompiledRoute, PlanIndex } from '../plan/index.ts';
+import type { Decision, DecisionRequest, Identity, Verdict } from './types.ts';
+
+export interface DecideOptions {
+  /**
+   * Compute the reasons of an allowed request (default true). The server passes false: reasons of
+   * an allowed request are only for explanations, and computing them evaluates every leaf.
+   */
+  readonly reasons?: boolean;
+}
+
+/** Decides one request. Never throws for any request (fail closed: a policy error is a deny). */
+export function decide(index: PlanIndex, request: DecisionRequest, identity: Identity | null, options: DecideOptions = {}): Decision {
+  return run(index, request, identity, options.reasons !== false).decision;
+}
+
+/** A decision with what led to it, for `svc explain` and `svc test`. */
+export interface DecisionExplanation {
+  readonly decision: Decision;
+  /** The chosen route, when one matched. */
+  readonly route: Route | null;
+  /** The policy evaluation, when the route's policy was evaluated (not for public routes). */
+  readonly policy: PolicyExplanation | null;
+  /** The canonical request, when the target was valid. */
+  readonly canonical: CanonicalRequest | null;
+}
+
+/** Decides one request and keeps the full policy trace. */
+export function explainDecision(index: PlanIndex, request: DecisionRequest, identity: Identity | null): DecisionExplanation {
+  return run(index, request, identity, true, true);
+}
+
+function run(index: PlanIndex, request: DecisionRequest, identity: Identity | null, wantReasons: boolean, wantTrace = false): DecisionExplanation {
+  const none = { route: null, policy: null };
+  const hostValues = request.headers['host'];
+  if (hostValues !== undefined && hostValues.length > 1) return { ...none, canonical: null, decision: { outcome: 'bad_request', status: 400, problem: 'host-duplicate', reasons: ['host-duplicate'] } };
+  const c = canonicalRequest(request.target, hostValues?.[0], request.scheme);
+  if (!c.ok) return { ...none, canonical: null, decision: { outcome: 'bad_request', status: 400, problem: c.problem, reasons: [c.problem] } };
+  const req = c.request;
+  const address = clientAddress(request.peer, request.headers, index.body.settings.server.xffNumTrustedHops);
+  if (address === undefined) return { ...none, canonical: req, decision: { outcome: 'bad_request', status: 400, problem: 'client-address-invalid', reasons: ['client-address-invalid'] } };
+
+  const endpoint = internalEndpoint(index, req);
+  if (endpoint) return { ...none, canonical: req, decision: { outcome: 'internal', status: 200, endpoint, reasons: ['internal'] } };
+
+  const r = matchRoute(index, req);
+  if (!r) return { ...none, canonical: req, decision: { outcome: 'not_found', status: 404, reasons: ['no-route'] } };
+
+  let verdict: Verdict;
+  let reasons: readonly string[] = [];
+  let trace: PolicyExplanation | null = null;
+  if (r.route.public) {
+    verdict = 'allow';
+    reasons = ['public-route'];
+  } else {
+    const input: PolicyInput = {
+      identity,
+      method: request.method,
+      path: req.path,
+      headers: request.headers,
+      clientAddress: address,
+      clientCertificate: request.clientCertificate ?? null,
+      nowMs: request.nowMs,
+    };
+    verdict = r.program.verdict(input);
+    if (wantTrace || verdict !== 'allow' || wantReasons) {
+      trace = r.program.explain(input);
+      reasons = trace.reasons;
+    }
+  }
+  return { route: r.route, policy: trace, canonical: req, decision: answer(index, r, verdict, reasons, req, request, identity) };
+}
+
+function answer(index: PlanIndex, r: CompiledRoute, verdict: Verdict, reasons: readonly string[], req: CanonicalRequest, request: DecisionRequest, identity: Identity | null): Decision {
+  const route = r.ref;
+  if (verdict === 'deny') return { outcome: 'deny', status: 403, route, reasons };
+  if (verdict === 'unauthenticated') {
+    const browser = request.headers['accept']?.some((v) => v.includes('text/html')) ?? false;
+    if (!browser || index.signInOrigin === null) return { outcome: 'unauthenticated', status: 401, route, reasons, location: null };
+    // INVARIANT (configured-urls): the sign-in URL comes from configuration; the return URL from the
+    // canonical host of a configured route (SECURITY.md S14).
+    const back = `https://${req.host}${req.path}${req.query === '' ? '' : `?${req.query}`}`;
+    return { outcome: 'unauthenticated', status: 302, route, reasons, location: `${index.signInOrigin}/.svc/sign_in?svc_redirect_uri=${encodeURIComponent(back)}` };
+  }
+  if (r.route.action.kind === 'redirect') return { outcome: 'redirect', status: r.route.action.redirect.responseCode, route, reasons, location: redirectLocation(r, req) };
+  const upstream = upstreamRequest(index, r, {
+    request: req,
+    scheme: request.scheme,
+    headers: request.headers,
+    peer: request.peer,
+    identity,
+    upstreamSample: request.upstreamSample ?? 0,
+  });
+  return { outcome: 'allow', status: 200, route, reasons, upstream };
+}

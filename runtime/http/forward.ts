@@ -1,0 +1,120 @@
+/**
+ * The upstream request of an allowed request (docs/decisions.md §6): which upstream, the path after
+ * rewrites and the `to` join, the Host, and every header sent.
+ *
+ * INVARIANT (identity-headers): client copies of identity headers (`x-svc-*`, configured claim
+ * headers, compared case-insensitively with `_` read as `-`) and of the proxy-internal `x-envoy-*`
+ * namespace never reach an upstream; identity headers are only ever set by svc (SECURITY.md S16, S18).
+ * INVARIANT (trust-boundary): `X-Forwarded-*` from the client is kept only per
+ * `xff_num_trusted_hops` (default 0: dropped) (SECURITY.md S13, S14).
+ */
+import type { Upstream } from '../../compiler/plan/types.ts';
+import { claimValues } from '../authz/criteria.ts';
+import type { Identity, RequestHeaders, UpstreamRequest } from '../decide/types.ts';
+import type { CompiledRoute, PlanIndex } from '../plan/index.ts';
+import type { CanonicalRequest } from './canonical-request.ts';
+import { forwardedFor, plainAddress } from './client-address.ts';
+
+const HOP_BY_HOP: ReadonlySet<string> = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'http2-settings', 'host']);
+const FORWARDED: ReadonlySet<string> = new Set(['forwarded', 'x-real-ip']);
+const DEFAULT_PORT: Readonly<Record<string, number>> = { http: 80, https: 443 };
+
+export interface ForwardInput {
+  readonly request: CanonicalRequest;
+  readonly scheme: 'http' | 'https';
+  readonly headers: RequestHeaders;
+  readonly peer: string;
+  readonly identity: Identity | null;
+  readonly upstreamSample: number;
+}
+
+/** Builds the upstream request for a forward route. */
+export function upstreamRequest(index: PlanIndex, r: CompiledRoute, input: ForwardInput): UpstreamRequest {
+  if (r.route.action.kind !== 'forward') throw new Error('upstreamRequest: not a forward route');
+  const upstream = chooseUpstream(r.route.action.upstreams, r.cumulativeWeights, input.upstreamSample);
+  const req = input.request;
+
+  let path = r.rewritePath ? r.rewritePath(req.path) : req.path;
+  if (!path.startsWith('/')) path = `/${path}`;
+  // Spec 2.7 rule 2, literally: the `to` path and the request path without its first slash.
+  path = upstream.path === '' ? path : upstream.path + path.slice(1);
+  const upstreamHost = hostWithPort(upstream.host, upstream.port, upstream.scheme);
+  const url = `${upstream.scheme}://${upstreamHost}${path}${req.query === '' ? '' : `?${req.query}`}`;
+
+  const host = hostHeader(r, input, upstreamHost);
+  const headers = requestHeaders(index, r, input);
+  headers['host'] = host;
+  return { url, host, headers, assertion: r.route.passIdentityHeaders && input.identity !== null };
+}
+
+function chooseUpstream(upstreams: readonly Upstream[], cumulative: readonly number[], sample: number): Upstream {
+  const total = cumulative[cumulative.length - 1] ?? 0;
+  const target = sample * total;
+  for (let i = 0; i < upstreams.length; i++) if (target < cumulative[i]!) return upstreams[i]!;
+  return upstreams[upstreams.length - 1]!;
+}
+
+function hostWithPort(host: string, port: number, scheme: string): string {
+  return port === DEFAULT_PORT[scheme] ? host : `${host}:${port}`;
+}
+
+const VALID_HOST = /^(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*|\[[0-9a-f:.]+\])(?::[0-9]{1,5})?$/i;
+
+function hostHeader(r: CompiledRoute, input: ForwardInput, upstreamHost: string): string {
+  const rule = r.route.host;
+  switch (rule.kind) {
+    case 'upstream':
+      return upstreamHost;
+    case 'preserve':
+      return input.request.host;
+    case 'literal':
+      return rule.host;
+    case 'header': {
+      const values = input.headers[rule.header.toLowerCase()];
+      return values?.length === 1 && VALID_HOST.test(values[0]!) ? values[0]! : upstreamHost;
+    }
+    case 'path_regex':
+      return r.hostFromPath?.(input.request.path) ?? upstreamHost;
+  }
+}
+
+/** The namespace key of a header name: lower-case with `_` read as `-`. */
+function nameKey(name: string): string {
+  return name.includes('_') ? name.replaceAll('_', '-') : name;
+}
+
+function requestHeaders(index: PlanIndex, r: CompiledRoute, input: ForwardInput): Record<string, string> {
+  const hops = index.body.settings.server.xffNumTrustedHops;
+  const out: Record<string, string> = {};
+  const connection = input.headers['connection'];
+  const listed = connection ? new Set(connection.flatMap((v) => v.split(',').map((t) => t.trim().toLowerCase()))) : undefined;
+  for (const name in input.headers) {
+    const values = input.headers[name];
+    if (!values || values.length === 0) continue;
+    if (HOP_BY_HOP.has(name) || listed?.has(name)) continue;
+    const key = nameKey(name);
+    if (key.startsWith('x-svc-') || key.startsWith('x-envoy-') || index.claimHeaderNames.has(key)) continue;
+    if (key.startsWith('x-forwarded-') || FORWARDED.has(key)) {
+      // With trusted hops, `x-forwarded-for` is rebuilt below from its trusted tail.
+      if (hops === 0 || key === 'x-forwarded-for') continue;
+    }
+    out[name] = values.length === 1 ? values[0]! : values.join(name === 'cookie' ? '; ' : ', ');
+  }
+
+  const xff = hops === 0 ? [] : forwardedFor(input.headers).slice(-hops);
+  if (!index.body.settings.server.skipXffAppend) xff.push(plainAddress(input.peer));
+  if (xff.length > 0) out['x-forwarded-for'] = xff.join(', ');
+  if (hops === 0 || out['x-forwarded-proto'] === undefined) out['x-forwarded-proto'] = input.scheme;
+
+  for (const name of r.removeHeaders) delete out[name];
+  for (const [name, value] of r.setHeaders) out[name] = value;
+
+  const identity = input.identity;
+  if (r.route.passIdentityHeaders && identity) {
+    for (const [header, claim] of index.claimHeaders) {
+      const values = claim === 'user' || claim === 'sub' || claim === 'id' ? [identity.user] : claim === 'email' ? (identity.email === undefined ? [] : [identity.email]) : claim === 'groups' ? identity.groups : claimValues(identity, claim);
+      if (values.length > 0) out[header] = values.join(',');
+    }
+  }
+  return out;
+}

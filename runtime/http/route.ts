@@ -1,0 +1,26 @@
+/**
+ * Route matching (spec 2.7, docs/decisions.md §2–3): svc's own endpoints first, then the routes
+ * answering the canonical host, in listed order; the first whose path matcher holds wins.
+ * INVARIANT (match-once): the route chosen here is the one whose policy is evaluated and whose
+ * upstream is used; nothing downstream matches again (SECURITY.md S11).
+ */
+import type { InternalEndpoint } from '../decide/types.ts';
+import type { CompiledRoute, PlanIndex } from '../plan/index.ts';
+import type { CanonicalRequest } from './canonical-request.ts';
+
+/** svc's own endpoint addressed by a request, if any. */
+export function internalEndpoint(index: PlanIndex, req: CanonicalRequest): InternalEndpoint | undefined {
+  const service = index.internalHosts.get(req.host);
+  if (service) return { service, path: req.path };
+  const p = req.path;
+  if (p === '/.svc' || p.startsWith('/.svc/') || p === '/.well-known/svc' || p.startsWith('/.well-known/svc/')) return { service: 'proxy', path: p };
+  return undefined;
+}
+
+/** The first route answering the request's host whose path matcher holds. */
+export function matchRoute(index: PlanIndex, req: CanonicalRequest): CompiledRoute | undefined {
+  const candidates = index.hosts.get(req.host);
+  if (!candidates) return undefined;
+  for (const r of candidates) if (r.matches(req.path)) return r;
+  return undefined;
+}

@@ -1,0 +1,125 @@
+/**
+ * The runtime's index of a plan: everything derived from it once, at load, so that a request does
+ * no parsing or compiling (DESIGN.md invariant 6: the plan itself is never mutated).
+ *
+ * - a host table: canonical host → the routes answering it, in listed order, so matching cost does
+ *   not grow with routes on other hosts;
+ * - per route: the compiled path matcher, policy program, rewrites, host rule and header edits;
+ * - svc's own hosts (authenticate, forward-auth) and the reserved header names.
+ */
+import type { PlanBody, Route } from '../../compiler/plan/types.ts';
+import { compilePolicy, type PolicyProgram } from '../authz/program.ts';
+import type { RouteRef } from '../decide/types.ts';
+import { compileSubstitution, compileWholeMatch, type Substitution } from '../http/rewrite.ts';
+
+export interface CompiledRoute {
+  readonly route: Route;
+  readonly ref: RouteRef;
+  /** The path matcher over the canonical path. */
+  readonly matches: (path: string) => boolean;
+  readonly program: PolicyProgram;
+  /**
+   * Replaces the matched part of a path by `replacement`: the prefix of a `prefix` route, the
+   * leading `/` of a route without a matcher, the whole path of a `path` or `regex` route.
+   */
+  readonly rewritePrefix: (path: string, replacement: string) => string;
+  /** The matched part replaced by `prefix_rewrite`, or the regex rewrite; null when neither. */
+  readonly rewritePath: ((path: string) => string) | null;
+  /** `host_path_regex_rewrite_*` compiled, when the route uses it. */
+  readonly hostFromPath: Substitution | null;
+  /** Cumulative upstream weights, for choosing an upstream by a sample in [0, 1). */
+  readonly cumulativeWeights: readonly number[];
+  /** `remove_request_headers`, lower-case. */
+  readonly removeHeaders: ReadonlySet<string>;
+  /** `set_request_headers`, lower-case names. */
+  readonly setHeaders: readonly (readonly [string, string])[];
+}
+
+export interface PlanIndex {
+  readonly body: PlanBody;
+  readonly routes: readonly CompiledRoute[];
+  /** Canonical host (`name` or `name:port`) → the HTTP routes answering it, in listed order. */
+  readonly hosts: ReadonlyMap<string, readonly CompiledRoute[]>;
+  /** Canonical hosts that are svc's own services. */
+  readonly internalHosts: ReadonlyMap<string, 'authenticate' | 'forward_auth'>;
+  /** `jwt_claims_headers`: lower-case header name → claim. */
+  readonly claimHeaders: readonly (readonly [string, string])[];
+  /** Lower-case configured claim-header names with `_` read as `-` (stripped from clients). */
+  readonly claimHeaderNames: ReadonlySet<string>;
+  /** The origin of `authenticate_service_url`, for sign-in redirects; null when unset. */
+  readonly signInOrigin: string | null;
+}
+
+/** Builds the index of a plan body. Pure; called once per loaded plan. */
+export function buildIndex(body: PlanBody): PlanIndex {
+  const routes = body.routes.map(compileRoute);
+  const hosts = new Map<string, CompiledRoute[]>();
+  for (const r of routes) {
+    // INVARIANT (host-index): `tcp+https` routes answer CONNECT only, never an ordinary request.
+    if (r.route.from.scheme !== 'https') continue;
+    for (const key of hostKeys(r.route.from.host, r.route.from.port, 443)) {
+      let list = hosts.get(key);
+      if (!list) hosts.set(key, (list = []));
+      list.push(r);
+    }
+  }
+  const internalHosts = new Map<string, 'authenticate' | 'forward_auth'>();
+  const addInternal = (url: string | null, service: 'authenticate' | 'forward_auth') => {
+    if (url === null) return;
+    const u = new URL(url);
+    const defaultPort = u.protocol === 'http:' ? 80 : 443;
+    for (const key of hostKeys(u.hostname.toLowerCase(), u.port === '' ? null : Number(u.port), defaultPort)) internalHosts.set(key, service);
+  };
+  addInternal(body.settings.authenticate.forwardAuthUrl, 'forward_auth');
+  addInternal(body.settings.authenticate.serviceUrl, 'authenticate');
+  const claimHeaders = Object.entries(body.settings.identity.claimHeaders).map(([h, c]) => [h.toLowerCase(), c] as const);
+  const serviceUrl = body.settings.authenticate.serviceUrl;
+  return {
+    body,
+    routes,
+    hosts,
+    internalHosts,
+    claimHeaders,
+    claimHeaderNames: new Set(claimHeaders.map(([h]) => h.replaceAll('_', '-'))),
+    signInOrigin: serviceUrl === null ? null : new URL(serviceUrl).origin,
+  };
+}
+
+/** The canonical hosts a `from` answers: the default port also answers without it, and the reverse. */
+function hostKeys(host: string, port: number | null, defaultPort: number): string[] {
+  return port === null || port === defaultPort ? [host, `${host}:${defaultPort}`] : [`${host}:${port}`];
+}
+
+function compileRoute(route: Route): CompiledRoute {
+  const m = route.match;
+  const matches: (path: string) => boolean =
+    m.kind === 'any' ? () => true : m.kind === 'path' ? (p) => p === m.path : m.kind === 'prefix' ? (p) => p.startsWith(m.prefix) : compileWholeMatch(m.regex);
+
+  const rewritePrefix = (p: string, replacement: string): string =>
+    m.kind === 'prefix' ? replacement + p.slice(m.prefix.length) : m.kind === 'any' ? replacement + p.slice(1) : replacement;
+  let rewritePath: ((path: string) => string) | null = null;
+  const pr = route.rewrite.prefixRewrite;
+  if (pr !== null) {
+    rewritePath = (p) => rewritePrefix(p, pr);
+  } else if (route.rewrite.regex !== null) {
+    const sub = compileSubstitution(route.rewrite.regex.pattern, route.rewrite.regex.substitution);
+    rewritePath = (p) => sub(p) ?? p;
+  }
+
+  const cumulativeWeights: number[] = [];
+  let total = 0;
+  if (route.action.kind === 'forward') for (const u of route.action.upstreams) cumulativeWeights.push((total += u.weight));
+
+  return {
+    route,
+    ref: { index: route.index, id: route.id, name: route.name },
+    matches,
+    rewritePrefix,
+    program: compilePolicy(route.policy),
+    rewritePath,
+    hostFromPath: route.host.kind === 'path_regex' ? compileSubstitution(route.host.pattern, route.host.substitution) : null,
+    cumulativeWeights,
+    removeHeaders: new Set(route.requestHeaders.remove.map((h) => h.toLowerCase())),
+    setHeaders: Object.entries(route.requestHeaders.set).map(([h, v]) => [h.toLowerCase(), v] as const),
+  };
+}
