@@ -53,30 +53,44 @@ const DEFAULT_PORT: Readonly<Record<string, number>> = { http: 80, https: 443 };
 export function canonicalRequest(target: string, hostHeader: string | undefined, scheme: 'http' | 'https'): CanonicalResult {
   let authority = hostHeader;
   let rest = target;
-  const absolute = /^https?:\/\/([^/?#]*)/i.exec(target);
+  // Origin-form (`/…`) is nearly every request; only another first character can be absolute-form.
+  const absolute = target.charCodeAt(0) === 0x2f ? null : /^https?:\/\/([^/?#]*)/i.exec(target);
   if (absolute) {
     authority = absolute[1]!;
     rest = target.slice(absolute[0].length) || '/';
   }
   if (!rest.startsWith('/')) return fail('target-not-origin-form');
+  // One scan: refusals of step 1, and whether the path is already canonical (no escape, no `//`,
+  // no `.` segment), which lets the common request skip steps 2 to 4.
+  let q = -1;
+  let plain = true;
   for (let i = 0; i < rest.length; i++) {
     const c = rest.charCodeAt(i);
     if (c <= 0x20 || c >= 0x7f) return fail('target-invalid-character');
     if (c === 0x23) return fail('target-fragment');
     if (c === 0x5c) return fail('target-backslash');
+    if (q < 0) {
+      if (c === 0x3f) q = i;
+      else if (c === 0x25 || (c === 0x2f && i > 0 && rest.charCodeAt(i - 1) === 0x2f) || (c === 0x2e && rest.charCodeAt(i - 1) === 0x2f)) plain = false;
+    }
   }
-  const q = rest.indexOf('?');
   const rawPath = q < 0 ? rest : rest.slice(0, q);
   const query = q < 0 ? '' : rest.slice(q + 1);
 
-  const decoded = decodePath(rawPath);
-  if (typeof decoded !== 'string') return fail(decoded.problem);
-  const queryProblem = checkQueryEscapes(query);
-  if (queryProblem) return fail(queryProblem);
+  let path = rawPath;
+  if (!plain) {
+    const decoded = decodePath(rawPath);
+    if (typeof decoded !== 'string') return fail(decoded.problem);
+    path = removeDotSegments(mergeSlashes(decoded));
+  }
+  if (query !== '') {
+    const queryProblem = checkQueryEscapes(query);
+    if (queryProblem) return fail(queryProblem);
+  }
 
-  const host = canonicalHost(authority, scheme);
+  const host = cachedHost(authority, scheme);
   if ('problem' in host) return fail(host.problem);
-  return { ok: true, request: { ...host, path: removeDotSegments(mergeSlashes(decoded)), query } };
+  return { ok: true, request: { hostname: host.hostname, port: host.port, host: host.host, path, query } };
 }
 
 function fail(problem: TargetProblem): CanonicalResult {
@@ -142,6 +156,26 @@ export function removeDotSegments(path: string): string {
     out.push(s);
   }
   return `/${out.join('/')}`;
+}
+
+type HostResult = ReturnType<typeof canonicalHost>;
+const hostCache = { https: new Map<string, HostResult>(), http: new Map<string, HostResult>() };
+const HOST_CACHE_SIZE = 4096;
+
+/**
+ * `canonicalHost` with a small per-process memo: a server sees the same few Host values over and
+ * over. Bounded (cleared when full), so arbitrary Host headers cannot grow it.
+ */
+function cachedHost(authority: string | undefined, scheme: 'http' | 'https'): HostResult {
+  if (authority === undefined) return canonicalHost(authority, scheme);
+  const cache = hostCache[scheme];
+  let r = cache.get(authority);
+  if (r === undefined) {
+    r = canonicalHost(authority, scheme);
+    if (cache.size >= HOST_CACHE_SIZE) cache.clear();
+    cache.set(authority, r);
+  }
+  return r;
 }
 
 const REG_NAME = /^[a-z0-9\-._~!$&'()*+,;=]+$/;

@@ -13,6 +13,7 @@ export function internalEndpoint(index: PlanIndex, req: CanonicalRequest): Inter
   const service = index.internalHosts.get(req.host);
   if (service) return { service, path: req.path };
   const p = req.path;
+  if (p.charCodeAt(1) !== 0x2e) return undefined; // every own path starts with `/.`
   if (p === '/.svc' || p.startsWith('/.svc/') || p === '/.well-known/svc' || p.startsWith('/.well-known/svc/')) return { service: 'proxy', path: p };
   return undefined;
 }
@@ -21,6 +22,21 @@ export function internalEndpoint(index: PlanIndex, req: CanonicalRequest): Inter
 export function matchRoute(index: PlanIndex, req: CanonicalRequest): CompiledRoute | undefined {
   const candidates = index.hosts.get(req.host);
   if (!candidates) return undefined;
-  for (const r of candidates) if (r.matches(req.path)) return r;
+  const path = req.path;
+  for (const r of candidates) if (pathMatches(r, path)) return r;
   return undefined;
+}
+
+/** Tells whether a route's path matcher holds for a canonical path (docs/decisions.md §3). */
+export function pathMatches(r: CompiledRoute, path: string): boolean {
+  switch (r.matchKind) {
+    case 'any':
+      return true;
+    case 'path':
+      return path === r.matchText;
+    case 'prefix':
+      return path.startsWith(r.matchText);
+    case 'regex':
+      return r.matchRegex!(path);
+  }
 }
