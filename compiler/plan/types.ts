@@ -267,6 +267,11 @@ export interface Route {
   };
   readonly allowWebsockets: boolean;
   readonly allowSpdy: boolean;
+  /**
+   * `allow_encoded_path_characters` (SECURITY.md S07 opt-in): a target with encoded `/`, `\`, NUL,
+   * `;`, `?` or `#` in its path may reach this route; it is matched and forwarded in that raw form.
+   */
+  readonly allowEncodedPathCharacters: boolean;
   readonly lb: {
     readonly policy: 'ROUND_ROBIN' | 'LEAST_REQUEST' | 'RING_HASH' | 'RANDOM' | 'MAGLEV';
     readonly leastRequest: { readonly choiceCount: number; readonly activeRequestBias: number } | null;

@@ -131,6 +131,7 @@ export const ROUTE_FIELDS: Record<string, Schema> = {
   tls_client_key_file: str,
   allow_spdy: bool,
   allow_websockets: bool,
+  allow_encoded_path_characters: bool,
   name: str,
   lb_policy: { type: 'string', enum: ['ROUND_ROBIN', 'LEAST_REQUEST', 'RING_HASH', 'RANDOM', 'MAGLEV'] },
   least_request_lb_config: obj({ choice_count: { type: 'integer', minimum: 2 }, active_request_bias: { type: 'number', minimum: 0 } }),

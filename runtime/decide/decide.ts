@@ -50,16 +50,26 @@ function run(index: PlanIndex, request: DecisionRequest, identity: Identity | nu
   const none = { route: null, policy: null };
   const hostValues = request.headers['host'];
   if (hostValues !== undefined && hostValues.length > 1) return { ...none, canonical: null, decision: { outcome: 'bad_request', status: 400, problem: 'host-duplicate', reasons: ['host-duplicate'] } };
-  const c = canonicalRequest(request.target, hostValues?.[0], request.scheme);
+  let c = canonicalRequest(request.target, hostValues?.[0], request.scheme);
+  let rawForm = false;
+  if (!c.ok && c.problem === 'target-forbidden-escape' && index.rawPathHosts.size > 0) {
+    // S07 opt-in: the raw form may reach a route that takes it; any other route still refuses it.
+    const raw = canonicalRequest(request.target, hostValues?.[0], request.scheme, { keepForbiddenEscapes: true });
+    if (raw.ok && index.rawPathHosts.has(raw.request.host)) {
+      c = raw;
+      rawForm = true;
+    }
+  }
   if (!c.ok) return { ...none, canonical: null, decision: { outcome: 'bad_request', status: 400, problem: c.problem, reasons: [c.problem] } };
   const req = c.request;
   const address = clientAddress(request.peer, request.headers, index.body.settings.server.xffNumTrustedHops);
   if (address === undefined) return { ...none, canonical: req, decision: { outcome: 'bad_request', status: 400, problem: 'client-address-invalid', reasons: ['client-address-invalid'] } };
 
   const endpoint = internalEndpoint(index, req);
+  const r = endpoint ? undefined : matchRoute(index, req);
+  if (rawForm && !r?.route.allowEncodedPathCharacters) return { ...none, canonical: null, decision: { outcome: 'bad_request', status: 400, problem: 'target-forbidden-escape', reasons: ['target-forbidden-escape'] } };
   if (endpoint) return { ...none, canonical: req, decision: { outcome: 'internal', status: 200, endpoint, reasons: ['internal'] } };
 
-  const r = matchRoute(index, req);
   if (!r) return { ...none, canonical: req, decision: { outcome: 'not_found', status: 404, reasons: ['no-route'] } };
 
   let verdict: Verdict;

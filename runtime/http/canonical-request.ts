@@ -45,12 +45,22 @@ export type CanonicalResult = { readonly ok: true; readonly request: CanonicalRe
 
 const DEFAULT_PORT: Readonly<Record<string, number>> = { http: 80, https: 443 };
 
+export interface CanonicalOptions {
+  /**
+   * Keep the escapes step 2 refuses (`%2F`, `%5C`, `%00`, `%3B`, `%3F`, `%23`, control characters)
+   * verbatim, upper-case hex, instead of refusing the target: the raw form that routes with
+   * `allow_encoded_path_characters` match on and forward (SECURITY.md S07 opt-in). Every other step
+   * is unchanged, so an escaped `/` is never a separator.
+   */
+  readonly keepForbiddenEscapes?: boolean;
+}
+
 /**
  * Canonicalizes a request. `target` is the request target as received (origin-form `/p?q`, or
  * absolute-form `http://host/p?q`, whose authority then replaces the Host header as RFC 9112 §3.2.2
  * requires); `hostHeader` the Host header (or HTTP/2 `:authority`); `scheme` how the request came in.
  */
-export function canonicalRequest(target: string, hostHeader: string | undefined, scheme: 'http' | 'https'): CanonicalResult {
+export function canonicalRequest(target: string, hostHeader: string | undefined, scheme: 'http' | 'https', options: CanonicalOptions = {}): CanonicalResult {
   let authority = hostHeader;
   let rest = target;
   // Origin-form (`/…`) is nearly every request; only another first character can be absolute-form.
@@ -79,7 +89,7 @@ export function canonicalRequest(target: string, hostHeader: string | undefined,
 
   let path = rawPath;
   if (!plain) {
-    const decoded = decodePath(rawPath);
+    const decoded = decodePath(rawPath, options.keepForbiddenEscapes === true);
     if (typeof decoded !== 'string') return fail(decoded.problem);
     path = removeDotSegments(mergeSlashes(decoded));
   }
@@ -107,7 +117,7 @@ function isUnreserved(c: number): boolean {
 const FORBIDDEN_IN_PATH = new Set([0x2f, 0x5c, 0x00, 0x3b, 0x3f, 0x23]);
 
 /** Step 2 on a path: decodes unreserved escapes, upper-cases the others, refuses the dangerous ones. */
-function decodePath(raw: string): string | { problem: TargetProblem } {
+function decodePath(raw: string, keepForbidden: boolean): string | { problem: TargetProblem } {
   if (!raw.includes('%')) return raw;
   let out = '';
   for (let i = 0; i < raw.length; i++) {
@@ -119,7 +129,12 @@ function decodePath(raw: string): string | { problem: TargetProblem } {
     const hex = raw.slice(i + 1, i + 3);
     if (!HEX.test(hex)) return { problem: 'target-malformed-escape' };
     const code = parseInt(hex, 16);
-    if (FORBIDDEN_IN_PATH.has(code) || code < 0x20 || code === 0x7f) return { problem: 'target-forbidden-escape' };
+    if (FORBIDDEN_IN_PATH.has(code) || code < 0x20 || code === 0x7f) {
+      if (!keepForbidden) return { problem: 'target-forbidden-escape' };
+      out += `%${hex.toUpperCase()}`;
+      i += 2;
+      continue;
+    }
     out += isUnreserved(code) ? String.fromCharCode(code) : `%${hex.toUpperCase()}`;
     i += 2;
   }

@@ -46,6 +46,8 @@ export interface PlanIndex {
   readonly routes: readonly CompiledRoute[];
   /** Canonical host (`name` or `name:port`) → the HTTP routes answering it, in listed order. */
   readonly hosts: ReadonlyMap<string, readonly CompiledRoute[]>;
+  /** Canonical hosts with at least one route that takes encoded path characters (S07 opt-in). */
+  readonly rawPathHosts: ReadonlySet<string>;
   /** Canonical hosts that are svc's own services. */
   readonly internalHosts: ReadonlyMap<string, 'authenticate' | 'forward_auth'>;
   /** `jwt_claims_headers`: lower-case header name → claim. */
@@ -69,6 +71,8 @@ export function buildIndex(body: PlanBody): PlanIndex {
       list.push(r);
     }
   }
+  const rawPathHosts = new Set<string>();
+  for (const [host, list] of hosts) if (list.some((r) => r.route.allowEncodedPathCharacters)) rawPathHosts.add(host);
   const internalHosts = new Map<string, 'authenticate' | 'forward_auth'>();
   const addInternal = (url: string | null, service: 'authenticate' | 'forward_auth') => {
     if (url === null) return;
@@ -84,6 +88,7 @@ export function buildIndex(body: PlanBody): PlanIndex {
     body,
     routes,
     hosts,
+    rawPathHosts,
     internalHosts,
     claimHeaders,
     claimHeaderNames: new Set(claimHeaders.map(([h]) => h.replaceAll('_', '-'))),

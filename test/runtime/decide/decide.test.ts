@@ -220,3 +220,22 @@ describe('redirect routes', () => {
     expect(d.outcome).toBe('unauthenticated');
   });
 });
+
+describe('S07: encoded separators are refused unless the route opts in', () => {
+  const ix = indexOf([
+    { name: 'raw', from: 'https://a.example.com', prefix: '/files/', to: 'http://store', allow_encoded_path_characters: true, allow_public_unauthenticated_access: true },
+    { name: 'plain', from: 'https://a.example.com', to: 'http://app', allow_public_unauthenticated_access: true },
+    { name: 'other', from: 'https://b.example.com', to: 'http://b', allow_public_unauthenticated_access: true },
+  ]);
+  it('matches and forwards the raw form on an opted-in route', () => {
+    const d = decide(ix, request('https://a.example.com/files/a%2fb/../c%3B?x'), null);
+    expect(d).toMatchObject({ outcome: 'allow', route: { name: 'raw' } });
+    expect(upstream(d).url).toBe('http://store/files/c%3B?x');
+    expect(upstream(decide(ix, request('https://a.example.com/files/dir%2F..%2Fsecret'), null)).url).toBe('http://store/files/dir%2F..%2Fsecret');
+  });
+  it('still refuses the target for a route, endpoint or host without the option', () => {
+    for (const url of ['https://a.example.com/admin%2Fsecret', 'https://a.example.com/.svc/%2F', 'https://b.example.com/files/a%2Fb', 'https://a.example.com/fil%2Fes/x']) {
+      expect(decide(ix, request(url), null), url).toMatchObject({ status: 400, problem: 'target-forbidden-escape' });
+    }
+  });
+});
