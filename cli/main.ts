@@ -4,6 +4,9 @@
  */
 import { Command, CommanderError, Option } from 'commander';
 import { compileCommand } from './compile-command.ts';
+import { diffCommand } from './diff-command.ts';
+import { explainCommand, type ExplainOptions } from './explain-command.ts';
+import { testCommand } from './test-command.ts';
 
 /** Commander reads `-config` as bundled short flags; the spec's flag is single-dash, so rewrite it. */
 function normalizeArgs(argv: readonly string[]): string[] {
@@ -29,6 +32,38 @@ export async function main(argv: readonly string[], io: { out: (s: string) => vo
     .option('--summary', 'print a summary of the plan (routes, services, checksum) instead of the plan')
     .action((opts: { config?: string; check?: boolean; output?: string; format: 'text' | 'json'; summary?: boolean }) => {
       code = compileCommand(opts, io);
+    });
+  program
+    .command('explain')
+    .description('explain what svc decides for one request: route, policy rules and leaves, verdict, upstream or redirect')
+    .argument('[plan]', 'config or plan file (instead of -config)')
+    .addOption(new Option('-c, --config <file>', 'config file (YAML, JSON, TOML or .properties) or plan; also -config'))
+    .requiredOption('--url <url>', 'the request URL: scheme, host and target as the client sends them (not normalized)')
+    .option('-X, --method <method>', 'request method', 'GET')
+    .option('-H, --header <header>', "request header 'Name: value' (repeatable)", (v: string, acc: string[]) => [...acc, v], [] as string[])
+    .option('--identity <json>', 'signed-in user as JSON ({"user","email","groups","claims"}) or @file.json; default anonymous')
+    .option('--peer <addr>', 'TCP peer address', '127.0.0.1')
+    .option('--time <iso>', 'request time (ISO 8601) for date and time criteria; default now')
+    .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'))
+    .action((plan: string | undefined, opts: ExplainOptions) => {
+      code = explainCommand(plan, opts, io);
+    });
+  program
+    .command('test')
+    .description('run policy tests (YAML files of requests and expected decisions) and report rule coverage')
+    .argument('<files...>', 'policy test files')
+    .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'))
+    .action((files: string[], opts: { format: 'text' | 'json' }) => {
+      code = testCommand(files, opts, io);
+    });
+  program
+    .command('diff')
+    .description('compare two plans (config or plan files): access changes, flags, routes and settings')
+    .argument('<old>', 'the old config or plan file')
+    .argument('<new>', 'the new config or plan file')
+    .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'))
+    .action((oldPath: string, newPath: string, opts: { format: 'text' | 'json' }) => {
+      code = diffCommand(oldPath, newPath, opts, io);
     });
   try {
     await program.parseAsync(normalizeArgs(argv), { from: 'user' });

@@ -1,0 +1,26 @@
+/**
+ * The JSON form of a plan diff (`svc diff --format json`), documented in docs/diff.md.
+ */
+import type { PlanDiff } from './types.ts';
+
+/** The version of the JSON shape; bumped on any incompatible change. */
+export const DIFF_FORMAT_VERSION = 1;
+
+/**
+ * Prints a diff as pretty JSON (two-space indent, trailing newline) with a fixed key order:
+ * `formatVersion`, `equal`, `old`, `new`, `access`, `flags`, `routes`, `settings`. Values shown
+ * from the plans have sorted keys (values.ts), so equal diffs print equal bytes.
+ */
+export function renderDiffJson(diff: PlanDiff): string {
+  const doc = {
+    formatVersion: DIFF_FORMAT_VERSION,
+    equal: diff.equal,
+    old: diff.old,
+    new: diff.new,
+    access: diff.access,
+    flags: diff.flags,
+    routes: diff.routes,
+    settings: diff.settings,
+  };
+  return `${JSON.stringify(doc, null, 2)}\n`;
+}
