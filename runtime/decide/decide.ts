@@ -101,7 +101,7 @@ function answer(index: PlanIndex, r: CompiledRoute, verdict: Verdict, reasons: r
   const route = r.ref;
   if (verdict === 'deny') return { outcome: 'deny', status: 403, route, reasons };
   if (verdict === 'unauthenticated') {
-    const browser = request.headers['accept']?.some((v) => v.includes('text/html')) ?? false;
+    const browser = acceptsHtml(request.headers['accept']);
     if (!browser || index.signInOrigin === null) return { outcome: 'unauthenticated', status: 401, route, reasons, location: null };
     // INVARIANT (configured-urls): the sign-in URL comes from configuration; the return URL from the
     // canonical host of a configured route (SECURITY.md S14).
@@ -118,4 +118,16 @@ function answer(index: PlanIndex, r: CompiledRoute, verdict: Verdict, reasons: r
     upstreamSample: request.upstreamSample ?? 0,
   });
   return { outcome: 'allow', status: 200, route, reasons, upstream };
+}
+
+/** Some media range of an `Accept` header is `text/html` (case-insensitive, parameters ignored). */
+function acceptsHtml(accept: readonly string[] | undefined): boolean {
+  if (!accept) return false;
+  for (const value of accept) {
+    for (const range of value.split(',')) {
+      const semi = range.indexOf(';');
+      if ((semi < 0 ? range : range.slice(0, semi)).trim().toLowerCase() === 'text/html') return true;
+    }
+  }
+  return false;
 }

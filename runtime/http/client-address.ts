@@ -1,7 +1,7 @@
 /**
  * The client address (docs/decisions.md §5). With 0 trusted hops it is the TCP peer; with N it is
- * the N-th entry from the right of `X-Forwarded-For`. A list too short or an entry that is not an
- * IP address gives `undefined`, which the caller answers with 400: an unparsable address must never
+ * the N-th entry from the right of `X-Forwarded-For`. A list too short or one of the last N entries
+ * that is not an IP address gives `undefined`, which the caller answers with 400: an unparsable address must never
  * mean "no address, so no restriction" (SECURITY.md S15).
  */
 import { isIP } from 'node:net';
@@ -29,8 +29,9 @@ export function clientAddress(peer: string, headers: RequestHeaders, trustedHops
   if (trustedHops === 0) return isAddress(peer) ? plainAddress(peer) : undefined;
   const list = forwardedFor(headers);
   if (list.length < trustedHops) return undefined;
-  const entry = list[list.length - trustedHops]!;
-  return isAddress(entry) ? plainAddress(entry) : undefined;
+  // Every trusted entry is forwarded upstream, so every one must be an address, not only the client's.
+  for (let i = list.length - trustedHops; i < list.length; i++) if (!isAddress(list[i]!)) return undefined;
+  return plainAddress(list[list.length - trustedHops]!);
 }
 
 /** An IPv4 or IPv6 address without a zone id (zones never reach policies). */

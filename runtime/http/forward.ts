@@ -58,7 +58,14 @@ function hostWithPort(host: string, port: number, scheme: string): string {
   return port === DEFAULT_PORT[scheme] ? host : `${host}:${port}`;
 }
 
-const VALID_HOST = /^(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*|\[[0-9a-f:.]+\])(?::[0-9]{1,5})?$/i;
+const VALID_HOST = /^(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*|\[[0-9a-f:.]+\])(?::([0-9]{1,5}))?$/i;
+
+/** A host header value taken from a request header: a host name or IPv6 literal, a port 1–65535. */
+function isValidHost(value: string): boolean {
+  const m = VALID_HOST.exec(value);
+  if (!m) return false;
+  return m[1] === undefined || (Number(m[1]) >= 1 && Number(m[1]) <= 65535);
+}
 
 function hostHeader(r: CompiledRoute, input: ForwardInput, upstreamHost: string): string {
   const rule = r.route.host;
@@ -71,7 +78,7 @@ function hostHeader(r: CompiledRoute, input: ForwardInput, upstreamHost: string)
       return rule.host;
     case 'header': {
       const values = input.headers[rule.header.toLowerCase()];
-      return values?.length === 1 && VALID_HOST.test(values[0]!) ? values[0]! : upstreamHost;
+      return values?.length === 1 && isValidHost(values[0]!) ? values[0]! : upstreamHost;
     }
     case 'path_regex':
       return r.hostFromPath?.(input.request.path) ?? upstreamHost;
@@ -91,13 +98,15 @@ function requestHeaders(index: PlanIndex, r: CompiledRoute, input: ForwardInput)
   for (const name in input.headers) {
     const values = input.headers[name];
     if (!values || values.length === 0) continue;
-    if (HOP_BY_HOP.has(name) || listed?.has(name)) continue;
+    if (HOP_BY_HOP.has(name)) continue;
     const key = nameKey(name);
     if (key.startsWith('x-svc-') || key.startsWith('x-envoy-') || index.claimHeaderNames.has(key)) continue;
     if (key.startsWith('x-forwarded-') || FORWARDED.has(key)) {
-      // With trusted hops, `x-forwarded-for` is rebuilt below from its trusted tail.
-      if (hops === 0 || key === 'x-forwarded-for') continue;
-    }
+      // The forwarded family is decided here alone: never by `Connection` (a client listing
+      // `X-Forwarded-Proto` there must not remove a trusted one), never in an `_` spelling, and
+      // `x-forwarded-for` is rebuilt below from its trusted tail.
+      if (hops === 0 || key === 'x-forwarded-for' || key !== name) continue;
+    } else if (listed?.has(name)) continue;
     out[name] = values.length === 1 ? values[0]! : values.join(name === 'cookie' ? '; ' : ', ');
   }
 

@@ -1,7 +1,8 @@
 /**
  * Regex substitutions of the route options `regex_rewrite_*` and `host_path_regex_rewrite_*`
  * (docs/decisions.md §6): every match of an RE2 pattern is replaced; in the substitution `\1`…`\9`
- * insert capture groups (empty when the group did not take part) and `\\` is one backslash, as the
+ * insert capture groups (empty when the group did not take part or does not exist; `\0` is the whole
+ * match) and `\\` is one backslash, as the
  * data plane's regex rewrites read them.
  */
 import { RE2JS } from 're2js';
@@ -12,7 +13,10 @@ export type Substitution = (input: string) => string | null;
 /** Compiles a pattern/substitution pair once per plan. */
 export function compileSubstitution(pattern: string, substitution: string): Substitution {
   const re = RE2JS.compile(pattern);
-  const parts = parseSubstitution(substitution);
+  const groups = re.groupCount();
+  // A group the pattern does not have inserts nothing (replaceAll's callback would otherwise hand
+  // over its offset and input arguments in those positions).
+  const parts = parseSubstitution(substitution).map((p) => (typeof p === 'number' && p > groups ? '' : p));
   return (input) => {
     if (!re.test(input)) return null;
     return re.matcher(input).replaceAll((...args: unknown[]) => {

@@ -1,0 +1,238 @@
+/**
+ * Reference evaluation of the policy IR (docs/policy.md, rule book §4): a direct recursive
+ * three-valued walk over the tree, no compilation, no short-circuit (every leaf is evaluated so
+ * every leaf has its reason).
+ */
+import type { Criterion, Expr, PolicyIR } from '../../compiler/policy/ir.ts';
+import type { Identity, Verdict } from '../../runtime/decide/types.ts';
+import { cidrContains, type IpAddress } from './ip.ts';
+
+/** Three-valued truth: `unknown` is a session criterion seen by an anonymous request. */
+export type Truth = 'true' | 'false' | 'unknown';
+
+/** What a policy may look at besides the identity. */
+export interface PolicyRequest {
+  readonly method: string;
+  /** The canonical path (never the query). */
+  readonly path: string;
+  readonly headers: Readonly<Record<string, readonly string[] | undefined>>;
+  /** The client address (rule book §5). */
+  readonly clientIp: IpAddress;
+  readonly nowMs: number;
+  readonly clientCertificate?: { readonly fingerprint: string; readonly valid: boolean };
+}
+
+/** The verdict of a policy and the reasons of the rules that decided it. */
+export interface PolicyResult {
+  readonly verdict: Verdict;
+  readonly reasons: readonly string[];
+}
+
+interface Evaluated {
+  readonly truth: Truth;
+  /** Leaf reasons, depth first in written order (repeats kept; removed when the decision is built). */
+  readonly reasons: readonly string[];
+}
+
+/**
+ * Evaluates a policy: every rule is evaluated; a true deny → deny; else an unknown deny →
+ * unauthenticated; else a true allow → allow; else an unknown allow → unauthenticated; else deny.
+ * The reasons are those of every rule in the deciding group, without repeats.
+ */
+export function evaluatePolicy(policy: PolicyIR, request: PolicyRequest, identity: Identity | null): PolicyResult {
+  const rules = policy.rules.map((rule) => ({ action: rule.action, ...evaluate(rule.when, request, identity) }));
+  const pick = (action: 'allow' | 'deny', truth: Truth) => rules.filter((r) => r.action === action && r.truth === truth);
+  const groups: [readonly { reasons: readonly string[] }[], Verdict][] = [
+    [pick('deny', 'true'), 'deny'],
+    [pick('deny', 'unknown'), 'unauthenticated'],
+    [pick('allow', 'true'), 'allow'],
+    [pick('allow', 'unknown'), 'unauthenticated'],
+  ];
+  for (const [deciding, verdict] of groups) {
+    if (deciding.length > 0) return { verdict, reasons: unique(deciding.flatMap((r) => r.reasons)) };
+  }
+  const allows = rules.filter((r) => r.action === 'allow');
+  if (allows.length === 0) return { verdict: 'deny', reasons: ['no-matching-rule'] };
+  return { verdict: 'deny', reasons: unique(allows.flatMap((r) => r.reasons)) };
+}
+
+function unique(xs: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const x of xs) if (!out.includes(x)) out.push(x);
+  return out;
+}
+
+/** Kleene three-valued logic over the tree. */
+function evaluate(e: Expr, request: PolicyRequest, identity: Identity | null): Evaluated {
+  switch (e.op) {
+    case 'and': {
+      const parts = e.args.map((a) => evaluate(a, request, identity));
+      const truth: Truth = parts.some((p) => p.truth === 'false') ? 'false' : parts.some((p) => p.truth === 'unknown') ? 'unknown' : 'true';
+      return { truth, reasons: parts.flatMap((p) => p.reasons) };
+    }
+    case 'or': {
+      const parts = e.args.map((a) => evaluate(a, request, identity));
+      const truth: Truth = parts.some((p) => p.truth === 'true') ? 'true' : parts.some((p) => p.truth === 'unknown') ? 'unknown' : 'false';
+      return { truth, reasons: parts.flatMap((p) => p.reasons) };
+    }
+    case 'not': {
+      const inner = evaluate(e.arg, request, identity);
+      const truth: Truth = inner.truth === 'unknown' ? 'unknown' : inner.truth === 'true' ? 'false' : 'true';
+      return { truth, reasons: inner.reasons };
+    }
+    case 'criterion': {
+      const truth = criterion(e, request, identity);
+      const name = e.name.replaceAll('_', '-');
+      const reason = truth === 'true' ? `${name}-ok` : truth === 'false' ? `${name}-unauthorized` : 'user-unauthenticated';
+      return { truth, reasons: [reason] };
+    }
+  }
+}
+
+const of = (b: boolean): Truth => (b ? 'true' : 'false');
+
+/** One criterion leaf. Session criteria are unknown without an identity. */
+function criterion(c: Criterion, request: PolicyRequest, identity: Identity | null): Truth {
+  switch (c.name) {
+    case 'accept':
+      return 'true';
+    case 'reject':
+      return 'false';
+    case 'authenticated_user':
+      return identity === null ? 'unknown' : 'true';
+    case 'user':
+    case 'email':
+    case 'domain': {
+      if (identity === null) return 'unknown';
+      const email = identity.email ?? '';
+      const value = c.name === 'user' ? identity.user : c.name === 'email' ? email : domainOf(email);
+      return of(stringMatch(c.match, [value]));
+    }
+    case 'groups':
+      return identity === null ? 'unknown' : of(stringMatch(c.match, identity.groups));
+    case 'claim':
+      return identity === null ? 'unknown' : of(stringMatch(c.match, claimValues(identity.claims, c.claim)));
+    case 'device': {
+      if (identity === null) return 'unknown';
+      const d = identity.device;
+      if (d === undefined) return 'false';
+      const m = c.match;
+      return of(m.op === 'approved' ? d.approved : m.op === 'is' ? d.id === m.value : d.type === m.value);
+    }
+    case 'http_method':
+      return of(stringMatch(c.match, [request.method]));
+    case 'http_path':
+      return of(stringMatch(c.match, [request.path]));
+    case 'cors_preflight':
+      return of(request.method === 'OPTIONS' && hasHeader(request, 'origin') && hasHeader(request, 'access-control-request-method'));
+    case 'client_certificate': {
+      const cert = request.clientCertificate;
+      if (cert === undefined || !cert.valid) return 'false';
+      const m = c.match;
+      return of(m.op === 'is' ? cert.fingerprint === m.value : m.values.includes(cert.fingerprint));
+    }
+    case 'invalid_client_certificate':
+      return of(request.clientCertificate !== undefined && !request.clientCertificate.valid);
+    case 'source_ip': {
+      const m = c.match;
+      if (m.op === 'is') return of(cidrContains(m.value, request.clientIp));
+      const inAny = m.values.some((b) => cidrContains(b, request.clientIp));
+      return of(m.op === 'in' ? inAny : !inAny);
+    }
+    case 'date': {
+      const after = c.match.after === undefined || Date.parse(c.match.after) < request.nowMs;
+      const before = c.match.before === undefined || request.nowMs < Date.parse(c.match.before);
+      return of(after && before);
+    }
+    case 'time_of_day': {
+      const now = localMinutes(request.nowMs, c.match.timezone ?? 'UTC');
+      const after = c.match.after === undefined ? undefined : hhmmMinutes(c.match.after);
+      const before = c.match.before === undefined ? undefined : hhmmMinutes(c.match.before);
+      if (after !== undefined && before !== undefined && after > before) return of(now >= after || now < before); // wraps midnight
+      return of((after === undefined || now >= after) && (before === undefined || now < before));
+    }
+    case 'day_of_week': {
+      const day = localDay(request.nowMs, c.match.timezone ?? 'UTC');
+      const m = c.match;
+      if (m.op === 'is') return of(day === m.value);
+      const inList = (m.values as readonly string[]).includes(day);
+      return of(m.op === 'in' ? inList : !inList);
+    }
+  }
+}
+
+function hasHeader(request: PolicyRequest, name: string): boolean {
+  const v = request.headers[name];
+  return v !== undefined && v.length > 0;
+}
+
+/** The part of an email after its last `@`; `""` when there is none. */
+export function domainOf(email: string): string {
+  const at = email.lastIndexOf('@');
+  return at < 0 ? '' : email.slice(at + 1);
+}
+
+/**
+ * String matchers over the values of a criterion (one value for single-string criteria): a matcher
+ * holds when some value satisfies it; `not_in` is exactly `not in` (so it holds for no values).
+ */
+function stringMatch(m: Extract<Criterion, { name: 'groups' }>['match'], values: readonly string[]): boolean {
+  switch (m.op) {
+    case 'is':
+    case 'has':
+      return values.some((v) => v === m.value);
+    case 'starts_with':
+      return values.some((v) => v.startsWith(m.value));
+    case 'ends_with':
+      return values.some((v) => v.endsWith(m.value));
+    case 'contains':
+      return values.some((v) => v.includes(m.value));
+    case 'in':
+      return values.some((v) => m.values.includes(v));
+    case 'not_in':
+      return !values.some((v) => m.values.includes(v));
+  }
+}
+
+/**
+ * The values of claim `name`: `claims[name]` when that key is present, else the value found by
+ * walking the dotted name through nested objects. A list gives its string/number/boolean items as
+ * strings, a scalar one string, anything else (object, null, missing) no value. Only own properties
+ * count: `claim/constructor` must not find `Object.prototype.constructor`.
+ */
+export function claimValues(claims: Readonly<Record<string, unknown>>, name: string): string[] {
+  let value: unknown;
+  if (Object.hasOwn(claims, name)) value = claims[name];
+  else {
+    let at: unknown = claims;
+    for (const segment of name.split('.')) {
+      if (at === null || typeof at !== 'object' || Array.isArray(at) || !Object.hasOwn(at, segment)) {
+        at = undefined;
+        break;
+      }
+      at = (at as Record<string, unknown>)[segment];
+    }
+    value = at;
+  }
+  const scalar = (v: unknown): string | undefined => (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? String(v) : undefined);
+  if (Array.isArray(value)) return value.map(scalar).filter((v): v is string => v !== undefined);
+  const one = scalar(value);
+  return one === undefined ? [] : [one];
+}
+
+function hhmmMinutes(hhmm: string): number {
+  const [h, m] = hhmm.split(':');
+  return Number(h) * 60 + Number(m);
+}
+
+/** Minutes since local midnight in `timeZone` (seconds do not matter: bounds are whole minutes). */
+function localMinutes(ms: number, timeZone: string): number {
+  const parts = new Intl.DateTimeFormat('en-US', { timeZone, hour: 'numeric', minute: 'numeric', hourCycle: 'h23' }).formatToParts(ms);
+  const get = (type: string) => Number(parts.find((p) => p.type === type)?.value);
+  return get('hour') * 60 + get('minute');
+}
+
+/** The local day in `timeZone`, `mon`…`sun`. */
+function localDay(ms: number, timeZone: string): string {
+  return new Intl.DateTimeFormat('en-US', { timeZone, weekday: 'short' }).format(ms).toLowerCase();
+}
