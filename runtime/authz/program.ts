@@ -120,7 +120,7 @@ export function compilePolicy(policy: PolicyIR): PolicyProgram {
       v = 'deny';
       decided = traces.filter((t) => t.action === 'allow');
     }
-    const reasons = [...new Set(decided.flatMap((t) => t.leaves.map((l) => l.reason)))];
+    const reasons = [...new Set(decided.flatMap((t) => why(rules[traces.indexOf(t)]!.node, values, leaves)))];
     return { verdict: v, reasons: reasons.length ? reasons : ['no-matching-rule'], rules: traces };
   };
 
@@ -184,6 +184,26 @@ function evaluateWith(n: Node, values: readonly Tri[]): Tri {
     case 'or': {
       const vs = n.args.map((a) => evaluateWith(a, values));
       return vs.includes(T) ? T : vs.includes(U) ? U : F;
+    }
+  }
+}
+
+/**
+ * The reasons of the leaves that decide a node's value (docs/decisions.md §4): all parts of a true
+ * `and` or a false `or`; otherwise only the parts with the node's own value (a false `and` is false
+ * because of its false parts, a true `or` true because of its true parts, unknown because of the
+ * unknown ones). Depth first, written order.
+ */
+function why(n: Node, values: readonly Tri[], leaves: readonly { criterion: Criterion }[]): string[] {
+  switch (n.kind) {
+    case 'leaf':
+      return [reasonOf(leaves[n.index]!.criterion, values[n.index]!)];
+    case 'not':
+      return why(n.arg, values, leaves);
+    default: {
+      const v = evaluateWith(n, values);
+      const all = (n.kind === 'and' && v === T) || (n.kind === 'or' && v === F);
+      return n.args.filter((a) => all || evaluateWith(a, values) === v).flatMap((a) => why(a, values, leaves));
     }
   }
 }

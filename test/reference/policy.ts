@@ -30,7 +30,11 @@ export interface PolicyResult {
 
 interface Evaluated {
   readonly truth: Truth;
-  /** Leaf reasons, depth first in written order (repeats kept; removed when the decision is built). */
+  /**
+   * The reasons of the leaves that decide this value, depth first in written order (repeats kept;
+   * removed when the decision is built): every part of a true `and` or a false `or`, else only the
+   * parts with the node's own value.
+   */
   readonly reasons: readonly string[];
 }
 
@@ -68,12 +72,14 @@ function evaluate(e: Expr, request: PolicyRequest, identity: Identity | null): E
     case 'and': {
       const parts = e.args.map((a) => evaluate(a, request, identity));
       const truth: Truth = parts.some((p) => p.truth === 'false') ? 'false' : parts.some((p) => p.truth === 'unknown') ? 'unknown' : 'true';
-      return { truth, reasons: parts.flatMap((p) => p.reasons) };
+      // Why: a false `and` because of its false parts, an unknown one because of its unknown parts.
+      return { truth, reasons: parts.filter((p) => truth === 'true' || p.truth === truth).flatMap((p) => p.reasons) };
     }
     case 'or': {
       const parts = e.args.map((a) => evaluate(a, request, identity));
       const truth: Truth = parts.some((p) => p.truth === 'true') ? 'true' : parts.some((p) => p.truth === 'unknown') ? 'unknown' : 'false';
-      return { truth, reasons: parts.flatMap((p) => p.reasons) };
+      // Why: a true `or` because of its true parts, an unknown one because of its unknown parts.
+      return { truth, reasons: parts.filter((p) => truth === 'false' || p.truth === truth).flatMap((p) => p.reasons) };
     }
     case 'not': {
       const inner = evaluate(e.arg, request, identity);

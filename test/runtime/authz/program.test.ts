@@ -43,7 +43,7 @@ describe('verdicts', () => {
 
   it('Kleene logic: true or unknown is true; false and unknown is false', () => {
     expect(decideWith('allow if accept or groups has "x"', input(null)).verdict).toBe('allow');
-    expect(decideWith('allow if reject and groups has "x"', input(null))).toMatchObject({ verdict: 'deny', reasons: ['reject-unauthorized', 'user-unauthenticated'] });
+    expect(decideWith('allow if reject and groups has "x"', input(null))).toMatchObject({ verdict: 'deny', reasons: ['reject-unauthorized'] });
   });
 
   it('a true deny rule decides before an unknown one', () => {
