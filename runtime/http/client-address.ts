@@ -11,6 +11,7 @@ const MAPPED_V4 = /^::ffff:(\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})$/i;
 
 /** An IP address in the form policies compare: an IPv4-mapped IPv6 address becomes IPv4. */
 export function plainAddress(address: string): string {
+  if (address.charCodeAt(0) !== 0x3a) return address; // only `::ffff:…` can be mapped
   const m = MAPPED_V4.exec(address);
   return m ? m[1]! : address;
 }

@@ -85,6 +85,39 @@ function hostHeader(r: CompiledRoute, input: ForwardInput, upstreamHost: string)
   }
 }
 
+const COPY = 0;
+const DROP = 1;
+const FORWARDED_KEPT = 2;
+type HeaderKind = typeof COPY | typeof DROP | typeof FORWARDED_KEPT;
+
+/**
+ * What happens to a client header by its (lower-case) name alone: hop-by-hop headers, the reserved
+ * namespaces `x-svc-*` and `x-envoy-*` in any `_` spelling, `_` spellings of the forwarded family and
+ * `x-forwarded-for` (rebuilt from its trusted tail) are dropped; the rest of the forwarded family
+ * is kept only with trusted hops. Configured claim-header names are checked apart (they depend on
+ * the plan).
+ */
+function classifyHeader(name: string): HeaderKind {
+  if (HOP_BY_HOP.has(name)) return DROP;
+  const key = nameKey(name);
+  if (key.startsWith('x-svc-') || key.startsWith('x-envoy-')) return DROP;
+  if (key.startsWith('x-forwarded-') || FORWARDED.has(key)) return key === 'x-forwarded-for' || key !== name ? DROP : FORWARDED_KEPT;
+  return COPY;
+}
+
+/** Header names repeat from request to request: memoize their kind (bounded, per process). */
+const KINDS = new Map<string, HeaderKind>();
+
+function headerKind(name: string): HeaderKind {
+  let k = KINDS.get(name);
+  if (k === undefined) {
+    k = classifyHeader(name);
+    if (KINDS.size >= 2048) KINDS.clear();
+    KINDS.set(name, k);
+  }
+  return k;
+}
+
 /** The namespace key of a header name: lower-case with `_` read as `-`. */
 function nameKey(name: string): string {
   return name.includes('_') ? name.replaceAll('_', '-') : name;
@@ -95,18 +128,18 @@ function requestHeaders(index: PlanIndex, r: CompiledRoute, input: ForwardInput)
   const out: Record<string, string> = {};
   const connection = input.headers['connection'];
   const listed = connection ? new Set(connection.flatMap((v) => v.split(',').map((t) => t.trim().toLowerCase()))) : undefined;
+  const claimNames = index.claimHeaderNames;
   for (const name in input.headers) {
     const values = input.headers[name];
     if (!values || values.length === 0) continue;
-    if (HOP_BY_HOP.has(name)) continue;
-    const key = nameKey(name);
-    if (key.startsWith('x-svc-') || key.startsWith('x-envoy-') || index.claimHeaderNames.has(key)) continue;
-    if (key.startsWith('x-forwarded-') || FORWARDED.has(key)) {
-      // The forwarded family is decided here alone: never by `Connection` (a client listing
-      // `X-Forwarded-Proto` there must not remove a trusted one), never in an `_` spelling, and
-      // `x-forwarded-for` is rebuilt below from its trusted tail.
-      if (hops === 0 || key === 'x-forwarded-for' || key !== name) continue;
+    const kind = headerKind(name);
+    if (kind === DROP) continue;
+    if (kind === FORWARDED_KEPT) {
+      // The forwarded family is decided here alone: kept only with trusted hops, and never removed
+      // through `Connection` (a client listing `X-Forwarded-Proto` there must not drop a trusted one).
+      if (hops === 0) continue;
     } else if (listed?.has(name)) continue;
+    if (claimNames.size > 0 && claimNames.has(nameKey(name))) continue;
     out[name] = values.length === 1 ? values[0]! : values.join(name === 'cookie' ? '; ' : ', ');
   }
 

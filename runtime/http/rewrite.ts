@@ -48,8 +48,48 @@ function parseSubstitution(s: string): (string | number)[] {
   return parts;
 }
 
-/** Tells whether `path` matches an RE2 source as a whole (implicitly anchored; docs/decisions.md §3). */
+/**
+ * Tells whether `path` matches an RE2 source as a whole (implicitly anchored; docs/decisions.md §3).
+ * A path that does not start with the pattern's literal prefix cannot match, so it is refused
+ * without running the regex engine (most requests on a host with regex routes).
+ */
 export function compileWholeMatch(source: string): (path: string) => boolean {
   const re = RE2JS.compile(source);
-  return (path) => re.matches(path);
+  const prefix = literalPrefix(source);
+  if (prefix === '') return (path) => re.matches(path);
+  return (path) => path.startsWith(prefix) && re.matches(path);
+}
+
+const LITERAL = /[A-Za-z0-9/_~%,:=@&!;'" -]/;
+const ESCAPED_LITERAL = /[./\-_~%,:=@&!;'" #]/;
+
+/**
+ * The literal text every whole match must start with, or `''` when unsure. Conservative: stops at
+ * the first metacharacter; gives `''` for any alternation or flag group; drops a character a
+ * quantifier applies to.
+ */
+export function literalPrefix(source: string): string {
+  if (source.includes('|') || source.startsWith('(?')) return '';
+  let i = source.startsWith('^') ? 1 : 0;
+  let out = '';
+  for (;;) {
+    const c = source[i];
+    if (c === undefined) break;
+    let lit: string;
+    let width: number;
+    if (c === '\\') {
+      const n = source[i + 1];
+      if (n === undefined || !ESCAPED_LITERAL.test(n)) break;
+      lit = n;
+      width = 2;
+    } else if (LITERAL.test(c)) {
+      lit = c;
+      width = 1;
+    } else break;
+    const next = source[i + width];
+    if (next === '*' || next === '?' || next === '+' || next === '{') break;
+    out += lit;
+    i += width;
+  }
+  return out;
 }

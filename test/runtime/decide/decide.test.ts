@@ -239,3 +239,16 @@ describe('S07: encoded separators are refused unless the route opts in', () => {
     }
   });
 });
+
+describe('regex literal prefixes (a precheck, never a change of meaning)', () => {
+  it('extracts only text every whole match must start with', async () => {
+    const { literalPrefix } = await import('../../../runtime/http/rewrite.ts');
+    expect(literalPrefix('/items/[0-9]+')).toBe('/items/');
+    expect(literalPrefix('^/a\\.b/c')).toBe('/a.b/c');
+    expect(literalPrefix('/ab*')).toBe('/a');
+    expect(literalPrefix('/a|/b')).toBe('');
+    expect(literalPrefix('(?i)/admin')).toBe('');
+    expect(literalPrefix('/x{2}')).toBe('/');
+    expect(literalPrefix('.*')).toBe('');
+  });
+});
