@@ -13,8 +13,12 @@ import type { Decision, DecisionRequest, Identity } from '../runtime/decide/type
 /** What the decision core's `explainDecision` returns for one request. */
 export type Explained = DecisionExplanation;
 
-/** The outcomes `svc explain` reports; the core's `internal` (svc's own endpoints) is shown as `allow`. */
-export type ExplainOutcome = 'allow' | 'deny' | 'unauthenticated' | 'redirect' | 'not_found' | 'bad_request';
+/**
+ * The outcomes `svc explain` reports; the core's `internal` (svc's own endpoints) is shown as
+ * `allow`. `unavailable` (503, no healthy upstream) comes only from a running proxy's load balancer,
+ * never from `svc explain`.
+ */
+export type ExplainOutcome = 'allow' | 'deny' | 'unauthenticated' | 'redirect' | 'not_found' | 'bad_request' | 'unavailable';
 
 /** `svc explain --format json`: exactly this shape, every field always present. */
 export interface ExplainJson {
@@ -71,6 +75,9 @@ export function explainJson(x: Explained): ExplainJson {
     case 'not_found':
     case 'bad_request':
       return shape(d.outcome, null, null);
+    case 'unavailable':
+      // Only a running proxy's load balancer gives this (no healthy upstream); explain has none.
+      return shape('unavailable', null, null);
   }
 }
 

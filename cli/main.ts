@@ -6,6 +6,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { compileCommand } from './compile-command.ts';
 import { diffCommand } from './diff-command.ts';
 import { explainCommand, type ExplainOptions } from './explain-command.ts';
+import { runCommand } from './run-command.ts';
 import { testCommand } from './test-command.ts';
 
 /** Commander reads `-config` as bundled short flags; the spec's flag is single-dash, so rewrite it. */
@@ -64,6 +65,16 @@ export async function main(argv: readonly string[], io: { out: (s: string) => vo
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'))
     .action((oldPath: string, newPath: string, opts: { format: 'text' | 'json' }) => {
       code = diffCommand(oldPath, newPath, opts, io);
+    });
+  program
+    .command('run')
+    .description('serve a plan (or compile -config FILE and serve it), reloading on change')
+    .argument('[plan]', 'plan file (instead of -config)')
+    .addOption(new Option('-c, --config <file>', 'config file to compile and watch; also -config'))
+    .option('--listen <host:port>', "listen here instead of the plan's address")
+    .addOption(new Option('--expose-checksum', 'test mode: name the plan checksum in every response').hideHelp())
+    .action(async (plan: string | undefined, opts: { config?: string; listen?: string; exposeChecksum?: boolean }) => {
+      code = await runCommand(plan, opts, io);
     });
   try {
     await program.parseAsync(normalizeArgs(argv), { from: 'user' });

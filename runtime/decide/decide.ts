@@ -11,7 +11,7 @@ import type { Route } from '../../compiler/plan/types.ts';
 import type { PolicyExplanation, PolicyInput } from '../authz/program.ts';
 import { canonicalRequest, type CanonicalRequest } from '../http/canonical-request.ts';
 import { clientAddress } from '../http/client-address.ts';
-import { upstreamRequest } from '../http/forward.ts';
+import { upstreamBySample, upstreamRequest } from '../http/forward.ts';
 import { redirectLocation } from '../http/redirect.ts';
 import { internalEndpoint, matchRoute } from '../http/route.ts';
 import type { CompiledRoute, PlanIndex } from '../plan/index.ts';
@@ -23,11 +23,17 @@ export interface DecideOptions {
    * an allowed request are only for explanations, and computing them evaluates every leaf.
    */
   readonly reasons?: boolean;
+  /**
+   * The load balancer (issue 4): picks the upstream of an allowed forward request (an index into
+   * the route's `to` list), or `undefined` when none is healthy (→ 503 `no-healthy-upstream`).
+   * Without it the request's `upstreamSample` picks by weight.
+   */
+  readonly pickUpstream?: (route: CompiledRoute) => number | undefined;
 }
 
 /** Decides one request. Never throws for any request (fail closed: a policy error is a deny). */
 export function decide(index: PlanIndex, request: DecisionRequest, identity: Identity | null, options: DecideOptions = {}): Decision {
-  return run(index, request, identity, options.reasons !== false).decision;
+  return run(index, request, identity, options.reasons !== false, false, options.pickUpstream).decision;
 }
 
 /** A decision with what led to it, for `svc explain` and `svc test`. */
@@ -46,7 +52,7 @@ export function explainDecision(index: PlanIndex, request: DecisionRequest, iden
   return run(index, request, identity, true, true);
 }
 
-function run(index: PlanIndex, request: DecisionRequest, identity: Identity | null, wantReasons: boolean, wantTrace = false): DecisionExplanation {
+function run(index: PlanIndex, request: DecisionRequest, identity: Identity | null, wantReasons: boolean, wantTrace = false, pick?: DecideOptions['pickUpstream']): DecisionExplanation {
   const none = { route: null, policy: null };
   const hostValues = request.headers['host'];
   if (hostValues !== undefined && hostValues.length > 1) return { ...none, canonical: null, decision: { outcome: 'bad_request', status: 400, problem: 'host-duplicate', reasons: ['host-duplicate'] } };
@@ -94,10 +100,10 @@ function run(index: PlanIndex, request: DecisionRequest, identity: Identity | nu
       reasons = trace.reasons;
     }
   }
-  return { route: r.route, policy: trace, canonical: req, decision: answer(index, r, verdict, reasons, req, request, identity) };
+  return { route: r.route, policy: trace, canonical: req, decision: answer(index, r, verdict, reasons, req, request, identity, pick) };
 }
 
-function answer(index: PlanIndex, r: CompiledRoute, verdict: Verdict, reasons: readonly string[], req: CanonicalRequest, request: DecisionRequest, identity: Identity | null): Decision {
+function answer(index: PlanIndex, r: CompiledRoute, verdict: Verdict, reasons: readonly string[], req: CanonicalRequest, request: DecisionRequest, identity: Identity | null, pick: DecideOptions['pickUpstream']): Decision {
   const route = r.ref;
   if (verdict === 'deny') return { outcome: 'deny', status: 403, route, reasons };
   if (verdict === 'unauthenticated') {
@@ -109,13 +115,15 @@ function answer(index: PlanIndex, r: CompiledRoute, verdict: Verdict, reasons: r
     return { outcome: 'unauthenticated', status: 302, route, reasons, location: `${index.signInOrigin}/.svc/sign_in?svc_redirect_uri=${encodeURIComponent(back)}` };
   }
   if (r.route.action.kind === 'redirect') return { outcome: 'redirect', status: r.route.action.redirect.responseCode, route, reasons, location: redirectLocation(r, req) };
+  const upstreamIndex = pick ? pick(r) : upstreamBySample(r, request.upstreamSample ?? 0);
+  if (upstreamIndex === undefined) return { outcome: 'unavailable', status: 503, route, reasons: ['no-healthy-upstream'] };
   const upstream = upstreamRequest(index, r, {
     request: req,
     scheme: request.scheme,
     headers: request.headers,
     peer: request.peer,
     identity,
-    upstreamSample: request.upstreamSample ?? 0,
+    upstreamIndex,
   });
   return { outcome: 'allow', status: 200, route, reasons, upstream };
 }

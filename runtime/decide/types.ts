@@ -75,6 +75,8 @@ export type Decision =
   | { readonly outcome: 'allow'; readonly status: 200; readonly route: RouteRef; readonly reasons: readonly string[]; readonly upstream: UpstreamRequest }
   | { readonly outcome: 'redirect'; readonly status: number; readonly route: RouteRef; readonly reasons: readonly string[]; readonly location: string }
   | { readonly outcome: 'deny'; readonly status: 403; readonly route: RouteRef; readonly reasons: readonly string[] }
+  /** A forward route whose upstreams are all unhealthy (only with a load balancer; see `DecideOptions`). */
+  | { readonly outcome: 'unavailable'; readonly status: 503; readonly route: RouteRef; readonly reasons: readonly string[] }
   /** 302 to sign in for a browser (`location` set), 401 for an API client (`location` null). */
   | { readonly outcome: 'unauthenticated'; readonly status: 302 | 401; readonly route: RouteRef; readonly reasons: readonly string[]; readonly location: string | null };
 

@@ -8,7 +8,6 @@
  * INVARIANT (trust-boundary): `X-Forwarded-*` from the client is kept only per
  * `xff_num_trusted_hops` (default 0: dropped) (SECURITY.md S13, S14).
  */
-import type { Upstream } from '../../compiler/plan/types.ts';
 import { claimValues } from '../authz/criteria.ts';
 import type { Identity, RequestHeaders, UpstreamRequest } from '../decide/types.ts';
 import type { CompiledRoute, PlanIndex } from '../plan/index.ts';
@@ -25,13 +24,15 @@ export interface ForwardInput {
   readonly headers: RequestHeaders;
   readonly peer: string;
   readonly identity: Identity | null;
-  readonly upstreamSample: number;
+  /** Which of the route's upstreams (index into its `to` list). */
+  readonly upstreamIndex: number;
 }
 
 /** Builds the upstream request for a forward route. */
 export function upstreamRequest(index: PlanIndex, r: CompiledRoute, input: ForwardInput): UpstreamRequest {
   if (r.route.action.kind !== 'forward') throw new Error('upstreamRequest: not a forward route');
-  const upstream = chooseUpstream(r.route.action.upstreams, r.cumulativeWeights, input.upstreamSample);
+  const upstream = r.route.action.upstreams[input.upstreamIndex];
+  if (!upstream) throw new Error(`upstreamRequest: no upstream ${input.upstreamIndex}`);
   const req = input.request;
 
   let path = r.rewritePath ? r.rewritePath(req.path) : req.path;
@@ -47,11 +48,12 @@ export function upstreamRequest(index: PlanIndex, r: CompiledRoute, input: Forwa
   return { url, host, headers, assertion: r.route.passIdentityHeaders && input.identity !== null };
 }
 
-function chooseUpstream(upstreams: readonly Upstream[], cumulative: readonly number[], sample: number): Upstream {
-  const total = cumulative[cumulative.length - 1] ?? 0;
-  const target = sample * total;
-  for (let i = 0; i < upstreams.length; i++) if (target < cumulative[i]!) return upstreams[i]!;
-  return upstreams[upstreams.length - 1]!;
+/** The upstream a sample in [0, 1) picks by weight: the first whose cumulative weight exceeds it. */
+export function upstreamBySample(r: CompiledRoute, sample: number): number {
+  const cumulative = r.cumulativeWeights;
+  const target = sample * (cumulative[cumulative.length - 1] ?? 0);
+  for (let i = 0; i < cumulative.length; i++) if (target < cumulative[i]!) return i;
+  return cumulative.length - 1;
 }
 
 function hostWithPort(host: string, port: number, scheme: string): string {
@@ -98,7 +100,7 @@ type HeaderKind = typeof COPY | typeof DROP | typeof FORWARDED_KEPT;
  * the plan).
  */
 function classifyHeader(name: string): HeaderKind {
-  if (HOP_BY_HOP.has(name)) return DROP;
+  if (HOP_BY_HOP.has(name) || name.charCodeAt(0) === 0x3a) return DROP; // `:authority` & co. are HTTP/2's
   const key = nameKey(name);
   if (key.startsWith('x-svc-') || key.startsWith('x-envoy-')) return DROP;
   if (key.startsWith('x-forwarded-') || FORWARDED.has(key)) return key === 'x-forwarded-for' || key !== name ? DROP : FORWARDED_KEPT;

@@ -1,0 +1,250 @@
+/**
+ * The request handler of `svc run`: one snapshot of the plan per request, the decision core, and
+ * the answer: svc's own pages, a redirect, or the upstream's response streamed through with the
+ * route's response header edits. Bodies stream both ways (never buffered whole); a client that goes
+ * away aborts the upstream request; an upstream that refuses or times out gives 502/504 with the
+ * request id, never a hang.
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import { pipeline } from 'node:stream';
+import type { Dispatcher } from 'undici';
+import type { Route } from '../../compiler/plan/types.ts';
+import { decide } from '../decide/decide.ts';
+import type { Decision, RequestHeaders } from '../decide/types.ts';
+import type { CompiledRoute } from '../plan/index.ts';
+import type { Generation, PlanStore } from '../plan/store.ts';
+import { errorAnswer, wantsJson } from './error-page.ts';
+import { editResponseHeaders } from './response-headers.ts';
+
+/** What a plan generation holds for forwarding (built by runtime/run/state.ts). */
+export interface ForwardState {
+  /** Per route index, per upstream index: the pool to send through. */
+  readonly pools: readonly (readonly Dispatcher[])[];
+  /** Per route index: the load balancer, when the route forwards. */
+  readonly pick?: (route: CompiledRoute) => { readonly index: number; readonly done: (outcome: UpstreamOutcome) => void } | undefined;
+}
+
+/** How an upstream request ended, for the load balancer and outlier detection. */
+export interface UpstreamOutcome {
+  readonly status?: number;
+  readonly error?: 'connect' | 'timeout' | 'reset';
+}
+
+export interface HandlerOptions {
+  /** `https` on a TLS listener, `http` with `insecure_server`. */
+  readonly scheme: 'http' | 'https';
+  /** Test mode: every response names the plan checksum that produced it (`x-svc-plan-checksum`). */
+  readonly exposeChecksum?: boolean;
+  /** One line per request and per error; structured (pino in run.ts). */
+  readonly log?: (entry: Record<string, unknown>) => void;
+}
+
+type Req = IncomingMessage | Http2ServerRequest;
+type Res = ServerResponse | Http2ServerResponse;
+
+const HOP_BY_HOP_RESPONSE: ReadonlySet<string> = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'http2-settings']);
+
+/** Creates the `request` listener of a listener serving `store`. */
+export function createHandler(store: PlanStore<ForwardState>, options: HandlerOptions): (req: Req, res: Res) => void {
+  return (req, res) => {
+    const requestId = randomUUID();
+    const started = performance.now();
+    const gen = store.acquire();
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      store.release(gen);
+      options.log?.({ msg: 'request', requestId, method: req.method, status: res.statusCode, ms: Math.round(performance.now() - started), plan: gen.number });
+    };
+    res.on('close', release);
+    if (options.exposeChecksum) res.setHeader('x-svc-plan-checksum', gen.plan.checksum);
+    res.setHeader('x-request-id', requestId);
+
+    if (req.httpVersionMajor === 1 && req.httpVersionMinor === 0) {
+      // Spec §4 rule 2: HTTP/1.0 is not supported; say so instead of guessing its framing.
+      answerError(res, 505, requestId, 'http-1.0-unsupported', req.headers['accept'], true);
+      return;
+    }
+
+    let picked: { readonly index: number; readonly done: (outcome: UpstreamOutcome) => void } | undefined;
+    const decision = decide(
+      gen.index,
+      {
+        method: req.method ?? 'GET',
+        target: req.url ?? '/',
+        scheme: options.scheme,
+        headers: requestHeaders(req),
+        peer: req.socket?.remoteAddress ?? '',
+        nowMs: Date.now(),
+        upstreamSample: Math.random(),
+      },
+      null,
+      {
+        reasons: false,
+        ...(gen.extra.pick
+          ? {
+              pickUpstream: (r: CompiledRoute) => {
+                picked = gen.extra.pick!(r);
+                return picked?.index;
+              },
+            }
+          : {}),
+      },
+    );
+    respond(gen, decision, req, res, requestId, picked, options);
+  };
+}
+
+/** Node's distinct headers, with HTTP/2's `:authority` as the Host a request was sent to. */
+function requestHeaders(req: Req): RequestHeaders {
+  if ('headersDistinct' in req) return req.headersDistinct as Record<string, string[] | undefined>;
+  const h: Record<string, string[]> = {};
+  for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) h[k] = Array.isArray(v) ? v : [v];
+  if (h['host'] === undefined && h[':authority'] !== undefined) h['host'] = h[':authority'];
+  return h;
+}
+
+function respond(gen: Generation<ForwardState>, d: Decision, req: Req, res: Res, requestId: string, picked: { readonly index: number; readonly done: (o: UpstreamOutcome) => void } | undefined, options: HandlerOptions): void {
+  const accept = req.headers['accept'];
+  switch (d.outcome) {
+    case 'bad_request':
+      answerError(res, 400, requestId, d.problem, accept, true);
+      return;
+    case 'internal':
+      // svc's own endpoints (sign-in, sign-out, JWKS, …) arrive with the authentication issue.
+      answerError(res, 404, requestId, 'endpoint-not-available', accept, false);
+      return;
+    case 'not_found':
+      answerError(res, 404, requestId, 'no-route', accept, false);
+      return;
+    case 'deny':
+      answerError(res, 403, requestId, d.reasons.join(',') || 'denied', accept, false);
+      return;
+    case 'unavailable':
+      answerError(res, 503, requestId, 'no-healthy-upstream', accept, false);
+      return;
+    case 'unauthenticated':
+      if (d.location !== null) {
+        res.writeHead(302, { location: d.location, 'cache-control': 'no-store' });
+        res.end();
+      } else answerError(res, 401, requestId, 'sign-in-required', accept, false);
+      return;
+    case 'redirect':
+      res.writeHead(d.status, { location: d.location });
+      res.end();
+      return;
+    case 'allow': {
+      const route = gen.index.body.routes[d.route.index]!;
+      const index = picked?.index ?? upstreamIndexOf(route, d.upstream.url);
+      const pool = gen.extra.pools[d.route.index]?.[index];
+      if (!pool) {
+        answerError(res, 502, requestId, 'no-upstream-pool', accept, false);
+        return;
+      }
+      forward(pool, route, d.upstream, req, res, requestId, picked?.done, options);
+    }
+  }
+}
+
+/** Without a load balancer, the upstream the core chose is found back by its URL's origin. */
+function upstreamIndexOf(route: Route, url: string): number {
+  if (route.action.kind !== 'forward') return 0;
+  const i = route.action.upstreams.findIndex((u) => url.startsWith(`${u.scheme}://${u.host}`));
+  return i < 0 ? 0 : i;
+}
+
+function answerError(res: Res, status: number, requestId: string, reason: string, accept: string | undefined, close: boolean): void {
+  const a = errorAnswer(status, requestId, reason, wantsJson(accept));
+  if (close && 'shouldKeepAlive' in res) res.shouldKeepAlive = false;
+  res.writeHead(a.status, a.headers);
+  res.end(a.body);
+}
+
+function forward(
+  pool: Dispatcher,
+  route: Route,
+  upstream: { readonly url: string; readonly headers: Readonly<Record<string, string>> },
+  req: Req,
+  res: Res,
+  requestId: string,
+  done: ((o: UpstreamOutcome) => void) | undefined,
+  options: HandlerOptions,
+): void {
+  const controller = new AbortController();
+  let finished = false;
+  const finish = (o: UpstreamOutcome) => {
+    if (finished) return;
+    finished = true;
+    clearTimeout(timer);
+    done?.(o);
+  };
+  // The route timeout spans the whole exchange (0: none); the idle timeout is undici's body timeout.
+  const timer = route.timeoutMs > 0 ? setTimeout(() => controller.abort(new TimeoutError()), route.timeoutMs) : undefined;
+  res.on('close', () => {
+    if (res.writableFinished) return;
+    controller.abort(new ClientGoneError());
+    finish({ error: 'reset' });
+  });
+
+  const pathStart = upstream.url.indexOf('/', upstream.url.indexOf('://') + 3);
+  const hasBody = req.headers['content-length'] !== undefined ? req.headers['content-length'] !== '0' : req.headers['transfer-encoding'] !== undefined || req.httpVersionMajor === 2;
+  const method = (req.method ?? 'GET') as Dispatcher.HttpMethod;
+  pool
+    .request({
+      path: pathStart < 0 ? '/' : upstream.url.slice(pathStart),
+      method,
+      headers: { ...upstream.headers, 'x-request-id': requestId },
+      body: hasBody && method !== 'GET' && method !== 'HEAD' ? (req as IncomingMessage) : null,
+      signal: controller.signal,
+      headersTimeout: route.timeoutMs,
+      bodyTimeout: route.idleTimeoutMs,
+    })
+    .then(
+      (up) => {
+        const headers: Record<string, string | string[]> = {};
+        const connection = up.headers['connection'];
+        const listed = new Set(String(connection ?? '').toLowerCase().split(',').map((s) => s.trim()));
+        for (const [k, v] of Object.entries(up.headers)) if (v !== undefined && !HOP_BY_HOP_RESPONSE.has(k) && !listed.has(k)) headers[k] = v;
+        const edited = editResponseHeaders(route, headers);
+        edited['x-request-id'] = requestId;
+        // An upstream that answers before reading the whole request body: the rest of the body is
+        // never read, so the connection cannot carry another request; close it after the answer.
+        const early = 'complete' in req && !req.complete;
+        if (early && 'shouldKeepAlive' in res) res.shouldKeepAlive = false;
+        res.writeHead(up.statusCode, edited);
+        pipeline(up.body, res as NodeJS.WritableStream, (err) => {
+          finish(err ? { error: 'reset' } : { status: up.statusCode });
+          if (early && !req.complete) req.destroy();
+        });
+      },
+      (err: unknown) => {
+        const kind = classify(err, controller.signal);
+        finish({ error: kind === 'timeout' ? 'timeout' : kind === 'client' ? 'reset' : 'connect' });
+        if (kind === 'client') return;
+        options.log?.({ msg: 'upstream error', requestId, error: (err as Error).message, code: (err as { code?: string }).code });
+        if (res.headersSent) {
+          res.destroy();
+          return;
+        }
+        answerError(res, kind === 'timeout' ? 504 : 502, requestId, kind === 'timeout' ? 'upstream-timeout' : 'upstream-unreachable', req.headers['accept'], false);
+      },
+    );
+}
+
+class TimeoutError extends Error {
+  readonly code = 'SVC_ERR_UPSTREAM_TIMEOUT';
+}
+
+class ClientGoneError extends Error {
+  readonly code = 'SVC_ERR_CLIENT_GONE';
+}
+
+function classify(err: unknown, signal: AbortSignal): 'timeout' | 'client' | 'upstream' {
+  if (signal.aborted) return signal.reason instanceof TimeoutError ? 'timeout' : 'client';
+  const code = (err as { code?: string }).code;
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') return 'timeout';
+  return 'upstream';
+}

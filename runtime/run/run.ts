@@ -1,0 +1,129 @@
+/**
+ * `svc run`: serve a plan file, or compile a config and serve it, and reload on change (DESIGN.md
+ * §1): watch the config or plan and every file it refers to; on change build the new plan fully;
+ * errors keep the old plan (and say why, with the diagnostics); an unchanged checksum is a no-op;
+ * otherwise swap in one assignment, and let in-flight requests finish on the plan they started with.
+ */
+import { readFileSync } from 'node:fs';
+import { watch, type FSWatcher } from 'chokidar';
+import { compile } from '../../compiler/compile.ts';
+import { renderText } from '../../compiler/diagnostics/render-text.ts';
+import type { PlanEnvelope } from '../../compiler/plan/types.ts';
+import type { ForwardState } from '../http/handler.ts';
+import { parsePlan, PlanLoadError } from '../plan/load.ts';
+import { PlanStore } from '../plan/store.ts';
+import { serve, type Listening, type ServeOptions } from './serve.ts';
+import { closeForwardState, forwardStateHooks } from './state.ts';
+
+export interface RunOptions extends ServeOptions {
+  /** Exactly one of the two. */
+  readonly configPath?: string;
+  readonly planPath?: string;
+  readonly env?: NodeJS.ProcessEnv;
+  /** Reload when the watched files change (default true). */
+  readonly watch?: boolean;
+}
+
+export type ReloadResult = { readonly ok: true; readonly result: 'swapped' | 'unchanged'; readonly checksum: string } | { readonly ok: false; readonly error: string };
+
+export interface Running {
+  readonly store: PlanStore<ForwardState>;
+  readonly listening: Listening;
+  /** Reloads now (what a file change does). */
+  reload(): Promise<ReloadResult>;
+  /** The last reload's outcome (for `config_last_reload_success`). */
+  readonly lastReload: () => ReloadResult | undefined;
+  close(): Promise<void>;
+}
+
+/** Thrown when the first plan cannot be loaded: `svc run` exits with the message. */
+export class RunError extends Error {
+  constructor(
+    readonly code: 'SVC_ERR_CONFIG_INVALID' | 'SVC_ERR_PLAN_INVALID',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'RunError';
+  }
+}
+
+/** Loads the plan to serve: compiles the config, or reads and checks the plan file. Throws `RunError`. */
+export function loadForRun(options: Pick<RunOptions, 'configPath' | 'planPath' | 'env'>): PlanEnvelope {
+  if (options.planPath !== undefined) {
+    try {
+      return parsePlan(readFileSync(options.planPath, 'utf8'), options.planPath);
+    } catch (e) {
+      if (e instanceof PlanLoadError || (e as NodeJS.ErrnoException).code !== undefined) throw new RunError('SVC_ERR_PLAN_INVALID', (e as Error).message);
+      throw e;
+    }
+  }
+  const result = compile({
+    ...(options.configPath !== undefined ? { configPath: options.configPath } : {}),
+    env: options.env ?? process.env,
+    readFile: (p) => {
+      try {
+        return { ok: true, data: readFileSync(p) };
+      } catch (e) {
+        return { ok: false, reason: (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message };
+      }
+    },
+  });
+  if (!result.plan) throw new RunError('SVC_ERR_CONFIG_INVALID', renderText(result.diagnostics.filter((d) => d.severity === 'error'), () => false));
+  return result.plan;
+}
+
+/** Starts serving. Resolves once the listener listens. */
+export async function run(options: RunOptions): Promise<Running> {
+  const plan = loadForRun(options);
+  const store = new PlanStore<ForwardState>(plan, forwardStateHooks());
+  const listening = await serve(store, options);
+  let last: ReloadResult | undefined;
+  let watcher: FSWatcher | undefined;
+  const source = options.planPath ?? options.configPath;
+  const watchedFiles = (p: PlanEnvelope) => [...new Set([...(source !== undefined ? [source] : []), ...p.inputs])];
+
+  let chain: Promise<unknown> = Promise.resolve();
+  const reload = (): Promise<ReloadResult> => {
+    // One reload at a time, in order: a burst of changes ends on the last file contents.
+    const next = chain.then(() => {
+      let result: ReloadResult;
+      try {
+        const p = loadForRun(options);
+        const swapped = store.swap(p);
+        result = { ok: true, result: swapped, checksum: p.checksum };
+        // A new plan may refer to new files (a certificate added): watch them too.
+        if (swapped === 'swapped') watcher?.add(watchedFiles(p));
+        options.log?.({ msg: 'reload', result: swapped, checksum: p.checksum });
+      } catch (e) {
+        result = { ok: false, error: (e as Error).message };
+        options.log?.({ msg: 'reload failed; keeping the current plan', error: (e as Error).message, checksum: store.current.plan.checksum });
+      }
+      last = result;
+      return result;
+    });
+    chain = next;
+    return next;
+  };
+
+  if (options.watch !== false) {
+    watcher = watch(watchedFiles(plan), { ignoreInitial: true, awaitWriteFinish: { stabilityThreshold: 50, pollInterval: 10 } });
+    let timer: NodeJS.Timeout | undefined;
+    watcher.on('all', () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => void reload(), 30);
+    });
+    await new Promise<void>((resolve) => watcher!.once('ready', () => resolve()));
+  }
+
+  return {
+    store,
+    listening,
+    reload,
+    lastReload: () => last,
+    close: async () => {
+      await watcher?.close();
+      await listening.close();
+      await closeForwardState(store.current.extra);
+    },
+  };
+}

@@ -1,0 +1,50 @@
+/** Helpers for end-to-end tests: real upstream servers on loopback, temp config dirs. */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { BASE_SETTINGS } from '../support/compile-text.ts';
+
+export interface Upstream {
+  readonly server: Server;
+  readonly url: string;
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+/** Starts a real HTTP server on a random loopback port. */
+export async function startUpstream(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<Upstream> {
+  const server = createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const port = (server.address() as { port: number }).port;
+  return {
+    server,
+    port,
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** An upstream that answers with what it received: method, url, headers (JSON). */
+export function echo(req: IncomingMessage, res: ServerResponse): void {
+  res.setHeader('content-type', 'application/json');
+  res.end(JSON.stringify({ method: req.method, url: req.url, headers: req.headers }));
+}
+
+/** A temp directory with a config file; `write` replaces it. */
+export function configDir(): { readonly dir: string; readonly path: string; write(settings: Record<string, unknown>, routes: unknown[]): void; writeRaw(text: string): void; remove(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-e2e-'));
+  const path = join(dir, 'config.yaml');
+  return {
+    dir,
+    path,
+    write: (settings, routes) => writeFileSync(path, stringify({ ...BASE_SETTINGS, ...settings, routes })),
+    writeRaw: (text) => writeFileSync(path, text),
+    remove: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
