@@ -72,8 +72,9 @@ export async function main(argv: readonly string[], io: { out: (s: string) => vo
     .argument('[plan]', 'plan file (instead of -config)')
     .addOption(new Option('-c, --config <file>', 'config file to compile and watch; also -config'))
     .option('--listen <host:port>', "listen here instead of the plan's address")
+    .option('--workers <n>', 'worker processes sharing the listener (default: one per core; 1: this process)')
     .addOption(new Option('--expose-checksum', 'test mode: name the plan checksum in every response').hideHelp())
-    .action(async (plan: string | undefined, opts: { config?: string; listen?: string; exposeChecksum?: boolean }) => {
+    .action(async (plan: string | undefined, opts: { config?: string; listen?: string; exposeChecksum?: boolean; workers?: string }) => {
       code = await runCommand(plan, opts, io);
     });
   try {

@@ -4,6 +4,7 @@
  * diagnostics.
  */
 import { pino } from 'pino';
+import { defaultWorkers, runPrimary, runWorker } from '../runtime/run/cluster.ts';
 import { run, RunError } from '../runtime/run/run.ts';
 
 export interface RunCommandOptions {
@@ -12,6 +13,8 @@ export interface RunCommandOptions {
   readonly listen?: string;
   /** Test mode: name the plan checksum in every response (`x-svc-plan-checksum`). */
   readonly exposeChecksum?: boolean;
+  /** Worker processes sharing the listener; default one per core; 1 serves in this process. */
+  readonly workers?: string;
 }
 
 /** Runs svc; resolves with the exit code once it stops. */
@@ -29,14 +32,38 @@ export async function runCommand(planPath: string | undefined, opts: RunCommandO
     }
     listen = { host: m[1]!.replace(/^\[(.*)\]$/, '$1'), port: Number(m[2]) };
   }
+  const workers = opts.workers === undefined ? defaultWorkers() : Number(opts.workers);
+  if (!Number.isInteger(workers) || workers < 1 || workers > 256) {
+    io.err(`error: --workers \`${opts.workers}\` is not a number of processes (1-256)\n`);
+    return 2;
+  }
   const logger = pino({ base: { service: 'svc' } });
+  const log = (entry: Record<string, unknown>) => logger.info(entry);
+  const common = { ...(listen ? { listen } : {}), ...(opts.exposeChecksum ? { exposeChecksum: true } : {}), log };
+  if (process.env['SVC_CLUSTER_WORKER'] === '1') {
+    await runWorker(common);
+    await new Promise<never>(() => undefined); // serves until the primary stops it
+  }
   try {
+    if (workers > 1) {
+      const primary = await runPrimary(
+        { ...(planPath !== undefined ? { planPath } : {}), ...(opts.config !== undefined ? { configPath: opts.config } : {}), ...common, workers },
+        process.argv.slice(2),
+      );
+      logger.info({ msg: 'listening', workers, port: primary.port });
+      await new Promise<void>((resolve) => {
+        process.once('SIGINT', () => resolve());
+        process.once('SIGTERM', () => resolve());
+      });
+      await primary.stop();
+      return 0;
+    }
     const running = await run({
       ...(planPath !== undefined ? { planPath } : {}),
       ...(opts.config !== undefined ? { configPath: opts.config } : {}),
       ...(listen ? { listen } : {}),
       ...(opts.exposeChecksum ? { exposeChecksum: true } : {}),
-      log: (entry) => logger.info(entry),
+      log,
     });
     const a = running.listening.address;
     logger.info({ msg: 'listening', address: `${a.host}:${a.port}`, checksum: running.store.current.plan.checksum, routes: running.store.current.plan.body.routes.length });

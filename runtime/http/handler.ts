@@ -37,6 +37,8 @@ export interface HandlerOptions {
   readonly scheme: 'http' | 'https';
   /** Test mode: every response names the plan checksum that produced it (`x-svc-plan-checksum`). */
   readonly exposeChecksum?: boolean;
+  /** With `exposeChecksum`: also name the worker process that answered (`x-svc-worker`). */
+  readonly workerId?: number;
   /** One line per request and per error; structured (pino in run.ts). */
   readonly log?: (entry: Record<string, unknown>) => void;
 }
@@ -60,7 +62,10 @@ export function createHandler(store: PlanStore<ForwardState>, options: HandlerOp
       options.log?.({ msg: 'request', requestId, method: req.method, status: res.statusCode, ms: Math.round(performance.now() - started), plan: gen.number });
     };
     res.on('close', release);
-    if (options.exposeChecksum) res.setHeader('x-svc-plan-checksum', gen.plan.checksum);
+    if (options.exposeChecksum) {
+      res.setHeader('x-svc-plan-checksum', gen.plan.checksum);
+      if (options.workerId !== undefined) res.setHeader('x-svc-worker', String(options.workerId));
+    }
     res.setHeader('x-request-id', requestId);
 
     if (req.httpVersionMajor === 1 && req.httpVersionMinor === 0) {

@@ -1,0 +1,116 @@
+/**
+ * `svc run --workers 2` as operators start it (a real child process, real node:cluster workers):
+ * both workers answer on the shared listener, a reload reaches every worker, a worker that dies is
+ * replaced, and SIGTERM stops everything.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { request } from 'node:http';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BASE_SETTINGS } from '../support/compile-text.ts';
+import { configDir, echo, startUpstream, type Upstream } from './support.ts';
+
+const SVC = join(import.meta.dirname, '../../bin/svc');
+
+function get(port: number): Promise<{ status: number; worker: string; checksum: string; version: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path: '/', agent: false, headers: { host: 'app.example.com' } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => {
+        const version = res.statusCode === 200 ? ((JSON.parse(body) as { headers: Record<string, string> }).headers['x-version'] ?? '') : '';
+        resolve({ status: res.statusCode ?? 0, worker: String(res.headers['x-svc-worker']), checksum: String(res.headers['x-svc-plan-checksum']), version });
+      });
+    });
+    req.setTimeout(3000, () => req.destroy(new Error('no answer in 3 s')));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('svc run --workers 2', () => {
+  let up: Upstream;
+  let child: ChildProcess;
+  let port = 0;
+  const cfg = configDir();
+  const write = (version: number) =>
+    cfg.writeRaw(stringify({ ...BASE_SETTINGS, address: '127.0.0.1:8443', routes: [{ from: 'https://app.example.com', to: up.url, allow_public_unauthenticated_access: true, set_request_headers: { 'X-Version': String(version) } }] }));
+
+  beforeAll(async () => {
+    up = await startUpstream(echo);
+    write(1);
+    child = spawn(process.execPath, [SVC, 'run', '-config', cfg.path, '--listen', '127.0.0.1:0', '--workers', '2', '--expose-checksum'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    port = await new Promise<number>((resolve, reject) => {
+      let out = '';
+      child.stdout!.on('data', (c: Buffer) => {
+        out += c.toString();
+        const m = /"msg":"listening","workers":2,"port":(\d+)/.exec(out);
+        if (m) resolve(Number(m[1]));
+      });
+      child.once('exit', (code) => reject(new Error(`svc exited with ${code}: ${out}`)));
+    });
+  });
+
+  afterAll(async () => {
+    if (child && child.exitCode === null) {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    }
+    await up?.close();
+    cfg.remove();
+  });
+
+  it('answers from both workers', async () => {
+    const workers = new Set<string>();
+    for (let i = 0; i < 20; i++) {
+      const r = await get(port);
+      expect(r.status).toBe(200);
+      workers.add(r.worker);
+    }
+    expect(workers.size).toBe(2);
+  });
+
+  it('a reload reaches every worker', async () => {
+    const before = (await get(port)).checksum;
+    write(2);
+    await expect
+      .poll(
+        async () => {
+          const rs = await Promise.all(Array.from({ length: 10 }, () => get(port)));
+          return rs.every((r) => r.version === '2' && r.checksum !== before);
+        },
+        { timeout: 15_000, interval: 100 },
+      )
+      .toBe(true);
+  });
+
+  it('replaces a worker that dies', async () => {
+    const victim = (await get(port)).worker;
+    process.kill(Number(victim), 'SIGKILL');
+    await expect
+      .poll(
+        async () => {
+          const seen = new Set<string>();
+          for (let i = 0; i < 10; i++) {
+            const r = await get(port).catch(() => undefined);
+            if (r?.status === 200) seen.add(r.worker);
+          }
+          return seen.size === 2 && !seen.has(victim);
+        },
+        { timeout: 20_000, interval: 200 },
+      )
+      .toBe(true);
+    // The replacement serves the current plan, not the first one.
+    const rs = await Promise.all(Array.from({ length: 10 }, () => get(port)));
+    expect(rs.every((r) => r.version === '2')).toBe(true);
+  });
+
+  it('stops on SIGTERM', async () => {
+    child.kill('SIGTERM');
+    const code = await new Promise<number | null>((r) => child.once('exit', r));
+    expect(code).toBe(0);
+    await expect(get(port)).rejects.toThrow();
+  });
+});
