@@ -7,6 +7,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { PlanSettings } from '../../compiler/plan/types.ts';
 import { createHandler, type ForwardState, type HandlerOptions } from '../http/handler.ts';
+import { createUpgradeHandler } from '../http/upgrade.ts';
 import type { PlanStore } from '../plan/store.ts';
 
 export interface ServeOptions extends Omit<HandlerOptions, 'scheme'> {
@@ -44,13 +45,12 @@ export async function serve(store: PlanStore<ForwardState>, options: ServeOption
   }
   const server = createServer(serverOptions(settings), createHandler(store, { ...options, scheme: 'http' }));
   if (settings.server.timeoutWriteMs > 0) server.setTimeout(settings.server.timeoutWriteMs);
-  // Upgrades (websockets, h2c) and CONNECT are never forwarded here (S20); refuse them plainly.
-  const refuse = (req: IncomingMessage, socket: Duplex) => {
-    socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
-    void req;
-  };
-  server.on('upgrade', refuse);
-  server.on('connect', refuse);
+  // Upgrades only where the route enables them, after authorization; never h2c (S20).
+  server.on('upgrade', createUpgradeHandler(store, 'http'));
+  // CONNECT (tcp+https routes) is not served yet: refuse it plainly.
+  server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
+    socket.end('HTTP/1.1 405 Method Not Allowed\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+  });
   server.on('clientError', (_err, socket) => {
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
     else socket.destroy();

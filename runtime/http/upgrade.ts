@@ -1,0 +1,98 @@
+/**
+ * Protocol upgrades (websockets, SPDY) on an HTTP/1.1 listener. An upgrade is decided like any
+ * request (route, policy) and then allowed only when the route enables that protocol
+ * (`allow_websockets`, `allow_spdy`) — after authorization, never before (SECURITY.md S20). `h2c`
+ * and any other protocol are refused. The upstream handshake is written from the decision's
+ * upstream request (the same path, Host and headers a plain request would get) plus the upgrade
+ * headers; then bytes flow both ways. The route's timeout bounds the tunnel's life and its idle
+ * timeout its silence; the global timeouts do not apply (spec 2.7 `allow_websockets`).
+ */
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES, type IncomingMessage } from 'node:http';
+import { connect as netConnect, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { connect as tlsConnect } from 'node:tls';
+import { decide } from '../decide/decide.ts';
+import type { Decision } from '../decide/types.ts';
+import type { PlanStore } from '../plan/store.ts';
+import { errorAnswer, wantsJson } from './error-page.ts';
+import type { ForwardState } from './handler.ts';
+
+/** Creates the `upgrade` listener of an HTTP/1.1 server. */
+export function createUpgradeHandler(store: PlanStore<ForwardState>, scheme: 'http' | 'https'): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
+  return (req, socket, head) => {
+    const requestId = randomUUID();
+    const gen = store.acquire();
+    let released = false;
+    const release = () => {
+      if (!released) {
+        released = true;
+        store.release(gen);
+      }
+    };
+    socket.on('close', release);
+    socket.on('error', () => socket.destroy());
+    const protocol = String(req.headers['upgrade'] ?? '').trim().toLowerCase();
+    const d = decide(gen.index, { method: req.method ?? 'GET', target: req.url ?? '/', scheme, headers: req.headersDistinct, peer: req.socket.remoteAddress ?? '', nowMs: Date.now(), upstreamSample: Math.random() }, null, { reasons: false });
+    if (d.outcome !== 'allow') return refuse(socket, d, requestId, req.headers['accept']);
+    const route = gen.index.body.routes[d.route.index]!;
+    const enabled = (protocol === 'websocket' && route.allowWebsockets) || (protocol.startsWith('spdy/') && route.allowSpdy);
+    if (!enabled) return writeError(socket, 400, requestId, `upgrade-not-enabled:${protocol || 'none'}`, req.headers['accept']);
+
+    const u = new URL(d.upstream.url);
+    const port = Number(u.port || (u.protocol === 'https:' ? 443 : 80));
+    const host = u.hostname.replace(/^\[(.*)\]$/, '$1');
+    const upstream: Socket =
+      u.protocol === 'https:'
+        ? tlsConnect({ host, port, servername: route.tls.serverName ?? host, rejectUnauthorized: !route.tls.skipVerify, ALPNProtocols: ['http/1.1'] })
+        : netConnect({ host, port });
+    const lines = [`${req.method ?? 'GET'} ${u.pathname}${u.search} HTTP/1.1`];
+    for (const [k, v] of Object.entries(d.upstream.headers)) lines.push(`${k}: ${v}`);
+    lines.push(`x-request-id: ${requestId}`, 'connection: Upgrade', `upgrade: ${req.headers['upgrade']}`);
+    upstream.once(u.protocol === 'https:' ? 'secureConnect' : 'connect', () => {
+      upstream.write(`${lines.join('\r\n')}\r\n\r\n`);
+      if (head.length > 0) upstream.write(head);
+      socket.pipe(upstream);
+      upstream.pipe(socket);
+    });
+    upstream.on('error', () => {
+      if (!upstream.readableDidRead && socket.writable) writeError(socket, 502, requestId, 'upstream-unreachable', req.headers['accept']);
+      else socket.destroy();
+    });
+    socket.on('close', () => upstream.destroy());
+    upstream.on('close', () => socket.destroy());
+    if (route.idleTimeoutMs > 0) {
+      for (const s of [upstream, socket as Socket]) {
+        s.setTimeout?.(route.idleTimeoutMs, () => {
+          upstream.destroy();
+          socket.destroy();
+        });
+      }
+    }
+    if (route.timeoutMs > 0) {
+      const t = setTimeout(() => {
+        upstream.destroy();
+        socket.destroy();
+      }, route.timeoutMs);
+      socket.on('close', () => clearTimeout(t));
+    }
+  };
+}
+
+function refuse(socket: Duplex, d: Decision, requestId: string, accept: string | undefined): void {
+  if (d.outcome === 'unauthenticated' && d.location !== null) {
+    socket.end(`HTTP/1.1 302 Found\r\nlocation: ${d.location}\r\ncache-control: no-store\r\nx-request-id: ${requestId}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
+    return;
+  }
+  const reason = d.outcome === 'bad_request' ? d.problem : d.outcome === 'not_found' ? 'no-route' : d.outcome === 'unauthenticated' ? 'sign-in-required' : d.outcome === 'redirect' ? 'redirect-route' : d.reasons.join(',') || d.outcome;
+  const status = d.outcome === 'redirect' ? 400 : d.status === 200 ? 404 : d.status;
+  writeError(socket, status, requestId, reason, accept);
+}
+
+function writeError(socket: Duplex, status: number, requestId: string, reason: string, accept: string | undefined): void {
+  const a = errorAnswer(status, requestId, reason, wantsJson(accept));
+  const head = [`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}`];
+  for (const [k, v] of Object.entries(a.headers)) head.push(`${k}: ${v}`);
+  head.push('connection: close', `content-length: ${Buffer.byteLength(a.body)}`);
+  socket.end(`${head.join('\r\n')}\r\n\r\n${a.body}`);
+}
