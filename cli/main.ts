@@ -7,6 +7,7 @@ import { compileCommand } from './compile-command.ts';
 import { diffCommand } from './diff-command.ts';
 import { explainCommand, type ExplainOptions } from './explain-command.ts';
 import { runCommand } from './run-command.ts';
+import { tcpCommand } from './tcp-command.ts';
 import { testCommand } from './test-command.ts';
 
 /** Commander reads `-config` as bundled short flags; the spec's flag is single-dash, so rewrite it. */
@@ -76,6 +77,15 @@ export async function main(argv: readonly string[], io: { out: (s: string) => vo
     .addOption(new Option('--expose-checksum', 'test mode: name the plan checksum in every response').hideHelp())
     .action(async (plan: string | undefined, opts: { config?: string; listen?: string; exposeChecksum?: boolean; workers?: string }) => {
       code = await runCommand(plan, opts, io);
+    });
+  program
+    .command('tcp')
+    .description('open a local port that reaches a tcp+https route through svc (CONNECT)')
+    .argument('<route>', 'the route, tcp+https://host:port')
+    .requiredOption('--listen <host:port>', 'local address for TCP clients, e.g. 127.0.0.1:6379')
+    .option('--proxy <url>', "where svc listens (default https://<route host>:443)")
+    .action(async (route: string, opts: { listen: string; proxy?: string }) => {
+      code = await tcpCommand(route, opts, io);
     });
   try {
     await program.parseAsync(normalizeArgs(argv), { from: 'user' });

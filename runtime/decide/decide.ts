@@ -139,3 +139,34 @@ function acceptsHtml(accept: readonly string[] | undefined): boolean {
   }
   return false;
 }
+
+const AUTHORITY = /^([a-z0-9](?:[a-z0-9.-]*[a-z0-9])?|\[[0-9a-f:.]+\]):([0-9]{1,5})$/;
+
+/**
+ * Decides a `CONNECT host:port` request (a `tcp+https` route, docs/decisions.md §3): the route
+ * whose `from` names that host and port, its policy (method `CONNECT`, path `/`), and on allow the
+ * `tcp://` upstream to open. Anonymous callers get 401, never a sign-in redirect (no browser does
+ * CONNECT through svc).
+ */
+export function decideConnect(index: PlanIndex, request: DecisionRequest, identity: Identity | null): Decision {
+  const m = AUTHORITY.exec(request.target.toLowerCase());
+  const port = m ? Number(m[2]) : 0;
+  if (!m || port < 1 || port > 65535) return { outcome: 'bad_request', status: 400, problem: 'target-not-origin-form', reasons: ['target-not-origin-form'] };
+  const address = clientAddress(request.peer, request.headers, index.body.settings.server.xffNumTrustedHops);
+  if (address === undefined) return { outcome: 'bad_request', status: 400, problem: 'client-address-invalid', reasons: ['client-address-invalid'] };
+  const r = index.tcpHosts.get(`${m[1]}:${port}`)?.[0];
+  if (!r || r.route.action.kind !== 'forward') return { outcome: 'not_found', status: 404, reasons: ['no-route'] };
+  const route = r.ref;
+  let verdict: Verdict = 'allow';
+  let reasons: readonly string[] = ['public-route'];
+  if (!r.route.public) {
+    const e = r.program.explain({ identity, method: 'CONNECT', path: '/', headers: request.headers, clientAddress: address, clientCertificate: request.clientCertificate ?? null, nowMs: request.nowMs });
+    verdict = e.verdict;
+    reasons = e.reasons;
+  }
+  if (verdict === 'deny') return { outcome: 'deny', status: 403, route, reasons };
+  if (verdict === 'unauthenticated') return { outcome: 'unauthenticated', status: 401, route, reasons, location: null };
+  const i = upstreamBySample(r, request.upstreamSample ?? 0);
+  const u = r.route.action.upstreams[i]!;
+  return { outcome: 'allow', status: 200, route, reasons, upstream: { url: `tcp://${u.host}:${u.port}`, host: `${u.host}:${u.port}`, headers: {}, assertion: false } };
+}

@@ -46,6 +46,8 @@ export interface PlanIndex {
   readonly routes: readonly CompiledRoute[];
   /** Canonical host (`name` or `name:port`) → the HTTP routes answering it, in listed order. */
   readonly hosts: ReadonlyMap<string, readonly CompiledRoute[]>;
+  /** `host:port` → the `tcp+https` routes answering CONNECT to it, in listed order. */
+  readonly tcpHosts: ReadonlyMap<string, readonly CompiledRoute[]>;
   /** Canonical hosts with at least one route that takes encoded path characters (S07 opt-in). */
   readonly rawPathHosts: ReadonlySet<string>;
   /** Canonical hosts that are svc's own services. */
@@ -71,6 +73,14 @@ export function buildIndex(body: PlanBody): PlanIndex {
       list.push(r);
     }
   }
+  const tcpHosts = new Map<string, CompiledRoute[]>();
+  for (const r of routes) {
+    if (r.route.from.scheme !== 'tcp+https' || r.route.from.port === null) continue;
+    const key = `${r.route.from.host}:${r.route.from.port}`;
+    let list = tcpHosts.get(key);
+    if (!list) tcpHosts.set(key, (list = []));
+    list.push(r);
+  }
   const rawPathHosts = new Set<string>();
   for (const [host, list] of hosts) if (list.some((r) => r.route.allowEncodedPathCharacters)) rawPathHosts.add(host);
   const internalHosts = new Map<string, 'authenticate' | 'forward_auth'>();
@@ -88,6 +98,7 @@ export function buildIndex(body: PlanBody): PlanIndex {
     body,
     routes,
     hosts,
+    tcpHosts,
     rawPathHosts,
     internalHosts,
     claimHeaders,

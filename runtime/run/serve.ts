@@ -3,10 +3,10 @@
  * strict parsing (no lenient flags: SECURITY.md S21), the global timeouts applied so a slow client
  * cannot hold a connection forever, and upgrades/CONNECT refused until their routes are served.
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { Duplex } from 'node:stream';
+import { createServer, type Server } from 'node:http';
 import type { PlanSettings } from '../../compiler/plan/types.ts';
 import { createHandler, type ForwardState, type HandlerOptions } from '../http/handler.ts';
+import { createConnectHandler } from '../http/connect.ts';
 import { createUpgradeHandler } from '../http/upgrade.ts';
 import type { PlanStore } from '../plan/store.ts';
 
@@ -47,10 +47,8 @@ export async function serve(store: PlanStore<ForwardState>, options: ServeOption
   if (settings.server.timeoutWriteMs > 0) server.setTimeout(settings.server.timeoutWriteMs);
   // Upgrades only where the route enables them, after authorization; never h2c (S20).
   server.on('upgrade', createUpgradeHandler(store, 'http'));
-  // CONNECT (tcp+https routes) is not served yet: refuse it plainly.
-  server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
-    socket.end('HTTP/1.1 405 Method Not Allowed\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
-  });
+  // CONNECT host:port: tunnels of `tcp+https` routes, after authorization.
+  server.on('connect', createConnectHandler(store));
   server.on('clientError', (_err, socket) => {
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
     else socket.destroy();

@@ -1,0 +1,60 @@
+/**
+ * `CONNECT host:port` for `tcp+https` routes: decided by `decideConnect` (route, policy), then a TCP
+ * tunnel to the route's `tcp://` upstream. svc's 200 is sent only once the upstream connection is
+ * open, so a client never writes into a tunnel that does not exist. The route timeout bounds the
+ * tunnel, its idle timeout the silence.
+ */
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES, type IncomingMessage } from 'node:http';
+import { connect } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { decideConnect } from '../decide/decide.ts';
+import type { PlanStore } from '../plan/store.ts';
+import { errorAnswer, wantsJson } from './error-page.ts';
+import type { ForwardState } from './handler.ts';
+
+/** Creates the `connect` listener of an HTTP/1.1 server. */
+export function createConnectHandler(store: PlanStore<ForwardState>): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
+  return (req, socket, head) => {
+    const requestId = randomUUID();
+    const gen = store.acquire();
+    let released = false;
+    socket.on('close', () => {
+      if (!released) {
+        released = true;
+        store.release(gen);
+      }
+    });
+    socket.on('error', () => socket.destroy());
+    const d = decideConnect(gen.index, { method: 'CONNECT', target: req.url ?? '', scheme: 'http', headers: req.headersDistinct, peer: req.socket.remoteAddress ?? '', nowMs: Date.now(), upstreamSample: Math.random() }, null);
+    if (d.outcome !== 'allow') {
+      const reason = d.outcome === 'bad_request' ? d.problem : d.outcome === 'not_found' ? 'no-route' : d.outcome === 'unauthenticated' ? 'sign-in-required' : d.reasons.join(',');
+      const a = errorAnswer(d.status === 200 ? 404 : d.status, requestId, reason, wantsJson(req.headers['accept']));
+      const lines = [`HTTP/1.1 ${a.status} ${STATUS_CODES[a.status] ?? 'Error'}`, ...Object.entries(a.headers).map(([k, v]) => `${k}: ${v}`), 'connection: close', `content-length: ${Buffer.byteLength(a.body)}`];
+      socket.end(`${lines.join('\r\n')}\r\n\r\n${a.body}`);
+      return;
+    }
+    const route = gen.index.body.routes[d.route.index]!;
+    const [host = '', port = '0'] = d.upstream.host.split(/:(?=\d+$)/);
+    const upstream = connect({ host: host.replace(/^\[(.*)\]$/, '$1'), port: Number(port) });
+    upstream.once('connect', () => {
+      socket.write(`HTTP/1.1 200 Connection Established\r\nx-request-id: ${requestId}\r\n\r\n`);
+      if (head.length > 0) upstream.write(head);
+      socket.pipe(upstream);
+      upstream.pipe(socket);
+    });
+    upstream.on('error', () => {
+      if (!upstream.readableDidRead && socket.writable) {
+        const a = errorAnswer(502, requestId, 'upstream-unreachable', false);
+        socket.end(`HTTP/1.1 502 Bad Gateway\r\nconnection: close\r\nx-request-id: ${requestId}\r\ncontent-length: ${Buffer.byteLength(a.body)}\r\n\r\n${a.body}`);
+      } else socket.destroy();
+    });
+    socket.on('close', () => upstream.destroy());
+    upstream.on('close', () => socket.destroy());
+    if (route.idleTimeoutMs > 0) upstream.setTimeout(route.idleTimeoutMs, () => upstream.destroy());
+    if (route.timeoutMs > 0) {
+      const t = setTimeout(() => upstream.destroy(), route.timeoutMs);
+      upstream.on('close', () => clearTimeout(t));
+    }
+  };
+}
