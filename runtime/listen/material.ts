@@ -1,0 +1,85 @@
+/**
+ * The TLS material of one plan as one immutable value: server certificates (SNI) and client
+ * certificate rules, built together so a reload swaps both at once. Also the options a TLS server
+ * is created with.
+ */
+import type tls from 'node:tls';
+import type { PlanBody, PlanSettings } from '../../compiler/plan/types.ts';
+import { CertificateStore } from './certificates.ts';
+import { ClientCertificatePolicy } from './client-certificates.ts';
+import type { ReadMode } from './pem.ts';
+import { SelfSignedCache } from './self-signed.ts';
+
+export interface TlsMaterial {
+  readonly certificates: CertificateStore;
+  readonly clients: ClientCertificatePolicy;
+  /** Generated certificates, kept across rebuilds. */
+  readonly selfSigned: SelfSignedCache;
+}
+
+/** Something that holds the TLS material in service; read `current()` once per use. */
+export interface TlsMaterialSource {
+  current(): TlsMaterial;
+}
+
+export interface LoadTlsOptions {
+  /** `load` (default) at start; `reload` when watched files changed (see pem.ts). */
+  readonly mode?: ReadMode;
+  /** The material being replaced: its generated certificates are reused. */
+  readonly previous?: TlsMaterial;
+}
+
+/**
+ * Reads and checks every certificate, key, client CA and CRL of `body`. Throws `TlsMaterialError`
+ * on the first unusable one; nothing is half-built.
+ */
+export async function loadTlsMaterial(body: PlanBody, options: LoadTlsOptions = {}): Promise<TlsMaterial> {
+  const selfSigned = options.previous?.selfSigned ?? new SelfSignedCache();
+  const clients = await ClientCertificatePolicy.create(body);
+  const certificates = await CertificateStore.create(body, { mode: options.mode ?? 'load', selfSigned, clientCaPems: clients.caPems });
+  return { certificates, clients, selfSigned };
+}
+
+/** ALPN protocols offered for `codec_type` (spec §2.5): `auto` lets the client choose. */
+export function alpnProtocols(codecType: PlanSettings['server']['codecType']): string[] {
+  switch (codecType) {
+    case 'http1':
+      return ['http/1.1'];
+    case 'http2':
+      return ['h2'];
+    case 'auto':
+      return ['h2', 'http/1.1'];
+  }
+}
+
+/** Oldest TLS version served. */
+export const MIN_TLS_VERSION = 'TLSv1.2';
+
+/**
+ * Options for `server.setSecureContext` after a swap: the default certificate of `material` and
+ * the minimum version (`setSecureContext` resets every option it is not given).
+ */
+export function defaultSecureContext(material: TlsMaterial): tls.SecureContextOptions {
+  return { ...material.certificates.defaultContextOptions(), minVersion: MIN_TLS_VERSION };
+}
+
+/**
+ * Options for `tls.createServer`, `https.createServer` or `http2.createSecureServer`: TLS 1.2 at
+ * least, ALPN per `codec_type`, the SNI choice of `source.current()` at each handshake, the default
+ * certificate for clients without SNI, and a client-certificate request (never a requirement:
+ * verification is per route, see client-certificates.ts) when any client CA is configured.
+ *
+ * `requestCert` is fixed when the server is created; the default certificate is not: after a swap
+ * call `server.setSecureContext(defaultSecureContext(source.current()))`
+ * (`watchTlsFiles` does it for the servers given to it).
+ */
+export function secureContextOptions(settings: Pick<PlanSettings, 'server'>, source: TlsMaterialSource): tls.TlsOptions {
+  const m = source.current();
+  return {
+    ...defaultSecureContext(m),
+    ALPNProtocols: alpnProtocols(settings.server.codecType),
+    SNICallback: (servername, cb) => source.current().certificates.sniCallback(servername, cb),
+    requestCert: m.clients.requested,
+    rejectUnauthorized: false,
+  };
+}
