@@ -22,8 +22,11 @@ import { editResponseHeaders } from './response-headers.ts';
 export interface ForwardState {
   /** Per route index, per upstream index: the pool to send through. */
   readonly pools: readonly (readonly Dispatcher[])[];
-  /** Per route index: the load balancer, when the route forwards. */
-  readonly pick?: (route: CompiledRoute) => { readonly index: number; readonly done: (outcome: UpstreamOutcome) => void } | undefined;
+  /**
+   * The load balancer of a forward route: the upstream for this request (`hashKey` for the hash
+   * policies: the client address), or undefined when none is healthy (503).
+   */
+  readonly pick?: (route: CompiledRoute, hashKey: string | undefined) => { readonly index: number; readonly done: (outcome: UpstreamOutcome) => void } | undefined;
 }
 
 /** How an upstream request ended, for the load balancer and outlier detection. */
@@ -92,7 +95,7 @@ export function createHandler(store: PlanStore<ForwardState>, options: HandlerOp
         ...(gen.extra.pick
           ? {
               pickUpstream: (r: CompiledRoute) => {
-                picked = gen.extra.pick!(r);
+                picked = gen.extra.pick!(r, req.socket?.remoteAddress);
                 return picked?.index;
               },
             }
@@ -191,7 +194,7 @@ function forward(
   res.on('close', () => {
     if (res.writableFinished) return;
     controller.abort(new ClientGoneError());
-    finish({ error: 'reset' });
+    finish({}); // the client left: nothing learned about the upstream
   });
 
   const pathStart = upstream.url.indexOf('/', upstream.url.indexOf('://') + 3);
@@ -227,7 +230,7 @@ function forward(
       },
       (err: unknown) => {
         const kind = classify(err, controller.signal);
-        finish({ error: kind === 'timeout' ? 'timeout' : kind === 'client' ? 'reset' : 'connect' });
+        finish(kind === 'client' ? {} : { error: kind === 'timeout' ? 'timeout' : 'connect' });
         if (kind === 'client') return;
         options.log?.({ msg: 'upstream error', requestId, error: (err as Error).message, code: (err as { code?: string }).code });
         if (res.headersSent) {

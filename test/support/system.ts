@@ -18,7 +18,10 @@ export function which(command: string): string | undefined {
 /** `describe` when every command exists; otherwise a skipped suite (or a failure under REQUIRE_ALL). */
 export function describeWithCommands(commands: readonly string[], name: string, body: () => void): void {
   const missing = commands.filter((c) => which(c) === undefined);
-  if (missing.length === 0) return describe(name, body);
+  if (missing.length === 0) {
+    describe(name, body);
+    return;
+  }
   const reason = `needs ${missing.join(', ')} (apt-get install -y ${missing.map(debianPackage).join(' ')})`;
   if (process.env['SVC_TEST_REQUIRE_ALL'] === '1') {
     describe(name, () => {
