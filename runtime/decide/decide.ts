@@ -29,11 +29,16 @@ export interface DecideOptions {
    * Without it the request's `upstreamSample` picks by weight.
    */
   readonly pickUpstream?: (route: CompiledRoute) => number | undefined;
+  /**
+   * The connection's client certificate as the chosen route's CA sees it (`client_ca`, or the
+   * route's `tls_downstream_client_ca`); overrides `request.clientCertificate` for the policy.
+   */
+  readonly clientCertificate?: (route: Route) => { readonly fingerprint: string; readonly valid: boolean } | undefined;
 }
 
 /** Decides one request. Never throws for any request (fail closed: a policy error is a deny). */
 export function decide(index: PlanIndex, request: DecisionRequest, identity: Identity | null, options: DecideOptions = {}): Decision {
-  return run(index, request, identity, options.reasons !== false, false, options.pickUpstream).decision;
+  return run(index, request, identity, options.reasons !== false, false, options.pickUpstream, options.clientCertificate).decision;
 }
 
 /** A decision with what led to it, for `svc explain` and `svc test`. */
@@ -52,7 +57,15 @@ export function explainDecision(index: PlanIndex, request: DecisionRequest, iden
   return run(index, request, identity, true, true);
 }
 
-function run(index: PlanIndex, request: DecisionRequest, identity: Identity | null, wantReasons: boolean, wantTrace = false, pick?: DecideOptions['pickUpstream']): DecisionExplanation {
+function run(
+  index: PlanIndex,
+  request: DecisionRequest,
+  identity: Identity | null,
+  wantReasons: boolean,
+  wantTrace = false,
+  pick?: DecideOptions['pickUpstream'],
+  certificateFor?: DecideOptions['clientCertificate'],
+): DecisionExplanation {
   const none = { route: null, policy: null };
   const hostValues = request.headers['host'];
   if (hostValues !== undefined && hostValues.length > 1) return { ...none, canonical: null, decision: { outcome: 'bad_request', status: 400, problem: 'host-duplicate', reasons: ['host-duplicate'] } };
@@ -91,7 +104,7 @@ function run(index: PlanIndex, request: DecisionRequest, identity: Identity | nu
       path: req.path,
       headers: request.headers,
       clientAddress: address,
-      clientCertificate: request.clientCertificate ?? null,
+      clientCertificate: (certificateFor ? certificateFor(r.route) : request.clientCertificate) ?? null,
       nowMs: request.nowMs,
     };
     verdict = r.program.verdict(input);

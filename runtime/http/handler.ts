@@ -10,6 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import { pipeline } from 'node:stream';
 import type { Dispatcher } from 'undici';
+import type { TLSSocket } from 'node:tls';
 import type { Route } from '../../compiler/plan/types.ts';
 import { decide } from '../decide/decide.ts';
 import type { Decision, RequestHeaders } from '../decide/types.ts';
@@ -42,6 +43,14 @@ export interface HandlerOptions {
   readonly exposeChecksum?: boolean;
   /** With `exposeChecksum`: also name the worker process that answered (`x-svc-worker`). */
   readonly workerId?: number;
+  /** TLS listeners: the connection checks of spec §7 and §5.5 (runtime/listen/). */
+  readonly tls?: {
+    /** False when the connection's certificate does not cover `host` (→ 421 Misdirected Request). */
+    servesHost(socket: TLSSocket, host: string): boolean;
+    /** Whether the route requires a valid client certificate (→ 495 without one). */
+    required(route: Route): boolean;
+    clientCertificate(route: Route, socket: TLSSocket): { readonly fingerprint: string; readonly valid: boolean } | undefined;
+  };
   /** One line per request and per error; structured (pino in run.ts). */
   readonly log?: (entry: Record<string, unknown>) => void;
 }
@@ -77,6 +86,17 @@ export function createHandler(store: PlanStore<ForwardState>, options: HandlerOp
       return;
     }
 
+    const tls = options.tls;
+    const socket = req.socket as TLSSocket | undefined;
+    if (tls && socket) {
+      const host = String(req.headers['host'] ?? req.headers[':authority'] ?? '');
+      if (host !== '' && !tls.servesHost(socket, host)) {
+        // Spec §7: a request for a host this connection's certificate does not cover (HTTP/2
+        // connection coalescing) is misdirected; the client retries on a new connection.
+        answerError(res, 421, requestId, 'misdirected-request', req.headers['accept'], true);
+        return;
+      }
+    }
     let picked: { readonly index: number; readonly done: (outcome: UpstreamOutcome) => void } | undefined;
     const decision = decide(
       gen.index,
@@ -92,6 +112,7 @@ export function createHandler(store: PlanStore<ForwardState>, options: HandlerOp
       null,
       {
         reasons: false,
+        ...(tls && socket ? { clientCertificate: (route: Route) => tls.clientCertificate(route, socket) } : {}),
         ...(gen.extra.pick
           ? {
               pickUpstream: (r: CompiledRoute) => {
@@ -102,6 +123,14 @@ export function createHandler(store: PlanStore<ForwardState>, options: HandlerOp
           : {}),
       },
     );
+    if (tls && socket && 'route' in decision && decision.outcome !== 'unavailable') {
+      const route = gen.index.body.routes[decision.route.index]!;
+      if (tls.required(route) && !tls.clientCertificate(route, socket)?.valid) {
+        picked?.done({});
+        answerError(res, 495, requestId, 'client-certificate-required', req.headers['accept'], true);
+        return;
+      }
+    }
     respond(gen, decision, req, res, requestId, picked, options);
   };
 }

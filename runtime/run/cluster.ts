@@ -14,7 +14,7 @@ import type { ForwardState } from '../http/handler.ts';
 import { parsePlan } from '../plan/load.ts';
 import { PlanStore } from '../plan/store.ts';
 import { loadForRun, type ReloadResult, type RunOptions } from './run.ts';
-import { serve } from './serve.ts';
+import { listenerChange, serve } from './serve.ts';
 import { forwardStateHooks } from './state.ts';
 
 /** Messages from the primary to a worker. */
@@ -67,6 +67,8 @@ export async function runPrimary(options: ClusterOptions, workerArgs: readonly s
   const reload = (): ReloadResult => {
     try {
       const next = loadForRun(options);
+      const change = listenerChange(plan.body.settings, next.body.settings);
+      if (change !== undefined) throw new Error(change);
       if (next.checksum === plan.checksum) return { ok: true, result: 'unchanged', checksum: next.checksum };
       plan = next;
       text = prettyJson(next);
@@ -118,27 +120,34 @@ export async function runPrimary(options: ClusterOptions, workerArgs: readonly s
 /** Runs one worker: waits for its first plan, serves it, swaps on every later plan. */
 export async function runWorker(options: Omit<RunOptions, 'configPath' | 'planPath'>): Promise<void> {
   let store: PlanStore<ForwardState> | undefined;
+  let listening: Awaited<ReturnType<typeof serve>> | undefined;
+  let chain: Promise<unknown> = Promise.resolve();
   const first = new Promise<PlanEnvelope>((resolve) => {
     process.on('message', (m: ToWorker) => {
       if (m.type !== 'plan') return;
-      let plan: PlanEnvelope;
-      try {
-        plan = parsePlan(m.text, 'plan from the primary');
-      } catch (e) {
-        process.send?.({ type: 'refused', error: (e as Error).message } satisfies ToPrimary);
-        return;
-      }
-      if (!store) return resolve(plan);
-      store.swap(plan);
-      process.send?.({ type: 'swapped', checksum: plan.checksum } satisfies ToPrimary);
+      // Plans are applied one at a time, in the order the primary sent them.
+      chain = chain.then(async () => {
+        try {
+          const plan = parsePlan(m.text, 'plan from the primary');
+          if (!store || !listening) return resolve(plan);
+          const change = listenerChange(store.current.plan.body.settings, plan.body.settings);
+          if (change !== undefined) throw new Error(change);
+          const publishTls = await listening.prepareTls(plan.body);
+          if (store.swap(plan) === 'swapped') publishTls();
+          process.send?.({ type: 'swapped', checksum: plan.checksum } satisfies ToPrimary);
+        } catch (e) {
+          process.send?.({ type: 'refused', error: (e as Error).message } satisfies ToPrimary);
+        }
+      });
     });
   });
   process.send?.({ type: 'ready' } satisfies ToPrimary);
   const plan = await first;
   store = new PlanStore<ForwardState>(plan, forwardStateHooks());
-  const listening = await serve(store, { ...options, workerId: process.pid });
-  process.send?.({ type: 'listening', port: listening.address.port } satisfies ToPrimary);
+  const l = await serve(store, { ...options, workerId: process.pid });
+  listening = l;
+  process.send?.({ type: 'listening', port: l.address.port } satisfies ToPrimary);
   process.once('SIGTERM', () => {
-    void listening.close().then(() => process.exit(0));
+    void l.close().then(() => process.exit(0));
   });
 }

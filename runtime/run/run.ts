@@ -12,7 +12,7 @@ import type { PlanEnvelope } from '../../compiler/plan/types.ts';
 import type { ForwardState } from '../http/handler.ts';
 import { parsePlan, PlanLoadError } from '../plan/load.ts';
 import { PlanStore } from '../plan/store.ts';
-import { serve, type Listening, type ServeOptions } from './serve.ts';
+import { listenerChange, serve, type Listening, type ServeOptions } from './serve.ts';
 import { closeForwardState, forwardStateHooks } from './state.ts';
 
 export interface RunOptions extends ServeOptions {
@@ -85,11 +85,16 @@ export async function run(options: RunOptions): Promise<Running> {
   let chain: Promise<unknown> = Promise.resolve();
   const reload = (): Promise<ReloadResult> => {
     // One reload at a time, in order: a burst of changes ends on the last file contents.
-    const next = chain.then(() => {
+    const next = chain.then(async () => {
       let result: ReloadResult;
       try {
         const p = loadForRun(options);
+        const change = listenerChange(store.current.plan.body.settings, p.body.settings);
+        if (change !== undefined) throw new Error(change);
+        // TLS material is read and checked before the swap, and published with it.
+        const publishTls = p.checksum === store.current.plan.checksum ? () => undefined : await listening.prepareTls(p.body);
         const swapped = store.swap(p);
+        if (swapped === 'swapped') publishTls();
         result = { ok: true, result: swapped, checksum: p.checksum };
         // A new plan may refer to new files (a certificate added): watch them too.
         if (swapped === 'swapped') watcher?.add(watchedFiles(p));

@@ -1,23 +1,41 @@
 /**
- * The listener of `svc run`: plain HTTP with `insecure_server` (TLS listeners: runtime/listen/),
- * strict parsing (no lenient flags: SECURITY.md S21), the global timeouts applied so a slow client
- * cannot hold a connection forever, and upgrades/CONNECT refused until their routes are served.
+ * The listeners of `svc run`: HTTPS (certificates chosen by SNI; HTTP/2 by ALPN when `codec_type`
+ * allows it), or plain HTTP with `insecure_server`; the PROXY protocol in front when configured;
+ * the http→https redirect server on `http_redirect_addr`. Parsing is strict (no lenient flags:
+ * SECURITY.md S21) and the global timeouts apply, so a slow client cannot hold a connection forever.
+ *
+ * The listener shape (address, TLS or not, codec, PROXY protocol, redirect address) is fixed when
+ * svc starts; a reload that changes it is refused with "restart required" (`listenerChange`).
  */
 import { createServer, type Server } from 'node:http';
-import type { PlanSettings } from '../../compiler/plan/types.ts';
-import { createHandler, type ForwardState, type HandlerOptions } from '../http/handler.ts';
+import { createSecureServer, type Http2SecureServer } from 'node:http2';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import type { Server as NetServer } from 'node:net';
+import type { TLSSocket } from 'node:tls';
+import type { PlanBody, PlanSettings } from '../../compiler/plan/types.ts';
 import { createConnectHandler } from '../http/connect.ts';
+import { createHandler, type ForwardState, type HandlerOptions } from '../http/handler.ts';
 import { createUpgradeHandler } from '../http/upgrade.ts';
+import { defaultSecureContext, loadTlsMaterial, secureContextOptions, type TlsMaterial } from '../listen/material.ts';
+import { createProxyProtocolServer } from '../listen/proxy-protocol.ts';
 import type { PlanStore } from '../plan/store.ts';
 
-export interface ServeOptions extends Omit<HandlerOptions, 'scheme'> {
+export interface ServeOptions extends Omit<HandlerOptions, 'scheme' | 'tls'> {
   /** Overrides `settings.server.address` (tests listen on port 0). */
   readonly listen?: { readonly host: string; readonly port: number };
 }
 
 export interface Listening {
-  readonly server: Server;
+  readonly server: Server | HttpsServer | Http2SecureServer;
   readonly address: { readonly host: string; readonly port: number };
+  /** The redirect server's address, when `http_redirect_addr` is set. */
+  readonly redirectAddress: { readonly host: string; readonly port: number } | null;
+  /**
+   * Loads the TLS material of a new plan (certificates, keys, client CAs) before it is swapped in;
+   * the returned function publishes it. Throws when the material is unusable (the reload fails and
+   * the old plan stays).
+   */
+  prepareTls(body: PlanBody): Promise<() => void>;
   close(): Promise<void>;
 }
 
@@ -26,7 +44,6 @@ export function serverOptions(settings: PlanSettings) {
   const s = settings.server;
   return {
     insecureHTTPParser: false,
-    // RFC 9110 allows it; we refuse to guess which of two framings the upstream will believe (S21).
     requireHostHeader: true,
     maxHeaderSize: 16 * 1024,
     // timeout_read: the whole request head and body must arrive within it (0: none).
@@ -37,23 +54,96 @@ export function serverOptions(settings: PlanSettings) {
   };
 }
 
-/** Starts the listener of a store's plan. Resolves once it listens. */
+/** Why a new plan cannot be served by the running listeners, or undefined when it can. */
+export function listenerChange(a: PlanSettings, b: PlanSettings): string | undefined {
+  const shape = (s: PlanSettings) => JSON.stringify([s.server.address, s.server.insecure, s.server.codecType, s.server.useProxyProtocol, s.server.httpRedirectAddress]);
+  return shape(a) === shape(b) ? undefined : 'the listener settings changed (address, insecure_server, codec_type, use_proxy_protocol or http_redirect_addr): restart svc to apply them';
+}
+
+/** Starts the listeners of a store's plan. Resolves once they listen. */
 export async function serve(store: PlanStore<ForwardState>, options: ServeOptions = {}): Promise<Listening> {
   const settings = store.current.plan.body.settings;
-  if (!settings.server.insecure) {
-    throw new Error('TLS listeners are not served yet: set insecure_server (behind a TLS-terminating ingress)');
+  const insecure = settings.server.insecure;
+  let material: TlsMaterial | undefined = insecure ? undefined : await loadTlsMaterial(store.current.plan.body);
+  const source = { current: () => material! };
+
+  let server: Server | HttpsServer | Http2SecureServer;
+  if (insecure) {
+    server = createServer(serverOptions(settings), createHandler(store, { ...options, scheme: 'http' }));
+  } else {
+    const tls: HandlerOptions['tls'] = {
+      servesHost: (socket: TLSSocket, host: string) => source.current().certificates.servesHost(socket.servername, host),
+      required: (route) => source.current().clients.required(route),
+      clientCertificate: (route, socket) => source.current().clients.clientCertificateFor(route, socket),
+    };
+    const handler = createHandler(store, { ...options, scheme: 'https', tls });
+    const secure = secureContextOptions(settings, source);
+    server =
+      settings.server.codecType === 'http1'
+        ? createHttpsServer({ ...serverOptions(settings), ...secure }, handler)
+        : createSecureServer({ ...secure, allowHTTP1: settings.server.codecType === 'auto', maxSessionMemory: 10 }, handler);
   }
-  const server = createServer(serverOptions(settings), createHandler(store, { ...options, scheme: 'http' }));
   if (settings.server.timeoutWriteMs > 0) server.setTimeout(settings.server.timeoutWriteMs);
+  const scheme = insecure ? 'http' : 'https';
   // Upgrades only where the route enables them, after authorization; never h2c (S20).
-  server.on('upgrade', createUpgradeHandler(store, 'http'));
+  server.on('upgrade', createUpgradeHandler(store, scheme));
   // CONNECT host:port: tunnels of `tcp+https` routes, after authorization.
   server.on('connect', createConnectHandler(store));
-  server.on('clientError', (_err, socket) => {
+  server.on('clientError', (_err: Error, socket: import('node:stream').Duplex) => {
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
     else socket.destroy();
   });
+
+  // With use_proxy_protocol the public socket reads the PROXY header first; without a valid one
+  // the connection is closed. The HTTP server itself then never listens.
+  const front: NetServer = settings.server.useProxyProtocol ? createProxyProtocolServer(server as NetServer, { timeoutMs: 5_000, onError: (e) => options.log?.({ msg: 'proxy protocol refused', error: e.message }) }) : (server as NetServer);
   const want = options.listen ?? settings.server.address;
+  const address = await listen(front, want);
+
+  let redirect: Server | undefined;
+  let redirectAddress: { host: string; port: number } | null = null;
+  const r = settings.server.httpRedirectAddress;
+  if (r && !insecure) {
+    redirect = createServer(serverOptions(settings), (req, res) => {
+      // Spec: http → https on the same host and target. The host is checked like any Host header.
+      const host = String(req.headers.host ?? '').replace(/:\d+$/, '');
+      if (!/^[a-z0-9.-]+$/i.test(host)) {
+        res.writeHead(400, { connection: 'close' }).end();
+        return;
+      }
+      const port = address.port === 443 ? '' : `:${address.port}`;
+      res.writeHead(308, { location: `https://${host.toLowerCase()}${port}${req.url ?? '/'}` }).end();
+    });
+    redirectAddress = await listen(redirect, r);
+  }
+
+  return {
+    server,
+    address,
+    redirectAddress,
+    prepareTls: async (body) => {
+      if (insecure) return () => undefined;
+      const next = await loadTlsMaterial(body, { previous: material! });
+      return () => {
+        material = next;
+        if ('setSecureContext' in server) server.setSecureContext(defaultSecureContext(next));
+      };
+    },
+    close: async () => {
+      await Promise.all(
+        [front, ...(front !== server ? [server] : []), ...(redirect ? [redirect] : [])].map(
+          (s) =>
+            new Promise<void>((resolve) => {
+              s.close(() => resolve());
+              if ('closeAllConnections' in s) (s as Server).closeAllConnections();
+            }),
+        ),
+      );
+    },
+  };
+}
+
+async function listen(server: NetServer, want: { readonly host: string; readonly port: number }): Promise<{ host: string; port: number }> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(want.port, want.host === '' ? undefined : want.host, () => {
@@ -62,14 +152,5 @@ export async function serve(store: PlanStore<ForwardState>, options: ServeOption
     });
   });
   const a = server.address();
-  const address = typeof a === 'object' && a ? { host: a.address, port: a.port } : { host: want.host, port: want.port };
-  return {
-    server,
-    address,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
+  return typeof a === 'object' && a ? { host: a.address, port: a.port } : { host: want.host, port: want.port };
 }

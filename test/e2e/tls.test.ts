@@ -1,0 +1,153 @@
+/**
+ * The HTTPS listener end to end: certificates chosen by SNI, a self-signed certificate for a served
+ * host no certificate covers (spec §7), 421 for a request whose host the connection's certificate
+ * does not cover, 495 for a route requiring a client certificate, and the PROXY protocol in front
+ * of a listener (the PROXY source is the client address; no header, no connection).
+ */
+import { writeFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { run, type Running } from '../../runtime/run/run.ts';
+import { BASE_SETTINGS } from '../support/compile-text.ts';
+import { issue, makeCa, type Issued } from '../runtime/listen/pki.ts';
+import { configDir, echo, startUpstream, type Upstream } from './support.ts';
+
+interface Answer {
+  status: number;
+  body: string;
+  subject: string;
+}
+
+function get(port: number, servername: string, host: string, ca: string, client?: Issued): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: '127.0.0.1', port, path: '/', servername, headers: { host }, ca, agent: false, ...(client ? { cert: client.certPem, key: client.keyPem } : {}), checkServerIdentity: () => undefined },
+      (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c.toString()));
+        res.on('end', () => {
+          const cert = (res.socket as import('node:tls').TLSSocket).getPeerCertificate();
+          resolve({ status: res.statusCode ?? 0, body, subject: String(cert.subjectaltname ?? '') });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('svc run over TLS', () => {
+  let up: Upstream;
+  let svc: Running;
+  let ca: Issued;
+  let clientCa: Issued;
+  let client: Issued;
+  const cfg = configDir();
+
+  beforeAll(async () => {
+    up = await startUpstream(echo);
+    ca = await makeCa('svc test CA (TEST ONLY)');
+    clientCa = await makeCa('svc test client CA (TEST ONLY)');
+    const server = await issue(ca, { cn: 'app.example.com', dns: ['app.example.com', 'mtls.example.com'], usage: 'server' });
+    client = await issue(clientCa, { cn: 'alice', usage: 'client' });
+    writeFileSync(join(cfg.dir, 'server.pem'), server.certPem);
+    writeFileSync(join(cfg.dir, 'server.key'), server.keyPem);
+    writeFileSync(join(cfg.dir, 'client-ca.pem'), clientCa.certPem);
+    const { insecure_server: _insecure, ...settings } = BASE_SETTINGS;
+    cfg.writeRaw(
+      stringify({
+        ...settings,
+        address: '127.0.0.1:8443',
+        certificate_file: join(cfg.dir, 'server.pem'),
+        certificate_key_file: join(cfg.dir, 'server.key'),
+        routes: [
+          { from: 'https://app.example.com', to: up.url, allow_public_unauthenticated_access: true },
+          { from: 'https://other.example.com', to: up.url, allow_public_unauthenticated_access: true },
+          { from: 'https://mtls.example.com', to: up.url, allow_public_unauthenticated_access: true, tls_downstream_client_ca_file: join(cfg.dir, 'client-ca.pem') },
+        ],
+      }),
+    );
+    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false });
+  });
+
+  afterAll(async () => {
+    await svc?.close();
+    await up?.close();
+    cfg.remove();
+  });
+
+  it('serves the configured certificate by SNI and forwards', async () => {
+    const a = await get(svc.listening.address.port, 'app.example.com', 'app.example.com', ca.certPem);
+    expect(a.status).toBe(200);
+    expect(a.subject).toContain('DNS:app.example.com');
+    expect((JSON.parse(a.body) as { headers: Record<string, string> }).headers['x-forwarded-proto']).toBe('https');
+  });
+
+  it('generates a self-signed certificate for a served host no certificate covers', async () => {
+    const a = await new Promise<string>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port: svc.listening.address.port, path: '/', servername: 'other.example.com', headers: { host: 'other.example.com' }, rejectUnauthorized: false, agent: false }, (res) => {
+        resolve(String((res.socket as import('node:tls').TLSSocket).getPeerCertificate().subjectaltname));
+        res.resume();
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(a).toContain('DNS:other.example.com');
+  });
+
+  it('answers 421 when the host is not covered by the connection certificate', async () => {
+    const a = await get(svc.listening.address.port, 'app.example.com', 'other.example.com', ca.certPem);
+    expect(a.status).toBe(421);
+  });
+
+  it('requires a client certificate from the route CA (495 without one)', async () => {
+    expect((await get(svc.listening.address.port, 'mtls.example.com', 'mtls.example.com', ca.certPem)).status).toBe(495);
+    expect((await get(svc.listening.address.port, 'mtls.example.com', 'mtls.example.com', ca.certPem, client)).status).toBe(200);
+    // A route without its own CA does not ask.
+    expect((await get(svc.listening.address.port, 'app.example.com', 'app.example.com', ca.certPem)).status).toBe(200);
+  });
+});
+
+describe('svc run behind the PROXY protocol', () => {
+  let up: Upstream;
+  let svc: Running;
+  const cfg = configDir();
+
+  beforeAll(async () => {
+    up = await startUpstream(echo);
+    cfg.write({ address: '127.0.0.1:8443', use_proxy_protocol: true }, [{ from: 'https://app.example.com', to: up.url, allow_public_unauthenticated_access: true }]);
+    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false });
+  });
+
+  afterAll(async () => {
+    await svc?.close();
+    await up?.close();
+    cfg.remove();
+  });
+
+  const raw = (text: string) =>
+    new Promise<string>((resolve) => {
+      const s = connect(svc.listening.address.port, '127.0.0.1', () => s.write(text));
+      let out = '';
+      s.on('data', (c) => {
+        out += c.toString();
+        if (out.includes('\r\n\r\n') && out.includes('}')) s.end();
+      });
+      s.on('error', () => resolve(out));
+      s.on('close', () => resolve(out));
+    });
+
+  it('takes the client address from the PROXY header', async () => {
+    const out = await raw('PROXY TCP4 203.0.113.9 127.0.0.1 5555 8443\r\nGET / HTTP/1.1\r\nHost: app.example.com\r\nConnection: close\r\n\r\n');
+    expect(out).toMatch(/^HTTP\/1\.1 200 /);
+    expect(out).toContain('"x-forwarded-for":"203.0.113.9"');
+  });
+
+  it('closes a connection without a PROXY header', async () => {
+    const out = await raw('GET / HTTP/1.1\r\nHost: app.example.com\r\n\r\n');
+    expect(out).toBe('');
+  });
+});
