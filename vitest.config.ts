@@ -5,6 +5,7 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     pool: 'forks',
     testTimeout: 60_000,
+    hookTimeout: 60_000,
     reporters: process.env['CI'] ? ['default', 'json'] : ['default'],
     outputFile: { json: 'test-report.json' },
   },

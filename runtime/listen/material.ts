@@ -71,7 +71,7 @@ export function defaultSecureContext(material: TlsMaterial): tls.SecureContextOp
  *
  * `requestCert` is fixed when the server is created; the default certificate is not: after a swap
  * call `server.setSecureContext(defaultSecureContext(source.current()))`
- * (`watchTlsFiles` does it for the servers given to it).
+ * (`Listening.prepareTls` in runtime/run/serve.ts does it on every swap).
  */
 export function secureContextOptions(settings: Pick<PlanSettings, 'server'>, source: TlsMaterialSource): tls.TlsOptions {
   const m = source.current();

@@ -92,9 +92,12 @@ export async function run(options: RunOptions): Promise<Running> {
         const change = listenerChange(store.current.plan.body.settings, p.body.settings);
         if (change !== undefined) throw new Error(change);
         // TLS material is read and checked before the swap, and published with it.
-        const publishTls = p.checksum === store.current.plan.checksum ? () => undefined : await listening.prepareTls(p.body);
+        // An unchanged plan whose TLS files changed (a served plan file, certificates renewed in
+        // place) gets its files read again: TLS files reload without a restart (spec §1.5).
+        const unchanged = p.checksum === store.current.plan.checksum;
+        const publishTls = await listening.prepareTls(p.body, unchanged ? 'reload' : 'load');
         const swapped = store.swap(p);
-        if (swapped === 'swapped') publishTls();
+        publishTls();
         result = { ok: true, result: swapped, checksum: p.checksum };
         // A new plan may refer to new files (a certificate added): watch them too.
         if (swapped === 'swapped') watcher?.add(watchedFiles(p));

@@ -32,10 +32,11 @@ export interface Listening {
   readonly redirectAddress: { readonly host: string; readonly port: number } | null;
   /**
    * Loads the TLS material of a new plan (certificates, keys, client CAs) before it is swapped in;
-   * the returned function publishes it. Throws when the material is unusable (the reload fails and
+   * the returned function publishes it. `reload` reads rotated files of an unchanged plan as they
+   * now are (a plan file served as is while its certificate files are renewed). Throws when the material is unusable (the reload fails and
    * the old plan stays).
    */
-  prepareTls(body: PlanBody): Promise<() => void>;
+  prepareTls(body: PlanBody, mode?: 'load' | 'reload'): Promise<() => void>;
   close(): Promise<void>;
 }
 
@@ -121,9 +122,9 @@ export async function serve(store: PlanStore<ForwardState>, options: ServeOption
     server,
     address,
     redirectAddress,
-    prepareTls: async (body) => {
+    prepareTls: async (body, mode = 'load') => {
       if (insecure) return () => undefined;
-      const next = await loadTlsMaterial(body, { previous: material! });
+      const next = await loadTlsMaterial(body, { previous: material!, mode });
       return () => {
         material = next;
         if ('setSecureContext' in server) server.setSecureContext(defaultSecureContext(next));

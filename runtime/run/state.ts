@@ -8,7 +8,7 @@
 import type { Dispatcher } from 'undici';
 import type { PlanEnvelope, Route } from '../../compiler/plan/types.ts';
 import type { ForwardState } from '../http/handler.ts';
-import { openPool, poolKey } from '../http/pools.ts';
+import { openPool, poolKey, upstreamTlsOptions } from '../http/pools.ts';
 import type { Generation, StoreHooks } from '../plan/store.ts';
 import { createUpstreamSet, type UpstreamSet } from '../upstream/index.ts';
 
@@ -51,10 +51,11 @@ export function forwardStateHooks(options: ForwardStateOptions = {}): StoreHooks
         sets.set(sk, set);
         routeSets.push(set);
         if (route.from.scheme !== 'https') return [];
+        let tlsOptions: ReturnType<typeof upstreamTlsOptions> | undefined;
         return route.action.upstreams.map((u) => {
-          const key = poolKey(route, u);
+          const key = poolKey(route, u, plan.body.settings);
           let pool = byKey.get(key) ?? old?.byKey.get(key);
-          if (!pool) pool = openPool(route, u);
+          if (!pool) pool = openPool(route, u, (tlsOptions ??= upstreamTlsOptions(route, plan.body.settings)));
           byKey.set(key, pool);
           return pool;
         });

@@ -51,7 +51,7 @@ describe('svc run --workers 2', () => {
       });
       child.once('exit', (code) => reject(new Error(`svc exited with ${code}: ${out}`)));
     });
-  });
+  }, 60_000); // two workers each load tsx and the compiler: slow on a busy CI machine
 
   afterAll(async () => {
     if (child && child.exitCode === null) {

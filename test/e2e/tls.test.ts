@@ -5,6 +5,7 @@
  * of a listener (the PROXY source is the client address; no header, no connection).
  */
 import { writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { request } from 'node:https';
 import { connect } from 'node:net';
 import { join } from 'node:path';
@@ -149,5 +150,71 @@ describe('svc run behind the PROXY protocol', () => {
   it('closes a connection without a PROXY header', async () => {
     const out = await raw('GET / HTTP/1.1\r\nHost: app.example.com\r\n\r\n');
     expect(out).toBe('');
+  });
+});
+
+describe('upstream TLS', () => {
+  let svc: Running;
+  let upstream: import('node:https').Server;
+  let upstreamPort = 0;
+  const seen: string[] = [];
+  const cfg = configDir();
+
+  beforeAll(async () => {
+    const ca = await makeCa('svc upstream CA (TEST ONLY)');
+    const serverCert = await issue(ca, { cn: 'upstream.internal', dns: ['upstream.internal'], usage: 'server' });
+    const clientCert = await issue(ca, { cn: 'svc-proxy', usage: 'client' });
+    const { createServer } = await import('node:https');
+    upstream = createServer({ cert: serverCert.certPem, key: serverCert.keyPem, ca: ca.certPem, requestCert: true, rejectUnauthorized: true }, (req, res) => {
+      const peer = (req.socket as import('node:tls').TLSSocket).getPeerCertificate();
+      seen.push(String(peer.subject?.CN));
+      res.end('secure');
+    });
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', () => r()));
+    upstreamPort = (upstream.address() as { port: number }).port;
+    for (const [name, text] of [
+      ['ca.pem', ca.certPem],
+      ['client.pem', clientCert.certPem],
+      ['client.key', clientCert.keyPem],
+    ] as const)
+      writeFileSync(join(cfg.dir, name), text);
+    cfg.write({ address: '127.0.0.1:8443' }, [
+      {
+        from: 'https://good.example.com',
+        to: `https://127.0.0.1:${upstreamPort}`,
+        allow_public_unauthenticated_access: true,
+        tls_custom_ca_file: join(cfg.dir, 'ca.pem'),
+        tls_server_name: 'upstream.internal',
+        tls_client_cert_file: join(cfg.dir, 'client.pem'),
+        tls_client_key_file: join(cfg.dir, 'client.key'),
+      },
+      { from: 'https://untrusted.example.com', to: `https://127.0.0.1:${upstreamPort}`, allow_public_unauthenticated_access: true },
+    ]);
+    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false });
+  });
+
+  afterAll(async () => {
+    await svc?.close();
+    upstream?.close();
+    cfg.remove();
+  });
+
+  const plainGet = (host: string) =>
+    new Promise<number>((resolve, reject) => {
+      const req = httpRequest({ host: '127.0.0.1', port: svc.listening.address.port, path: '/', headers: { host }, agent: false }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+
+  it('verifies the upstream with tls_custom_ca and tls_server_name, and presents the client certificate', async () => {
+    expect(await plainGet('good.example.com')).toBe(200);
+    expect(seen).toContain('svc-proxy');
+  });
+
+  it('refuses an upstream certificate the trust store does not know (502)', async () => {
+    expect(await plainGet('untrusted.example.com')).toBe(502);
   });
 });

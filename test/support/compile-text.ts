@@ -7,7 +7,7 @@ export function compileText(text: string, name = 'config.yaml', env: Record<stri
     env,
     readFile: (p) => {
       if (p === name) return { ok: true, data: Buffer.from(text) };
-      const f = files[p];
+      const f = Object.hasOwn(files, p) ? files[p] : undefined; // a file named `toString` is not Object.prototype's
       return f === undefined ? { ok: false, reason: 'no such file' } : { ok: true, data: Buffer.from(f) };
     },
   });
