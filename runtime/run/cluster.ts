@@ -143,7 +143,7 @@ export async function runWorker(options: Omit<RunOptions, 'configPath' | 'planPa
   });
   process.send?.({ type: 'ready' } satisfies ToPrimary);
   const plan = await first;
-  store = new PlanStore<ForwardState>(plan, forwardStateHooks());
+  store = new PlanStore<ForwardState>(plan, forwardStateHooks({ onUpstreamEvent: (route, event) => options.log?.({ msg: 'upstream', route, event }) }));
   const l = await serve(store, { ...options, workerId: process.pid });
   listening = l;
   process.send?.({ type: 'listening', port: l.address.port } satisfies ToPrimary);

@@ -75,7 +75,7 @@ export function loadForRun(options: Pick<RunOptions, 'configPath' | 'planPath' |
 /** Starts serving. Resolves once the listener listens. */
 export async function run(options: RunOptions): Promise<Running> {
   const plan = loadForRun(options);
-  const store = new PlanStore<ForwardState>(plan, forwardStateHooks());
+  const store = new PlanStore<ForwardState>(plan, forwardStateHooks({ onUpstreamEvent: (route, event) => options.log?.({ msg: 'upstream', route, event }) }));
   const listening = await serve(store, options);
   let last: ReloadResult | undefined;
   let watcher: FSWatcher | undefined;

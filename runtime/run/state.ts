@@ -45,7 +45,16 @@ export function forwardStateHooks(options: ForwardStateOptions = {}): StoreHooks
         const sk = setKey(route);
         let set = sets.get(sk) ?? old?.sets.get(sk);
         if (!set) {
-          set = createUpstreamSet(route, { onChange: (event) => options.onUpstreamEvent?.(route.id, event) });
+          // Health checks of https upstreams use the same TLS material as the requests.
+          const t = route.action.upstreams.some((u) => u.scheme === 'https') ? upstreamTlsOptions(route, plan.body.settings) : undefined;
+          const tls = t && {
+            ...(t.ca !== undefined ? { ca: t.ca } : {}),
+            ...(t.cert !== undefined ? { cert: t.cert } : {}),
+            ...(t.key !== undefined ? { key: t.key } : {}),
+            ...(route.tls.serverName !== null ? { servername: route.tls.serverName } : {}),
+            rejectUnauthorized: !route.tls.skipVerify,
+          };
+          set = createUpstreamSet(route, { onChange: (event) => options.onUpstreamEvent?.(route.id, event), ...(tls ? { tls } : {}) });
           set.start();
         }
         sets.set(sk, set);
