@@ -218,3 +218,56 @@ describe('upstream TLS', () => {
     expect(await plainGet('untrusted.example.com')).toBe(502);
   });
 });
+
+describe('HTTP/2 downstream (codec_type auto, ALPN)', () => {
+  let up: Upstream;
+  let svc: Running;
+  let ca: Issued;
+  const cfg = configDir();
+
+  beforeAll(async () => {
+    up = await startUpstream(echo);
+    ca = await makeCa('svc h2 CA (TEST ONLY)');
+    const server = await issue(ca, { cn: 'app.example.com', dns: ['app.example.com'], usage: 'server' });
+    writeFileSync(join(cfg.dir, 'server.pem'), server.certPem);
+    writeFileSync(join(cfg.dir, 'server.key'), server.keyPem);
+    const { insecure_server: _insecure, ...settings } = BASE_SETTINGS;
+    cfg.writeRaw(
+      stringify({
+        ...settings,
+        address: '127.0.0.1:8443',
+        codec_type: 'auto',
+        certificate_file: join(cfg.dir, 'server.pem'),
+        certificate_key_file: join(cfg.dir, 'server.key'),
+        routes: [{ from: 'https://app.example.com', to: `${up.url}/v2`, allow_public_unauthenticated_access: true }],
+      }),
+    );
+    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false });
+  });
+
+  afterAll(async () => {
+    await svc?.close();
+    await up?.close();
+    cfg.remove();
+  });
+
+  it('serves HTTP/2 and forwards without pseudo-headers', async () => {
+    const { connect: h2connect } = await import('node:http2');
+    const session = h2connect(`https://127.0.0.1:${svc.listening.address.port}`, { ca: ca.certPem, servername: 'app.example.com' });
+    const { status, body } = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = session.request({ ':path': '/x?y=1', ':authority': 'app.example.com' });
+      let status = 0;
+      let body = '';
+      req.on('response', (h) => (status = Number(h[':status'])));
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => resolve({ status, body }));
+      req.on('error', reject);
+      req.end();
+    });
+    session.close();
+    expect(status).toBe(200);
+    const seen = JSON.parse(body) as { url: string; headers: Record<string, string> };
+    expect(seen.url).toBe('/v2x?y=1');
+    expect(Object.keys(seen.headers).filter((k) => k.startsWith(':'))).toEqual([]);
+  });
+});
