@@ -90,8 +90,11 @@ export async function serve(store: PlanStore<ForwardState>, options: ServeOption
   server.on('upgrade', createUpgradeHandler(store, scheme));
   // CONNECT host:port: tunnels of `tcp+https` routes, after authorization.
   server.on('connect', createConnectHandler(store));
-  server.on('clientError', (_err: Error, socket: import('node:stream').Duplex) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+  // A request the parser refuses (smuggling shapes, bad bytes, oversized head, too slow): answered
+  // and the connection closed, never passed on.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: import('node:stream').Duplex) => {
+    const status = err.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : '400 Bad Request';
+    if (socket.writable) socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
     else socket.destroy();
   });
 

@@ -3,7 +3,8 @@
  * reports what it received: S13/S14 (forwarded headers from an untrusted client), S15 (unparsable
  * client address with trusted hops), S16/S18 (client identity and internal headers), S17 (duplicate
  * Host), S19 (no decision depends on User-Agent), S20 (h2c), S21 (request smuggling shapes: 400 and
- * close), S27 (no admin, metrics or debug surface on the public listener).
+ * close), S27 (no admin, metrics or debug surface on the public listener), and clients too slow
+ * (timeout_read) or too large (431).
  */
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -135,5 +136,42 @@ describe('server-side SECURITY rows', () => {
       const out = await raw(port(), `GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
       expect(out, `${host}${path}`).toMatch(/^HTTP\/1\.1 404 /);
     }
+  });
+});
+
+describe('slow and oversized clients', () => {
+  let svc: Running;
+  const cfg = configDir();
+
+  beforeAll(async () => {
+    cfg.write({ address: '127.0.0.1:8443', timeout_read: '1s' }, [{ from: 'https://app.example.com', to: 'http://127.0.0.1:1', allow_public_unauthenticated_access: true }]);
+    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false });
+  });
+
+  afterAll(async () => {
+    await svc?.close();
+    cfg.remove();
+  });
+
+  it('cuts a client that sends its request head too slowly (timeout_read)', async () => {
+    const closedAfter = await new Promise<number>((resolve) => {
+      const started = Date.now();
+      const s = connect(svc.listening.address.port, '127.0.0.1', () => s.write('GET / HTTP/1.1\r\nHost: app.example.com\r\n'));
+      const drip = setInterval(() => s.writable && s.write('X-Drip: 1\r\n'), 200);
+      s.on('data', () => undefined);
+      s.on('error', () => undefined);
+      s.on('close', () => {
+        clearInterval(drip);
+        resolve(Date.now() - started);
+      });
+      setTimeout(() => s.destroy(), 15_000);
+    });
+    expect(closedAfter).toBeLessThan(15_000);
+  });
+
+  it('refuses oversized headers and URLs with 431', async () => {
+    const big = 'a'.repeat(20 * 1024);
+    expect(await raw(svc.listening.address.port, `GET / HTTP/1.1\r\nHost: app.example.com\r\nX-Big: ${big}\r\n\r\n`)).toMatch(/^HTTP\/1\.1 431 /);
+    expect(await raw(svc.listening.address.port, `GET /${big} HTTP/1.1\r\nHost: app.example.com\r\n\r\n`)).toMatch(/^HTTP\/1\.1 431 /);
   });
 });
