@@ -5,12 +5,12 @@
  * tunnel, its idle timeout the silence.
  */
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES, type IncomingMessage } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { connect } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { decideConnect } from '../decide/decide.ts';
 import type { PlanStore } from '../plan/store.ts';
-import { errorAnswer, wantsJson } from './error-page.ts';
+import { endSocketWithError } from './error-page.ts';
 import type { ForwardState } from './handler.ts';
 
 /** Creates the `connect` listener of an HTTP/1.1 server. */
@@ -29,9 +29,7 @@ export function createConnectHandler(store: PlanStore<ForwardState>): (req: Inco
     const d = decideConnect(gen.index, { method: 'CONNECT', target: req.url ?? '', scheme: 'http', headers: req.headersDistinct, peer: req.socket.remoteAddress ?? '', nowMs: Date.now(), upstreamSample: Math.random() }, null);
     if (d.outcome !== 'allow') {
       const reason = d.outcome === 'bad_request' ? d.problem : d.outcome === 'not_found' ? 'no-route' : d.outcome === 'unauthenticated' ? 'sign-in-required' : d.reasons.join(',');
-      const a = errorAnswer(d.status === 200 ? 404 : d.status, requestId, reason, wantsJson(req.headers['accept']));
-      const lines = [`HTTP/1.1 ${a.status} ${STATUS_CODES[a.status] ?? 'Error'}`, ...Object.entries(a.headers).map(([k, v]) => `${k}: ${v}`), 'connection: close', `content-length: ${Buffer.byteLength(a.body)}`];
-      socket.end(`${lines.join('\r\n')}\r\n\r\n${a.body}`);
+      endSocketWithError(socket, d.status === 200 ? 404 : d.status, requestId, reason, req.headers['accept']);
       return;
     }
     const route = gen.index.body.routes[d.route.index]!;
@@ -44,10 +42,8 @@ export function createConnectHandler(store: PlanStore<ForwardState>): (req: Inco
       upstream.pipe(socket);
     });
     upstream.on('error', () => {
-      if (!upstream.readableDidRead && socket.writable) {
-        const a = errorAnswer(502, requestId, 'upstream-unreachable', false);
-        socket.end(`HTTP/1.1 502 Bad Gateway\r\nconnection: close\r\nx-request-id: ${requestId}\r\ncontent-length: ${Buffer.byteLength(a.body)}\r\n\r\n${a.body}`);
-      } else socket.destroy();
+      if (!upstream.readableDidRead && socket.writable) endSocketWithError(socket, 502, requestId, 'upstream-unreachable', req.headers['accept']);
+      else socket.destroy();
     });
     socket.on('close', () => upstream.destroy());
     upstream.on('close', () => socket.destroy());

@@ -50,3 +50,13 @@ export function errorAnswer(status: number, requestId: string, reason: string, j
 function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
+
+/**
+ * Writes an error answer on a raw socket (upgrade and CONNECT requests have no response object)
+ * and closes it.
+ */
+export function endSocketWithError(socket: { end(data: string): unknown }, status: number, requestId: string, reason: string, accept: string | undefined): void {
+  const a = errorAnswer(status, requestId, reason, wantsJson(accept));
+  const head = [`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}`, ...Object.entries(a.headers).map(([k, v]) => `${k}: ${v}`), 'connection: close', `content-length: ${Buffer.byteLength(a.body)}`];
+  socket.end(`${head.join('\r\n')}\r\n\r\n${a.body}`);
+}

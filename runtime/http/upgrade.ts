@@ -8,14 +8,14 @@
  * timeout its silence; the global timeouts do not apply (spec 2.7 `allow_websockets`).
  */
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES, type IncomingMessage } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { connect as netConnect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { connect as tlsConnect } from 'node:tls';
 import { decide } from '../decide/decide.ts';
 import type { Decision } from '../decide/types.ts';
 import type { PlanStore } from '../plan/store.ts';
-import { errorAnswer, wantsJson } from './error-page.ts';
+import { endSocketWithError } from './error-page.ts';
 import type { ForwardState } from './handler.ts';
 
 /** Creates the `upgrade` listener of an HTTP/1.1 server. */
@@ -37,7 +37,7 @@ export function createUpgradeHandler(store: PlanStore<ForwardState>, scheme: 'ht
     if (d.outcome !== 'allow') return refuse(socket, d, requestId, req.headers['accept']);
     const route = gen.index.body.routes[d.route.index]!;
     const enabled = (protocol === 'websocket' && route.allowWebsockets) || (protocol.startsWith('spdy/') && route.allowSpdy);
-    if (!enabled) return writeError(socket, 400, requestId, `upgrade-not-enabled:${protocol || 'none'}`, req.headers['accept']);
+    if (!enabled) return endSocketWithError(socket, 400, requestId, `upgrade-not-enabled:${protocol || 'none'}`, req.headers['accept']);
 
     const u = new URL(d.upstream.url);
     const port = Number(u.port || (u.protocol === 'https:' ? 443 : 80));
@@ -56,7 +56,7 @@ export function createUpgradeHandler(store: PlanStore<ForwardState>, scheme: 'ht
       upstream.pipe(socket);
     });
     upstream.on('error', () => {
-      if (!upstream.readableDidRead && socket.writable) writeError(socket, 502, requestId, 'upstream-unreachable', req.headers['accept']);
+      if (!upstream.readableDidRead && socket.writable) endSocketWithError(socket, 502, requestId, 'upstream-unreachable', req.headers['accept']);
       else socket.destroy();
     });
     socket.on('close', () => upstream.destroy());
@@ -86,13 +86,5 @@ function refuse(socket: Duplex, d: Decision, requestId: string, accept: string |
   }
   const reason = d.outcome === 'bad_request' ? d.problem : d.outcome === 'not_found' ? 'no-route' : d.outcome === 'unauthenticated' ? 'sign-in-required' : d.outcome === 'redirect' ? 'redirect-route' : d.reasons.join(',') || d.outcome;
   const status = d.outcome === 'redirect' ? 400 : d.status === 200 ? 404 : d.status;
-  writeError(socket, status, requestId, reason, accept);
-}
-
-function writeError(socket: Duplex, status: number, requestId: string, reason: string, accept: string | undefined): void {
-  const a = errorAnswer(status, requestId, reason, wantsJson(accept));
-  const head = [`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}`];
-  for (const [k, v] of Object.entries(a.headers)) head.push(`${k}: ${v}`);
-  head.push('connection: close', `content-length: ${Buffer.byteLength(a.body)}`);
-  socket.end(`${head.join('\r\n')}\r\n\r\n${a.body}`);
+  endSocketWithError(socket, status, requestId, reason, accept);
 }
