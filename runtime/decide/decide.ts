@@ -161,7 +161,7 @@ const AUTHORITY = /^([a-z0-9](?:[a-z0-9.-]*[a-z0-9])?|\[[0-9a-f:.]+\]):([0-9]{1,
  * `tcp://` upstream to open. Anonymous callers get 401, never a sign-in redirect (no browser does
  * CONNECT through svc).
  */
-export function decideConnect(index: PlanIndex, request: DecisionRequest, identity: Identity | null): Decision {
+export function decideConnect(index: PlanIndex, request: DecisionRequest, identity: Identity | null, options: Pick<DecideOptions, 'pickUpstream'> = {}): Decision {
   const m = AUTHORITY.exec(request.target.toLowerCase());
   const port = m ? Number(m[2]) : 0;
   if (!m || port < 1 || port > 65535) return { outcome: 'bad_request', status: 400, problem: 'target-not-origin-form', reasons: ['target-not-origin-form'] };
@@ -179,7 +179,8 @@ export function decideConnect(index: PlanIndex, request: DecisionRequest, identi
   }
   if (verdict === 'deny') return { outcome: 'deny', status: 403, route, reasons };
   if (verdict === 'unauthenticated') return { outcome: 'unauthenticated', status: 401, route, reasons, location: null };
-  const i = upstreamBySample(r, request.upstreamSample ?? 0);
+  const i = options.pickUpstream ? options.pickUpstream(r) : upstreamBySample(r, request.upstreamSample ?? 0);
+  if (i === undefined) return { outcome: 'unavailable', status: 503, route, reasons: ['no-healthy-upstream'] };
   const u = r.route.action.upstreams[i]!;
   return { outcome: 'allow', status: 200, route, reasons, upstream: { url: `tcp://${u.host}:${u.port}`, host: `${u.host}:${u.port}`, headers: {}, assertion: false } };
 }

@@ -11,7 +11,7 @@ import type { Duplex } from 'node:stream';
 import { decideConnect } from '../decide/decide.ts';
 import type { PlanStore } from '../plan/store.ts';
 import { endSocketWithError } from './error-page.ts';
-import type { ForwardState } from './handler.ts';
+import type { ForwardState, UpstreamOutcome } from './handler.ts';
 
 /** Creates the `connect` listener of an HTTP/1.1 server. */
 export function createConnectHandler(store: PlanStore<ForwardState>): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
@@ -26,7 +26,14 @@ export function createConnectHandler(store: PlanStore<ForwardState>): (req: Inco
       }
     });
     socket.on('error', () => socket.destroy());
-    const d = decideConnect(gen.index, { method: 'CONNECT', target: req.url ?? '', scheme: 'http', headers: req.headersDistinct, peer: req.socket.remoteAddress ?? '', nowMs: Date.now(), upstreamSample: Math.random() }, null);
+    let picked: { readonly index: number; readonly done: (outcome: UpstreamOutcome) => void } | undefined;
+    const pick = gen.extra.pick;
+    const d = decideConnect(
+      gen.index,
+      { method: 'CONNECT', target: req.url ?? '', scheme: 'http', headers: req.headersDistinct, peer: req.socket.remoteAddress ?? '', nowMs: Date.now(), upstreamSample: Math.random() },
+      null,
+      pick ? { pickUpstream: (r) => (picked = pick(r, req.socket.remoteAddress))?.index } : {},
+    );
     if (d.outcome !== 'allow') {
       const reason = d.outcome === 'bad_request' ? d.problem : d.outcome === 'not_found' ? 'no-route' : d.outcome === 'unauthenticated' ? 'sign-in-required' : d.reasons.join(',');
       endSocketWithError(socket, d.status === 200 ? 404 : d.status, requestId, reason, req.headers['accept']);
@@ -35,7 +42,10 @@ export function createConnectHandler(store: PlanStore<ForwardState>): (req: Inco
     const route = gen.index.body.routes[d.route.index]!;
     const [host = '', port = '0'] = d.upstream.host.split(/:(?=\d+$)/);
     const upstream = connect({ host: host.replace(/^\[(.*)\]$/, '$1'), port: Number(port) });
+    let opened = false;
+    upstream.once('close', () => picked?.done(opened ? {} : { error: 'connect' }));
     upstream.once('connect', () => {
+      opened = true;
       socket.write(`HTTP/1.1 200 Connection Established\r\nx-request-id: ${requestId}\r\n\r\n`);
       if (head.length > 0) upstream.write(head);
       socket.pipe(upstream);
