@@ -271,3 +271,56 @@ describe('HTTP/2 downstream (codec_type auto, ALPN)', () => {
     expect(Object.keys(seen.headers).filter((k) => k.startsWith(':'))).toEqual([]);
   });
 });
+
+describe('certificate files renewed in place', () => {
+  let up: Upstream;
+  let svc: Running;
+  let ca: Issued;
+  const cfg = configDir();
+
+  const writeCert = async () => {
+    const cert = await issue(ca, { cn: 'app.example.com', dns: ['app.example.com'], usage: 'server' });
+    writeFileSync(join(cfg.dir, 'server.pem'), cert.certPem);
+    writeFileSync(join(cfg.dir, 'server.key'), cert.keyPem);
+    return cert.serial;
+  };
+  const servedSerial = () =>
+    new Promise<string>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port: svc.listening.address.port, path: '/', servername: 'app.example.com', headers: { host: 'app.example.com' }, ca: ca.certPem, agent: false }, (res) => {
+        resolve(String((res.socket as import('node:tls').TLSSocket).getPeerCertificate().serialNumber).toLowerCase());
+        res.resume();
+      });
+      req.on('error', reject);
+      req.end();
+    });
+
+  beforeAll(async () => {
+    up = await startUpstream(echo);
+    ca = await makeCa('svc renewal CA (TEST ONLY)');
+    await writeCert();
+    const { insecure_server: _insecure, ...settings } = BASE_SETTINGS;
+    cfg.writeRaw(
+      stringify({
+        ...settings,
+        address: '127.0.0.1:8443',
+        certificate_file: join(cfg.dir, 'server.pem'),
+        certificate_key_file: join(cfg.dir, 'server.key'),
+        routes: [{ from: 'https://app.example.com', to: up.url, allow_public_unauthenticated_access: true }],
+      }),
+    );
+    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 } });
+  });
+
+  afterAll(async () => {
+    await svc?.close();
+    await up?.close();
+    cfg.remove();
+  });
+
+  it('serves the new certificate to new connections without a restart', async () => {
+    const before = await servedSerial();
+    const renewed = await writeCert();
+    expect(renewed).not.toBe(before);
+    await expect.poll(servedSerial, { timeout: 10_000, interval: 100 }).toBe(renewed.replace(/^0+/, ''));
+  });
+});
