@@ -243,8 +243,11 @@ function forward(
       (up) => {
         const headers: Record<string, string | string[]> = {};
         const connection = up.headers['connection'];
-        const listed = new Set(String(connection ?? '').toLowerCase().split(',').map((s) => s.trim()));
-        for (const [k, v] of Object.entries(up.headers)) if (v !== undefined && !HOP_BY_HOP_RESPONSE.has(k) && !listed.has(k)) headers[k] = v;
+        const listed = connection === undefined ? undefined : new Set(String(connection).toLowerCase().split(',').map((s) => s.trim()));
+        for (const k in up.headers) {
+          const v = up.headers[k];
+          if (v !== undefined && !HOP_BY_HOP_RESPONSE.has(k) && !listed?.has(k)) headers[k] = v;
+        }
         const edited = editResponseHeaders(route, headers);
         edited['x-request-id'] = requestId;
         // An upstream that answers before reading the whole request body: the rest of the body is
