@@ -1,0 +1,701 @@
+/**
+ * bench/proxy: svc as a reverse proxy against nginx, in one run on this machine. Starts a native
+ * upstream (nginx answering `ok\n` on loopback), then in turn nginx as a plain keep-alive reverse
+ * proxy to it and svc with one public route to it, and drives each with the same wrk load
+ * (requests/s, p50, p99, errors) while sampling the proxy's RSS and CPU from /proc. Also measures
+ * svc with a 10,000-route plan, and both proxies with two workers when svc has `--workers`.
+ * Prints a table, the ratios svc/nginx and svc/direct, and the issue's targets beside them.
+ *
+ * Placement: with two or more cores the load side (wrk and the upstream) is pinned to core 0 and a
+ * one-core proxy to core 1 (taskset); the direct figure moves the upstream to core 1 for its run,
+ * so it is "a native server on the proxy's core". Two-core runs leave everything unpinned: on a
+ * two-core machine the proxy's workers share the cores with the load side. The output says where
+ * each process was allowed to run, read back from /proc. Both proxies keep their access log on
+ * (svc logs one JSON line per request to a file; nginx writes its access log to a file).
+ *
+ * Needs nginx and wrk (Debian: `apt-get install -y nginx wrk`); CI does not run it. Run:
+ * `npm run bench:proxy` (`--duration 10s`, `--connections 64`, `--only svc,nginx,direct`,
+ * `--warmup 2s`). Every child process and the temp dir are removed on exit, Ctrl-C or error.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { createServer } from 'node:net';
+import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { stringify } from 'yaml';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const HOST = 'bench.example.com';
+/** Test-only secret, the same as BASE_SETTINGS in test/support/compile-text.ts. */
+const TEST_SECRET = Buffer.alloc(32, 1).toString('base64');
+
+// ---------------------------------------------------------------------------------------------
+// Options
+
+function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(name);
+  return i < 0 ? undefined : process.argv[i + 1];
+}
+
+/** Seconds in a wrk duration (`10s`, `2m`, `1h`, or a bare number of seconds). */
+function seconds(text: string, option: string): number {
+  const m = /^(\d+(?:\.\d+)?)([smh]?)$/.exec(text);
+  if (!m) throw new UsageError(`${option} \`${text}\` is not a duration like 10s or 1m`);
+  return Number(m[1]) * ({ '': 1, s: 1, m: 60, h: 3600 } as const)[m[2] as '' | 's' | 'm' | 'h'];
+}
+
+class UsageError extends Error {}
+
+const TARGETS = ['svc', 'nginx', 'direct'] as const;
+type Target = (typeof TARGETS)[number];
+
+function options() {
+  const duration = arg('--duration') ?? '10s';
+  const warmup = arg('--warmup') ?? '2s';
+  const connections = Number(arg('--connections') ?? '64');
+  if (!Number.isInteger(connections) || connections < 1) throw new UsageError(`--connections \`${arg('--connections')}\` is not a positive integer`);
+  const only = (arg('--only') ?? TARGETS.join(',')).split(',').filter((s) => s !== '');
+  for (const t of only) if (!(TARGETS as readonly string[]).includes(t)) throw new UsageError(`--only: unknown target \`${t}\` (svc, nginx, direct)`);
+  return {
+    duration,
+    durationS: seconds(duration, '--duration'),
+    warmup,
+    warmupS: seconds(warmup, '--warmup'),
+    connections,
+    only: new Set(only as Target[]),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Child processes: every one is tracked so that exit, Ctrl-C and errors stop it and its children.
+
+const children = new Set<ChildProcess>();
+let tempDir: string | undefined;
+
+/** Pids of `pid` and all its descendants, read from /proc (children files of every thread). */
+function processTree(pid: number): number[] {
+  const out = [pid];
+  for (let i = 0; i < out.length; i++) {
+    const p = out[i]!;
+    let tasks: string[] = [];
+    try {
+      tasks = readdirSync(`/proc/${p}/task`);
+    } catch {
+      continue; // gone
+    }
+    for (const t of tasks) {
+      try {
+        for (const c of readFileSync(`/proc/${p}/task/${t}/children`, 'utf8').split(' ')) if (c.trim() !== '') out.push(Number(c));
+      } catch {
+        // the thread ended between the listing and the read
+      }
+    }
+  }
+  return out;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Stops a child: SIGTERM, then SIGKILL to it and every descendant still alive after `graceMs`. */
+async function stop(child: ChildProcess, graceMs = 5000): Promise<void> {
+  const pid = child.pid;
+  if (pid === undefined || child.exitCode !== null || child.signalCode !== null) {
+    children.delete(child);
+    return;
+  }
+  const tree = processTree(pid);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  await Promise.race([exited, new Promise((r) => setTimeout(r, graceMs))]);
+  for (const p of tree) if (alive(p)) process.kill(p, 'SIGKILL');
+  // Descendants (cluster workers, nginx workers) are not our children: wait until they are gone.
+  for (let i = 0; i < 50 && tree.some(alive); i++) await new Promise((r) => setTimeout(r, 100));
+  children.delete(child);
+}
+
+/** Synchronous last resort for `process.on('exit')`: SIGKILL whatever is left, remove the temp dir. */
+function cleanupSync(): void {
+  for (const c of children) {
+    if (c.pid === undefined || c.exitCode !== null || c.signalCode !== null) continue;
+    for (const p of processTree(c.pid)) if (alive(p)) process.kill(p, 'SIGKILL');
+  }
+  children.clear();
+  if (tempDir !== undefined) rmSync(tempDir, { recursive: true, force: true });
+  tempDir = undefined;
+}
+
+async function cleanup(): Promise<void> {
+  await Promise.all([...children].map((c) => stop(c, 2000)));
+  cleanupSync();
+}
+
+let interrupted = false;
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(sig, () => {
+    if (interrupted) return;
+    interrupted = true;
+    console.error(`\n${sig}: stopping children, removing ${tempDir ?? 'the temp dir'}`);
+    void cleanup().finally(() => process.exit(130));
+  });
+}
+process.on('exit', cleanupSync);
+
+/** Which tool to run a command through so that it is pinned; undefined: not pinned. */
+let taskset: string | undefined;
+
+/** Starts `cmd args` pinned to `cpus` (a taskset list) when given, output to `logFile`. */
+function start(cmd: string, args: readonly string[], cpuList: string | undefined, logFile: string, env: NodeJS.ProcessEnv = process.env): ChildProcess {
+  const fd = openSync(logFile, 'a');
+  const [file, argv] = cpuList !== undefined && taskset !== undefined ? [taskset, ['-c', cpuList, cmd, ...args]] : [cmd, [...args]];
+  const child = spawn(file, argv, { stdio: ['ignore', fd, fd], cwd: ROOT, env });
+  closeSync(fd);
+  children.add(child);
+  child.on('exit', () => children.delete(child));
+  return child;
+}
+
+/** Moves every thread of `pid` and its descendants to `cpuList` (taskset -a -p). */
+function repin(pid: number, cpuList: string): void {
+  if (taskset === undefined) return;
+  for (const p of processTree(pid)) spawnSync(taskset, ['-a', '-p', '-c', cpuList, String(p)], { stdio: 'ignore' });
+}
+
+// ---------------------------------------------------------------------------------------------
+// /proc readings
+
+function statusField(pid: number, field: string): string | undefined {
+  try {
+    const m = new RegExp(`^${field}:\\s*(.*)$`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m?.[1]?.trim();
+  } catch {
+    return undefined;
+  }
+}
+
+/** Resident set size in bytes (VmRSS), 0 when the process is gone. */
+function rss(pid: number): number {
+  const v = statusField(pid, 'VmRSS');
+  return v === undefined ? 0 : Number(v.replace(/\s*kB$/, '')) * 1024;
+}
+
+/** User + system CPU time in clock ticks. */
+function cpuTicks(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // f[0] is field 3 (state)
+    return Number(f[11]) + Number(f[12]);
+  } catch {
+    return 0;
+  }
+}
+
+const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout?.trim()) || 100;
+
+/** The cores a process may run on (Cpus_allowed_list), as read back from /proc. */
+function coresOf(pid: number | undefined): string {
+  return pid === undefined ? '?' : (statusField(pid, 'Cpus_allowed_list') ?? '?');
+}
+
+// ---------------------------------------------------------------------------------------------
+// wrk
+
+interface WrkResult {
+  readonly rps: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly requests: number;
+  readonly non2xx: number;
+  readonly socketErrors: { connect: number; read: number; write: number; timeout: number };
+  readonly raw: string;
+}
+
+/** Milliseconds in a wrk latency (`612.00us`, `1.20ms`, `2.00s`, `1.00m`). */
+function latencyMs(text: string): number {
+  const m = /^([\d.]+)(us|ms|s|m)$/.exec(text);
+  if (!m) return Number.NaN;
+  return Number(m[1]) * { us: 0.001, ms: 1, s: 1000, m: 60_000 }[m[2] as 'us' | 'ms' | 's' | 'm'];
+}
+
+function parseWrk(raw: string): WrkResult {
+  const num = (re: RegExp) => Number(re.exec(raw)?.[1] ?? Number.NaN);
+  const se = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(raw);
+  return {
+    rps: num(/Requests\/sec:\s*([\d.]+)/),
+    p50Ms: latencyMs(/^\s*50%\s+(\S+)/m.exec(raw)?.[1] ?? ''),
+    p99Ms: latencyMs(/^\s*99%\s+(\S+)/m.exec(raw)?.[1] ?? ''),
+    requests: num(/(\d+) requests in/),
+    non2xx: Number(/Non-2xx or 3xx responses: (\d+)/.exec(raw)?.[1] ?? 0),
+    socketErrors: { connect: Number(se?.[1] ?? 0), read: Number(se?.[2] ?? 0), write: Number(se?.[3] ?? 0), timeout: Number(se?.[4] ?? 0) },
+    raw,
+  };
+}
+
+interface Sample {
+  readonly rssTotal: number;
+  /** The largest process that serves (helpers such as tsx's esbuild service excluded). */
+  readonly rssMaxProcess: number;
+  /** Each process: its command name and RSS, the root first. */
+  readonly processes: readonly { readonly comm: string; readonly rss: number }[];
+}
+
+interface LoadResult {
+  readonly wrk: WrkResult;
+  readonly end: Sample;
+  readonly peak: Sample;
+  /** CPU the proxy's processes used during the measured run, in cores (1.0 = one core busy). */
+  readonly cpuCores: number;
+  /** The same per process (command name, cores), the root first. */
+  readonly cpuByProcess: readonly { readonly comm: string; readonly cores: number }[];
+  readonly wrkCores: string;
+}
+
+/** Processes that run beside the server but do not serve: tsx's esbuild transform service. */
+const HELPERS = new Set(['esbuild']);
+
+function comm(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return '?';
+  }
+}
+
+function sample(pid: number): Sample {
+  const processes = processTree(pid)
+    .map((p) => ({ comm: comm(p), rss: rss(p) }))
+    .filter((p) => p.rss > 0);
+  const serving = processes.filter((p) => !HELPERS.has(p.comm)).map((p) => p.rss);
+  return { rssTotal: processes.reduce((a, p) => a + p.rss, 0), rssMaxProcess: Math.max(0, ...serving), processes };
+}
+
+/** `node 2 (151.2+150.9 MB), esbuild 1 (12.1 MB)`: the processes of a sample by command name. */
+function describe(s: Sample): string {
+  const by = new Map<string, number[]>();
+  for (const p of s.processes) by.set(p.comm, [...(by.get(p.comm) ?? []), p.rss]);
+  return [...by].map(([c, sizes]) => `${c} ${sizes.length} (${sizes.map((b) => (b / MB).toFixed(1)).join('+')} MB)`).join(', ');
+}
+
+/** Runs wrk once against `port`, sampling the proxy tree rooted at `pid` every 250 ms meanwhile. */
+function wrk(bin: string, port: number, duration: string, connections: number, cpuList: string | undefined, pid: number, logFile: string): Promise<LoadResult> {
+  const args = ['-t1', `-c${connections}`, `-d${duration}`, '--latency', '-H', `Host: ${HOST}`, `http://127.0.0.1:${port}/`];
+  const [file, argv] = cpuList !== undefined && taskset !== undefined ? [taskset, ['-c', cpuList, bin, ...args]] : [bin, args];
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, argv, { stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT });
+    children.add(child);
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    const names = new Map(processTree(pid).map((p) => [p, comm(p)]));
+    const ticks0 = new Map([...names.keys()].map((p) => [p, cpuTicks(p)]));
+    const t0 = performance.now();
+    let last = sample(pid);
+    let peak = last;
+    let lastTicks = new Map(ticks0);
+    let lastT = t0;
+    let wrkCores = '?';
+    const timer = setInterval(() => {
+      const s = sample(pid);
+      if (s.rssTotal === 0) return;
+      last = s;
+      if (s.rssTotal > peak.rssTotal) peak = s;
+      lastTicks = new Map(processTree(pid).map((p) => [p, cpuTicks(p)]));
+      lastT = performance.now();
+      if (wrkCores === '?') wrkCores = coresOf(child.pid);
+    }, 250);
+    child.on('error', (e) => {
+      clearInterval(timer);
+      reject(e);
+    });
+    child.on('exit', (code) => {
+      clearInterval(timer);
+      children.delete(child);
+      writeFileSync(logFile, out, { flag: 'a' });
+      if (code !== 0) return reject(new Error(`wrk exited ${code}:\n${out}`));
+      const secondsRun = (lastT - t0) / 1000;
+      const cpuByProcess = [...lastTicks].map(([p, t]) => ({ comm: names.get(p) ?? comm(p), cores: secondsRun > 0 ? (t - (ticks0.get(p) ?? 0)) / CLK_TCK / secondsRun : Number.NaN }));
+      const cpuCores = cpuByProcess.reduce((a, p) => a + p.cores, 0);
+      resolve({ wrk: parseWrk(out), end: last, peak, cpuCores, cpuByProcess, wrkCores });
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Targets
+
+/** A free loopback port (bound and released: a small race, fine for a benchmark). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const a = s.address();
+      s.close(() => (typeof a === 'object' && a !== null ? resolve(a.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** One GET with the bench Host header: the status, or an error message. */
+function probe(port: number): Promise<{ status: number; body: string } | { error: string }> {
+  return new Promise((resolve) => {
+    const req = request({ host: '127.0.0.1', port, path: '/', headers: { host: HOST }, agent: false, timeout: 2000 }, (res) => {
+      let body = '';
+      res.on('data', (d: Buffer) => (body += d.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', (e) => resolve({ error: e.message }));
+    req.end();
+  });
+}
+
+/** Waits until `port` answers 200 `ok`; fails early when the process exits. */
+async function waitReady(name: string, child: ChildProcess, port: number, logFile: string, timeoutMs: number): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  let last = '';
+  while (Date.now() < end) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${name} exited (${child.exitCode ?? child.signalCode}) before answering:\n${tail(logFile)}`);
+    const r = await probe(port);
+    if ('status' in r && r.status === 200 && r.body === 'ok\n') return;
+    last = 'status' in r ? `status ${r.status}: ${r.body.slice(0, 200)}` : r.error;
+    await new Promise((res) => setTimeout(res, 100));
+  }
+  throw new Error(`${name} did not answer 200 ok on port ${port} within ${timeoutMs} ms (last: ${last}):\n${tail(logFile)}`);
+}
+
+/** The last `lines` lines of a file (from its last 64 KiB) that `keep` accepts. */
+function tail(file: string, lines = 20, keep: (line: string) => boolean = () => true): string {
+  try {
+    const size = statSync(file).size;
+    const fd = openSync(file, 'r');
+    const buf = Buffer.alloc(Math.min(size, 65536));
+    readSync(fd, buf, 0, buf.length, size - buf.length);
+    closeSync(fd);
+    return buf.toString('utf8').trimEnd().split('\n').filter(keep).slice(-lines).join('\n');
+  } catch (e) {
+    return `(no log: ${(e as Error).message})`;
+  }
+}
+
+/** nginx's own paths under `dir` so that nothing of the system's configuration or directories is used. */
+function nginxCommon(dir: string, name: string, workers: string): string {
+  return `worker_processes ${workers};
+pid ${join(dir, `${name}.pid`)};
+error_log ${join(dir, `${name}-error.log`)} warn;
+events { worker_connections 4096; }
+`;
+}
+
+function nginxTemp(dir: string, name: string): string {
+  return ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((k) => `  ${k}_temp_path ${join(dir, `${name}-${k}-temp`)};`).join('\n');
+}
+
+function upstreamConf(dir: string, port: number): string {
+  return `${nginxCommon(dir, 'upstream', '1')}http {
+${nginxTemp(dir, 'upstream')}
+  access_log off;
+  keepalive_requests 100000000;
+  keepalive_timeout 300s;
+  server {
+    listen 127.0.0.1:${port} backlog=4096;
+    location / { default_type text/plain; return 200 "ok\\n"; }
+  }
+}
+`;
+}
+
+function proxyConf(dir: string, port: number, upstreamPort: number, workers: number): string {
+  return `${nginxCommon(dir, `proxy${workers}`, String(workers))}http {
+${nginxTemp(dir, `proxy${workers}`)}
+  access_log ${join(dir, `proxy${workers}-access.log`)};
+  keepalive_requests 100000000;
+  keepalive_timeout 300s;
+  upstream backend {
+    server 127.0.0.1:${upstreamPort};
+    keepalive 64;
+    keepalive_requests 100000000;
+  }
+  server {
+    listen 127.0.0.1:${port} backlog=4096;
+    location / {
+      proxy_pass http://backend;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+    }
+  }
+}
+`;
+}
+
+/** svc's config: the test-only settings, one public route to the upstream, `extra` public routes on other hosts. */
+function svcConfig(port: number, upstreamPort: number, extra: number): string {
+  const to = `http://127.0.0.1:${upstreamPort}`;
+  const routes: Record<string, unknown>[] = [{ from: `https://${HOST}`, to, allow_public_unauthenticated_access: true }];
+  for (let i = 0; i < extra; i++) routes.push({ from: `https://h${i}.${HOST}`, to, allow_public_unauthenticated_access: true });
+  return stringify({
+    insecure_server: true,
+    shared_secret: TEST_SECRET,
+    cookie_secret: TEST_SECRET,
+    authenticate_service_url: 'https://auth.example.com',
+    signout_redirect_url: 'https://example.com/',
+    idp_provider: 'oidc',
+    idp_provider_url: 'https://idp.example.com',
+    idp_client_id: 'client',
+    idp_client_secret: 'client-secret',
+    address: `127.0.0.1:${port}`,
+    routes,
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Main
+
+interface Row {
+  readonly label: string;
+  readonly kind: 'direct' | 'nginx' | 'svc';
+  readonly cores: 1 | 2;
+  readonly routes?: number;
+  readonly placement: string;
+  readonly result: LoadResult;
+  /** RSS once it answered, before any load. */
+  readonly startRss: number;
+  readonly logFile: string;
+}
+
+const MB = 1024 * 1024;
+const fmtMs = (ms: number) => (Number.isFinite(ms) ? `${ms < 10 ? ms.toFixed(2) : ms.toFixed(1)} ms` : '?');
+const fmtMb = (b: number) => `${(b / MB).toFixed(1)} MB`;
+const fmtRps = (r: number) => Math.round(r).toLocaleString('en-US');
+
+/** A program on PATH (or in /usr/sbin, /sbin where Debian puts nginx), or undefined. */
+function which(name: string): string | undefined {
+  const dirs = [...(process.env['PATH'] ?? '').split(delimiter), '/usr/sbin', '/sbin', '/usr/local/sbin'];
+  for (const d of dirs) if (d !== '' && existsSync(join(d, name))) return join(d, name);
+  return undefined;
+}
+
+async function main(): Promise<number> {
+  let opts: ReturnType<typeof options>;
+  try {
+    opts = options();
+  } catch (e) {
+    if (e instanceof UsageError) {
+      console.error(`error: ${e.message}`);
+      return 2;
+    }
+    throw e;
+  }
+  const nginx = which('nginx');
+  const wrkBin = which('wrk');
+  if (nginx === undefined || wrkBin === undefined) {
+    console.error(`bench:proxy needs nginx and wrk (missing: ${[nginx ? '' : 'nginx', wrkBin ? '' : 'wrk'].filter(Boolean).join(', ')})`);
+    console.error('install them, e.g. on Debian/Ubuntu: apt-get update && apt-get install -y nginx wrk');
+    return 2;
+  }
+  taskset = which('taskset');
+  const nproc = availableParallelism();
+  // The load side (wrk, upstream) on core 0, a one-core proxy on core 1; nothing pinned on one core.
+  const pinned = taskset !== undefined && nproc >= 2;
+  const LOAD = pinned ? '0' : undefined;
+  const PROXY = pinned ? '1' : undefined;
+  const ALL = pinned ? `0-${nproc - 1}` : undefined;
+
+  const svcHelp = spawnSync(process.execPath, [join(ROOT, 'bin/svc'), 'run', '--help'], { encoding: 'utf8', cwd: ROOT });
+  const hasWorkers = /--workers\b/.test(svcHelp.stdout ?? '');
+  const nginxVersion = spawnSync(nginx, ['-v'], { encoding: 'utf8' }).stderr.trim();
+  const wrkVersion = (spawnSync(wrkBin, ['-v'], { encoding: 'utf8' }).stdout ?? '').split('\n')[0]?.trim();
+  const load0 = loadavg();
+
+  console.log('bench:proxy');
+  console.log(`machine: ${nproc} cores (nproc), ${cpus()[0]?.model ?? '?'}; node ${process.version}; ${nginxVersion}; ${wrkVersion}`);
+  console.log(`load average at start: ${load0.map((l) => l.toFixed(2)).join(' ')} (1/5/15 min; other work on the machine skews the figures)`);
+  console.log(`load: wrk -t1 -c${opts.connections} -d${opts.duration} --latency -H 'Host: ${HOST}', after a ${opts.warmup} warm-up run`);
+  console.log(
+    pinned
+      ? `placement: wrk and the upstream on core ${LOAD}, one-core proxies on core ${PROXY} (direct: the upstream moved to core ${PROXY}); two-core runs unpinned (cores ${ALL})`
+      : `placement: not pinned (${taskset === undefined ? 'no taskset' : 'one core'})`,
+  );
+  console.log('');
+
+  tempDir = mkdtempSync(join(tmpdir(), 'svc-bench-proxy-'));
+  const dir = tempDir;
+  const rows: Row[] = [];
+
+  // The upstream serves every run; started once.
+  const upstreamPort = await freePort();
+  writeFileSync(join(dir, 'upstream.conf'), upstreamConf(dir, upstreamPort));
+  const upstreamLog = join(dir, 'upstream.out');
+  const upstream = start(nginx, ['-p', dir, '-e', join(dir, 'upstream-error.log'), '-c', join(dir, 'upstream.conf'), '-g', 'daemon off;'], LOAD, upstreamLog);
+  await waitReady('upstream nginx', upstream, upstreamPort, upstreamLog, 10_000);
+  console.log(`upstream: nginx on 127.0.0.1:${upstreamPort}, cores ${processTree(upstream.pid!).map(coresOf).join('/')}`);
+
+  /** Warm-up, then the measured run; prints one progress line. */
+  const measure = async (label: string, kind: Row['kind'], cores: 1 | 2, port: number, pid: number, placementProxy: string, logFile: string, routes?: number) => {
+    const wrkCpus = cores === 1 ? LOAD : ALL;
+    const startRss = sample(pid).rssTotal;
+    if (opts.warmupS > 0) await wrk(wrkBin, port, opts.warmup, opts.connections, wrkCpus, pid, join(dir, 'wrk.out'));
+    const result = await wrk(wrkBin, port, opts.duration, opts.connections, wrkCpus, pid, join(dir, 'wrk.out'));
+    const placement = `wrk ${result.wrkCores}, upstream ${processTree(upstream.pid!).map(coresOf).join('/')}, ${kind === 'direct' ? 'server' : 'proxy'} ${placementProxy}`;
+    rows.push({ label, kind, cores, ...(routes !== undefined ? { routes } : {}), placement, result, startRss, logFile });
+    const w = result.wrk;
+    const errs = w.non2xx + w.socketErrors.connect + w.socketErrors.read + w.socketErrors.write + w.socketErrors.timeout;
+    const cpu = result.cpuByProcess.map((p) => `${p.comm} ${p.cores.toFixed(2)}`).join(' + ');
+    console.log(`  ${label.padEnd(30)} ${fmtRps(w.rps).padStart(8)} req/s  p50 ${fmtMs(w.p50Ms)}  p99 ${fmtMs(w.p99Ms)}  errors ${errs}`);
+    console.log(`  ${''.padEnd(30)} RSS at start ${fmtMb(startRss)}, end of load ${describe(result.end)}; CPU ${cpu} cores; ${placement}`);
+  };
+
+  if (opts.only.has('direct')) {
+    console.log('direct:');
+    if (PROXY !== undefined) repin(upstream.pid!, PROXY);
+    await measure('direct (upstream nginx)', 'direct', 1, upstreamPort, upstream.pid!, processTree(upstream.pid!).map(coresOf).join('/'), upstreamLog);
+    if (LOAD !== undefined) repin(upstream.pid!, LOAD);
+  }
+
+  const runNginx = async (workers: 1 | 2) => {
+    const port = await freePort();
+    const conf = join(dir, `proxy${workers}.conf`);
+    writeFileSync(conf, proxyConf(dir, port, upstreamPort, workers));
+    const log = join(dir, `proxy${workers}.out`);
+    const child = start(nginx, ['-p', dir, '-e', join(dir, `proxy${workers}-error.log`), '-c', conf, '-g', 'daemon off;'], workers === 1 ? PROXY : ALL, log);
+    try {
+      await waitReady(`nginx proxy (${workers} workers)`, child, port, log, 10_000);
+      const cores = processTree(child.pid!).map(coresOf).join('/');
+      await measure(`nginx proxy, ${workers} worker${workers > 1 ? 's' : ''}`, 'nginx', workers, port, child.pid!, cores, join(dir, `proxy${workers}-error.log`));
+    } finally {
+      await stop(child);
+    }
+  };
+
+  const runSvc = async (workers: 1 | 2, extraRoutes: number) => {
+    const port = await freePort();
+    const conf = join(dir, `svc-${workers}w-${extraRoutes + 1}r.yaml`);
+    writeFileSync(conf, svcConfig(port, upstreamPort, extraRoutes));
+    const log = join(dir, `svc-${workers}w-${extraRoutes + 1}r.log`);
+    const args = [join(ROOT, 'bin/svc'), 'run', '-config', conf, ...(hasWorkers ? ['--workers', String(workers)] : [])];
+    const env = { ...process.env };
+    delete env['SVC_CLUSTER_WORKER'];
+    const child = start(process.execPath, args, workers === 1 ? PROXY : ALL, log, env);
+    try {
+      await waitReady(`svc (${workers} workers, ${extraRoutes + 1} routes)`, child, port, log, 120_000);
+      const cores = processTree(child.pid!).map(coresOf).join('/');
+      const label = `svc, ${workers} worker${workers > 1 ? 's' : ''}, ${(extraRoutes + 1).toLocaleString('en-US')} route${extraRoutes > 0 ? 's' : ''}`;
+      await measure(label, 'svc', workers, port, child.pid!, cores, log, extraRoutes + 1);
+    } finally {
+      await stop(child);
+    }
+  };
+
+  console.log('one core:');
+  if (opts.only.has('nginx')) await runNginx(1);
+  if (opts.only.has('svc')) {
+    await runSvc(1, 0);
+    await runSvc(1, 10_000);
+  }
+  console.log('two cores:');
+  if (ALL !== undefined) repin(upstream.pid!, ALL); // everything shares every core
+  if (opts.only.has('nginx')) await runNginx(2);
+  if (opts.only.has('svc')) {
+    if (hasWorkers) await runSvc(2, 0);
+    else console.log('  two-core svc: not available yet');
+  }
+  await stop(upstream);
+  const load1 = loadavg();
+
+  report(rows, opts.connections, hasWorkers);
+  console.log('');
+  console.log(`load average at end: ${load1.map((l) => l.toFixed(2)).join(' ')}`);
+  return 0;
+}
+
+function report(rows: readonly Row[], connections: number, hasWorkers: boolean): void {
+  console.log('');
+  const header = ['target', 'cores', 'requests/s', 'p50', 'p99', 'RSS total', 'RSS/worker', 'RSS at start', 'CPU used', 'non-2xx', 'socket errors'];
+  const body = rows.map((r) => {
+    const w = r.result.wrk;
+    const se = w.socketErrors;
+    return [
+      r.label,
+      String(r.cores),
+      fmtRps(w.rps),
+      fmtMs(w.p50Ms),
+      fmtMs(w.p99Ms),
+      fmtMb(r.result.end.rssTotal),
+      fmtMb(r.result.end.rssMaxProcess),
+      fmtMb(r.startRss),
+      `${r.result.cpuCores.toFixed(2)} cores`,
+      String(w.non2xx),
+      `c${se.connect} r${se.read} w${se.write} t${se.timeout}`,
+    ];
+  });
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
+  const line = (cells: readonly string[]) => `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
+  console.log(line(header));
+  console.log(`|${widths.map((w, i) => (i === 0 ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`);
+  for (const b of body) console.log(line(b));
+  console.log('RSS total: every process of the target at the end of the measured run (nginx: master + workers; svc: primary,');
+  console.log("workers and tsx's esbuild service, which bin/svc starts to run from source). RSS/worker: the largest serving");
+  console.log('process. CPU used: user + system time of those processes over the measured run, in cores.');
+
+  const find = (kind: Row['kind'], cores: 1 | 2, routes?: number) => rows.find((r) => r.kind === kind && r.cores === cores && (routes === undefined || r.routes === routes));
+  const direct = find('direct', 1);
+  const nginx1 = find('nginx', 1);
+  const nginx2 = find('nginx', 2);
+  const svc1 = find('svc', 1, 1);
+  const svc10k = find('svc', 1, 10_001);
+  const svc2 = find('svc', 2, 1);
+  const ratio = (a: Row | undefined, b: Row | undefined) => (a && b ? a.result.wrk.rps / b.result.wrk.rps : undefined);
+  const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
+
+  console.log('');
+  console.log('ratios and the targets of issue 4:');
+  const r1 = ratio(svc1, nginx1);
+  if (r1 !== undefined) console.log(`  svc/nginx, one core:   ${r1.toFixed(2)}   target ≥ 0.40: ${verdict(r1 >= 0.4)}`);
+  const r2 = ratio(svc2, nginx2);
+  if (r2 !== undefined) console.log(`  svc/nginx, two cores:  ${r2.toFixed(2)}   target ≥ 0.55: ${verdict(r2 >= 0.55)}`);
+  else if (!hasWorkers) console.log('  svc/nginx, two cores:  two-core svc: not available yet   target ≥ 0.55');
+  const rd = ratio(svc1, direct);
+  if (rd !== undefined) console.log(`  svc/direct, one core:  ${rd.toFixed(2)}   (no target; nginx proxy/direct: ${ratio(nginx1, direct)?.toFixed(2) ?? '-'})`);
+  for (const s of [svc1, svc2, svc10k]) {
+    if (!s) continue;
+    const p99 = s.result.wrk.p99Ms;
+    console.log(`  p99 at ${connections} connections, ${s.label}: ${fmtMs(p99)}   target < 5 ms${connections === 64 ? '' : ' (at 64)'}: ${verdict(p99 < 5)}`);
+  }
+  for (const s of [svc1, svc2, svc10k]) {
+    if (!s) continue;
+    const m = s.result.peak.rssMaxProcess;
+    console.log(`  RSS per process (peak during load), ${s.label}: ${fmtMb(m)}   target < 150 MB per worker: ${verdict(m < 150 * MB)}`);
+  }
+  const rr = ratio(svc10k, svc1);
+  if (rr !== undefined) console.log(`  10,001 routes vs 1 route, one core: ${rr.toFixed(3)}   target ≥ 0.95 (no more than 5% slower): ${verdict(rr >= 0.95)}`);
+
+  const failing = rows.filter((r) => r.result.wrk.non2xx > 0 || Object.values(r.result.wrk.socketErrors).some((n) => n > 0));
+  for (const r of failing) {
+    console.log('');
+    console.log(`errors under load, ${r.label}:`);
+    console.log(r.result.wrk.raw.trimEnd());
+    console.log(`log tail (${r.logFile}):`);
+    console.log(tail(r.logFile));
+    if (r.kind === 'svc') {
+      console.log('last log lines other than a 200 request:');
+      console.log(tail(r.logFile, 20, (l) => !l.includes('"msg":"request"') || !l.includes('"status":200')) || '(none in the last 64 KiB)');
+    }
+  }
+}
+
+let code = 1;
+try {
+  code = await main();
+} catch (e) {
+  console.error(`bench:proxy failed: ${(e as Error).stack ?? String(e)}`);
+} finally {
+  if (!interrupted) await cleanup();
+}
+process.exitCode = code;
