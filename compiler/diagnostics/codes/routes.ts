@@ -195,3 +195,17 @@ export const RoutePrefixRewriteWithoutPrefix = diag(
   () => '`prefix_rewrite` is set but the route has no `prefix` or `path`',
   'add a `prefix` so it is clear which part of the path is replaced',
 );
+
+export const RouteMaglevTableSize = diag<{ size: number }>(
+  'SVC3529', 'route-maglev-table-size', 'error',
+  'A Maglev lookup table size that is not a prime number (the Maglev algorithm needs a prime).',
+  (a) => `\`maglev_lb_config.table_size\` \`${a.size}\` is not a prime number`,
+  'use a prime such as 65537 (the default) or 5000011',
+);
+
+export const RouteOutlierNeverEjects = diag<{ percent: number; upstreams: number; needed: number }>(
+  'SVC3530', 'route-outlier-never-ejects', 'warning',
+  '`outlier_detection` that can never eject an upstream: one upstream is more than `max_ejection_percent` of the route\'s upstreams.',
+  (a) => `\`outlier_detection\` can never eject: one of ${a.upstreams} upstreams is more than \`max_ejection_percent\` ${a.percent}%`,
+  (a) => `set \`max_ejection_percent\` to at least ${a.needed}, or rely on \`health_checks\``,
+);

@@ -16,7 +16,9 @@ import { routeHealthCheckKind } from './route-health-check-kind.ts';
 import { routeIncompletePair } from './route-incomplete-pair.ts';
 import { routeInvalidRegex } from './route-invalid-regex.ts';
 import { routeLbConfigMismatch } from './route-lb-config-mismatch.ts';
+import { routeMaglevTableSize } from './route-maglev-table-size.ts';
 import { routeMultipleHostRewrites } from './route-multiple-host-rewrites.ts';
+import { routeOutlierNeverEjects } from './route-outlier-never-ejects.ts';
 import { routeMultiplePathMatchers } from './route-multiple-path-matchers.ts';
 import { routeMultipleUpstreamsUnchecked } from './route-multiple-upstreams-unchecked.ts';
 import { routeNoAction } from './route-no-action.ts';
@@ -81,6 +83,8 @@ export const RULES: readonly ValidationRule[] = [
   routeTlsSkipVerify,
   routeHealthCheckKind,
   routeLbConfigMismatch,
+  routeMaglevTableSize,
+  routeOutlierNeverEjects,
   routeDuplicateName,
   routeShadowed,
 ];
