@@ -70,7 +70,7 @@ describe('route rules', () => {
   it('checks `to` schemes against `from`', () => {
     expect(report({}, [{ from: 'tcp+https://db.example.com:5432', to: 'tcp://10.0.0.1:5432', policy: POLICY }])).toEqual([]);
     expect(report({}, [{ from: 'tcp+https://db.example.com:5432', to: 'https://10.0.0.1', policy: POLICY }])).toEqual(['route-to-scheme routes[0].to']);
-    expect(report({}, route({ to: ['http://10.0.0.1', 'ftp://10.0.0.2'], outlier_detection: { consecutive_5xx: 5 } }))).toEqual(['route-to-scheme routes[0].to[1]']);
+    expect(report({}, route({ to: ['http://10.0.0.1', 'ftp://10.0.0.2'], outlier_detection: { consecutive_5xx: 5, max_ejection_percent: 50 } }))).toEqual(['route-to-scheme routes[0].to[1]']);
   });
 
   it('reports a URL that does not parse once (lowering), not again', () => {
@@ -161,7 +161,7 @@ describe('route rules', () => {
   });
 
   it('checks weights', () => {
-    const to = (...urls: string[]) => report({}, route({ to: urls, outlier_detection: { consecutive_5xx: 5 } }));
+    const to = (...urls: string[]) => report({}, route({ to: urls, outlier_detection: { consecutive_5xx: 5, max_ejection_percent: 50 } }));
     expect(to('http://a,1', 'http://b,3')).toEqual([]);
     expect(to('http://a', 'http://b')).toEqual([]);
     expect(to('http://a,2', 'http://b')).toEqual(['route-weights routes[0].to[1]']);
@@ -274,5 +274,20 @@ describe('settings rules', () => {
     expect(report({}, groups)).toEqual([]);
     expect(report({ idp_provider: 'okta', idp_provider_url: undefined }, groups)).toEqual(['groups-without-service-account routes[0].policy']);
     expect(report({ idp_provider: 'okta', idp_provider_url: undefined, idp_service_account: TEST_SECRET }, groups)).toEqual([]);
+  });
+});
+
+describe('upstream-layer rules', () => {
+  it('refuses a Maglev table size that is not prime', () => {
+    const r = (size: number) => report({}, route({ to: ['http://10.0.0.1', 'http://10.0.0.2'], lb_policy: 'MAGLEV', maglev_lb_config: { table_size: size }, outlier_detection: { consecutive_5xx: 5, max_ejection_percent: 50 } }));
+    expect(r(65537)).toEqual([]);
+    expect(r(65536)).toEqual(['route-maglev-table-size routes[0].maglev_lb_config.table_size']);
+  });
+  it('warns when outlier detection could never eject an upstream', () => {
+    const r = (n: number, percent?: number) => report({}, route({ to: Array.from({ length: n }, (_, i) => `http://10.0.0.${i + 1}`), outlier_detection: { consecutive_5xx: 5, ...(percent !== undefined ? { max_ejection_percent: percent } : {}) } }));
+    expect(r(10)).toEqual([]);
+    expect(r(9)).toEqual(['route-outlier-never-ejects routes[0].outlier_detection']);
+    expect(r(3, 34)).toEqual([]);
+    expect(r(3, 33)).toEqual(['route-outlier-never-ejects routes[0].outlier_detection.max_ejection_percent']);
   });
 });
