@@ -68,7 +68,12 @@ export function toPlain(node: Node): unknown {
       return node.items.map(toPlain);
     case 'map': {
       const out: Record<string, unknown> = {};
-      for (const e of node.entries) out[e.key] = toPlain(e.value);
+      for (const e of node.entries) {
+        // `__proto__` is data here, as JSON.parse keeps it; an assignment would set the prototype
+        // instead (the compile refuses such keys anyway: SVC1006 reserved-key).
+        if (e.key === '__proto__') Object.defineProperty(out, e.key, { value: toPlain(e.value), enumerable: true, writable: true, configurable: true });
+        else out[e.key] = toPlain(e.value);
+      }
       return out;
     }
   }

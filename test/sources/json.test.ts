@@ -82,3 +82,12 @@ describe('parseJson', () => {
     );
   });
 });
+
+describe('toPlain', () => {
+  it('keeps a `__proto__` key as data, as JSON.parse does (seed -1777051547 found it)', () => {
+    const source = '[{"__proto__":null}]';
+    const { node } = run(parseJson, source);
+    expect(toPlain(node!)).toEqual(JSON.parse(source));
+    expect(Object.getPrototypeOf((toPlain(node!) as object[])[0])).toBe(Object.prototype);
+  });
+});
