@@ -1,14 +1,11 @@
 /**
- * The svc command line. Thin: parses arguments, calls the compiler (and later the runtime), prints.
+ * The svc command line. Thin: parses arguments, calls the compiler or the runtime, prints. Each
+ * command's module is loaded only when that command runs, so `svc run` workers never load the
+ * compiler.
  * Exit codes: 0 success (warnings allowed), 1 errors in the configuration, 2 usage or I/O error.
  */
 import { Command, CommanderError, Option } from 'commander';
-import { compileCommand } from './compile-command.ts';
-import { diffCommand } from './diff-command.ts';
-import { explainCommand, type ExplainOptions } from './explain-command.ts';
-import { runCommand } from './run-command.ts';
-import { tcpCommand } from './tcp-command.ts';
-import { testCommand } from './test-command.ts';
+import type { ExplainOptions } from './explain-command.ts';
 
 /** Commander reads `-config` as bundled short flags; the spec's flag is single-dash, so rewrite it. */
 function normalizeArgs(argv: readonly string[]): string[] {
@@ -32,7 +29,8 @@ export async function main(argv: readonly string[], io: { out: (s: string) => vo
     .option('-o, --output <plan>', 'write the plan here (mode 0600); default: standard output')
     .addOption(new Option('--format <format>', 'diagnostics format').choices(['text', 'json']).default('text'))
     .option('--summary', 'print a summary of the plan (routes, services, checksum) instead of the plan')
-    .action((opts: { config?: string; check?: boolean; output?: string; format: 'text' | 'json'; summary?: boolean }) => {
+    .action(async (opts: { config?: string; check?: boolean; output?: string; format: 'text' | 'json'; summary?: boolean }) => {
+      const { compileCommand } = await import('./compile-command.ts');
       code = compileCommand(opts, io);
     });
   program
@@ -47,7 +45,8 @@ export async function main(argv: readonly string[], io: { out: (s: string) => vo
     .option('--peer <addr>', 'TCP peer address', '127.0.0.1')
     .option('--time <iso>', 'request time (ISO 8601) for date and time criteria; default now')
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'))
-    .action((plan: string | undefined, opts: ExplainOptions) => {
+    .action(async (plan: string | undefined, opts: ExplainOptions) => {
+      const { explainCommand } = await import('./explain-command.ts');
       code = explainCommand(plan, opts, io);
     });
   program
@@ -55,7 +54,8 @@ export async function main(argv: readonly string[], io: { out: (s: string) => vo
     .description('run policy tests (YAML files of requests and expected decisions) and report rule coverage')
     .argument('<files...>', 'policy test files')
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'))
-    .action((files: string[], opts: { format: 'text' | 'json' }) => {
+    .action(async (files: string[], opts: { format: 'text' | 'json' }) => {
+      const { testCommand } = await import('./test-command.ts');
       code = testCommand(files, opts, io);
     });
   program
@@ -64,7 +64,8 @@ export async function main(argv: readonly string[], io: { out: (s: string) => vo
     .argument('<old>', 'the old config or plan file')
     .argument('<new>', 'the new config or plan file')
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'))
-    .action((oldPath: string, newPath: string, opts: { format: 'text' | 'json' }) => {
+    .action(async (oldPath: string, newPath: string, opts: { format: 'text' | 'json' }) => {
+      const { diffCommand } = await import('./diff-command.ts');
       code = diffCommand(oldPath, newPath, opts, io);
     });
   program
@@ -76,6 +77,7 @@ export async function main(argv: readonly string[], io: { out: (s: string) => vo
     .option('--workers <n>', 'worker processes sharing the listener (default: one per core; 1: this process)')
     .addOption(new Option('--expose-checksum', 'test mode: name the plan checksum in every response').hideHelp())
     .action(async (plan: string | undefined, opts: { config?: string; listen?: string; exposeChecksum?: boolean; workers?: string }) => {
+      const { runCommand } = await import('./run-command.ts');
       code = await runCommand(plan, opts, io);
     });
   program
@@ -85,6 +87,7 @@ export async function main(argv: readonly string[], io: { out: (s: string) => vo
     .requiredOption('--listen <host:port>', 'local address for TCP clients, e.g. 127.0.0.1:6379')
     .option('--proxy <url>', "where svc listens (default https://<route host>:443)")
     .action(async (route: string, opts: { listen: string; proxy?: string }) => {
+      const { tcpCommand } = await import('./tcp-command.ts');
       code = await tcpCommand(route, opts, io);
     });
   try {

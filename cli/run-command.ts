@@ -3,9 +3,8 @@
  * Logs are JSON lines on standard output (pino); the first plan failing to load exits 1 with the
  * diagnostics.
  */
+import { availableParallelism } from 'node:os';
 import { pino } from 'pino';
-import { defaultWorkers, runPrimary, runWorker } from '../runtime/run/cluster.ts';
-import { run, RunError } from '../runtime/run/run.ts';
 
 export interface RunCommandOptions {
   readonly config?: string;
@@ -32,7 +31,7 @@ export async function runCommand(planPath: string | undefined, opts: RunCommandO
     }
     listen = { host: m[1]!.replace(/^\[(.*)\]$/, '$1'), port: Number(m[2]) };
   }
-  const workers = opts.workers === undefined ? defaultWorkers() : Number(opts.workers);
+  const workers = opts.workers === undefined ? availableParallelism() : Number(opts.workers);
   if (!Number.isInteger(workers) || workers < 1 || workers > 256) {
     io.err(`error: --workers \`${opts.workers}\` is not a number of processes (1-256)\n`);
     return 2;
@@ -51,11 +50,15 @@ export async function runCommand(planPath: string | undefined, opts: RunCommandO
   };
   const common = { ...(listen ? { listen } : {}), ...(opts.exposeChecksum ? { exposeChecksum: true } : {}), log };
   if (process.env['SVC_CLUSTER_WORKER'] === '1') {
+    // A worker loads runtime code only (no compiler): it serves plans the primary compiled.
+    const { runWorker } = await import('../runtime/run/worker.ts');
     await runWorker(common);
     await new Promise<never>(() => undefined); // serves until the primary stops it
   }
+  const { run, RunError } = await import('../runtime/run/run.ts');
   try {
     if (workers > 1) {
+      const { runPrimary } = await import('../runtime/run/cluster.ts');
       const primary = await runPrimary(
         { ...(planPath !== undefined ? { planPath } : {}), ...(opts.config !== undefined ? { configPath: opts.config } : {}), ...common, workers },
         process.argv.slice(2),

@@ -4,32 +4,21 @@
  * as its checked JSON text; a worker verifies it again (schema, checksum) before swapping, so a
  * worker never serves a plan the primary did not accept. A worker that dies is replaced and gets
  * the current plan. The in-memory data broker, when it comes, lives in the primary (one instance).
+ * The worker side is runtime/run/worker.ts, which loads no compiler code.
  */
 import cluster, { type Worker } from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { watch, type FSWatcher } from 'chokidar';
 import { prettyJson } from '../../compiler/plan/canonical-json.ts';
 import type { PlanEnvelope } from '../../compiler/plan/types.ts';
-import type { ForwardState } from '../http/handler.ts';
-import { parsePlan } from '../plan/load.ts';
-import { PlanStore } from '../plan/store.ts';
 import { loadForRun, type ReloadResult, type RunOptions } from './run.ts';
-import { listenerChange, serve } from './serve.ts';
-import { forwardStateHooks } from './state.ts';
+import { listenerChange } from './serve.ts';
 
-/** Messages from the primary to a worker. */
-type ToWorker = { readonly type: 'plan'; readonly text: string };
-/** Messages from a worker to the primary. */
-type ToPrimary = { readonly type: 'ready' } | { readonly type: 'listening'; readonly port: number } | { readonly type: 'swapped'; readonly checksum: string } | { readonly type: 'refused'; readonly error: string };
+import type { ToPrimary, ToWorker } from './worker.ts';
 
 export interface ClusterOptions extends RunOptions {
   /** Workers to run; default: one per core. */
   readonly workers?: number;
-}
-
-/** The number of workers `svc run` starts when not told: one per core. */
-export function defaultWorkers(): number {
-  return availableParallelism();
 }
 
 /**
@@ -39,7 +28,7 @@ export function defaultWorkers(): number {
 export async function runPrimary(options: ClusterOptions, workerArgs: readonly string[]): Promise<{ stop(): Promise<void>; readonly port: number; reload(): ReloadResult }> {
   let plan = loadForRun(options);
   let text = prettyJson(plan);
-  const count = Math.max(1, options.workers ?? defaultWorkers());
+  const count = Math.max(1, options.workers ?? availableParallelism());
   let stopping = false;
   let port = 0;
 
@@ -115,39 +104,4 @@ export async function runPrimary(options: ClusterOptions, workerArgs: readonly s
       );
     },
   };
-}
-
-/** Runs one worker: waits for its first plan, serves it, swaps on every later plan. */
-export async function runWorker(options: Omit<RunOptions, 'configPath' | 'planPath'>): Promise<void> {
-  let store: PlanStore<ForwardState> | undefined;
-  let listening: Awaited<ReturnType<typeof serve>> | undefined;
-  let chain: Promise<unknown> = Promise.resolve();
-  const first = new Promise<PlanEnvelope>((resolve) => {
-    process.on('message', (m: ToWorker) => {
-      if (m.type !== 'plan') return;
-      // Plans are applied one at a time, in the order the primary sent them.
-      chain = chain.then(async () => {
-        try {
-          const plan = parsePlan(m.text, 'plan from the primary');
-          if (!store || !listening) return resolve(plan);
-          const change = listenerChange(store.current.plan.body.settings, plan.body.settings);
-          if (change !== undefined) throw new Error(change);
-          const publishTls = await listening.prepareTls(plan.body);
-          if (store.swap(plan) === 'swapped') publishTls();
-          process.send?.({ type: 'swapped', checksum: plan.checksum } satisfies ToPrimary);
-        } catch (e) {
-          process.send?.({ type: 'refused', error: (e as Error).message } satisfies ToPrimary);
-        }
-      });
-    });
-  });
-  process.send?.({ type: 'ready' } satisfies ToPrimary);
-  const plan = await first;
-  store = new PlanStore<ForwardState>(plan, forwardStateHooks({ onUpstreamEvent: (route, event) => options.log?.({ msg: 'upstream', route, event }) }));
-  const l = await serve(store, { ...options, workerId: process.pid });
-  listening = l;
-  process.send?.({ type: 'listening', port: l.address.port } satisfies ToPrimary);
-  process.once('SIGTERM', () => {
-    void l.close().then(() => process.exit(0));
-  });
 }
