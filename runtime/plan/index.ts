@@ -62,7 +62,15 @@ export interface PlanIndex {
 
 /** Builds the index of a plan body. Pure; called once per loaded plan. */
 export function buildIndex(body: PlanBody): PlanIndex {
-  const routes = body.routes.map(compileRoute);
+  // Routes often share a policy (every public route is `allow if accept`): compile each once.
+  const programs = new Map<string, PolicyProgram>();
+  const programOf = (policy: Route['policy']): PolicyProgram => {
+    const key = JSON.stringify(policy);
+    let program = programs.get(key);
+    if (!program) programs.set(key, (program = compilePolicy(policy)));
+    return program;
+  };
+  const routes = body.routes.map((route) => compileRoute(route, programOf));
   const hosts = new Map<string, CompiledRoute[]>();
   for (const r of routes) {
     // INVARIANT (host-index): `tcp+https` routes answer CONNECT only, never an ordinary request.
@@ -112,7 +120,11 @@ function hostKeys(host: string, port: number | null, defaultPort: number): strin
   return port === null || port === defaultPort ? [host, `${host}:${defaultPort}`] : [`${host}:${port}`];
 }
 
-function compileRoute(route: Route): CompiledRoute {
+// Shared by every route without header edits (most of them): one object, not one per route.
+const NO_NAMES: ReadonlySet<string> = new Set();
+const NO_HEADERS: readonly (readonly [string, string])[] = [];
+
+function compileRoute(route: Route, programOf: (policy: Route['policy']) => PolicyProgram): CompiledRoute {
   const m = route.match;
 
   const rewritePrefix = (p: string, replacement: string): string =>
@@ -137,11 +149,11 @@ function compileRoute(route: Route): CompiledRoute {
     matchText: m.kind === 'path' ? m.path : m.kind === 'prefix' ? m.prefix : '',
     matchRegex: m.kind === 'regex' ? compileWholeMatch(m.regex) : null,
     rewritePrefix,
-    program: compilePolicy(route.policy),
+    program: programOf(route.policy),
     rewritePath,
     hostFromPath: route.host.kind === 'path_regex' ? compileSubstitution(route.host.pattern, route.host.substitution) : null,
     cumulativeWeights,
-    removeHeaders: new Set(route.requestHeaders.remove.map((h) => h.toLowerCase())),
-    setHeaders: Object.entries(route.requestHeaders.set).map(([h, v]) => [h.toLowerCase(), v] as const),
+    removeHeaders: route.requestHeaders.remove.length === 0 ? NO_NAMES : new Set(route.requestHeaders.remove.map((h) => h.toLowerCase())),
+    setHeaders: Object.keys(route.requestHeaders.set).length === 0 ? NO_HEADERS : Object.entries(route.requestHeaders.set).map(([h, v]) => [h.toLowerCase(), v] as const),
   };
 }
