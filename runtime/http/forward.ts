@@ -120,6 +120,14 @@ function headerKind(name: string): HeaderKind {
   return k;
 }
 
+/** The value of a claim header (docs/decisions.md §6 step 5), or undefined when the claim is missing. */
+function claimHeaderValue(identity: Identity, claim: string): string | undefined {
+  if (claim === 'user' || claim === 'sub' || claim === 'id') return identity.user;
+  if (claim === 'email') return identity.email;
+  const values = claim === 'groups' ? identity.groups : claimValues(identity, claim);
+  return values.length > 0 ? values.join(',') : undefined;
+}
+
 /** The namespace key of a header name: lower-case with `_` read as `-`. */
 function nameKey(name: string): string {
   return name.includes('_') ? name.replaceAll('_', '-') : name;
@@ -145,19 +153,27 @@ function requestHeaders(index: PlanIndex, r: CompiledRoute, input: ForwardInput)
     out[name] = values.length === 1 ? values[0]! : values.join(name === 'cookie' ? '; ' : ', ');
   }
 
-  const xff = hops === 0 ? [] : forwardedFor(input.headers).slice(-hops);
-  if (!index.body.settings.server.skipXffAppend) xff.push(plainAddress(input.peer));
-  if (xff.length > 0) out['x-forwarded-for'] = xff.join(', ');
+  const append = !index.body.settings.server.skipXffAppend;
+  if (hops === 0) {
+    if (append) out['x-forwarded-for'] = plainAddress(input.peer);
+  } else {
+    const xff = forwardedFor(input.headers).slice(-hops);
+    if (append) xff.push(plainAddress(input.peer));
+    if (xff.length > 0) out['x-forwarded-for'] = xff.join(', ');
+  }
   if (hops === 0 || out['x-forwarded-proto'] === undefined) out['x-forwarded-proto'] = input.scheme;
 
-  for (const name of r.removeHeaders) delete out[name];
-  for (const [name, value] of r.setHeaders) out[name] = value;
+  if (r.removeHeaders.size > 0) for (const name of r.removeHeaders) delete out[name];
+  for (let i = 0; i < r.setHeaders.length; i++) {
+    const [name, value] = r.setHeaders[i]!;
+    out[name] = value;
+  }
 
   const identity = input.identity;
   if (r.route.passIdentityHeaders && identity) {
     for (const [header, claim] of index.claimHeaders) {
-      const values = claim === 'user' || claim === 'sub' || claim === 'id' ? [identity.user] : claim === 'email' ? (identity.email === undefined ? [] : [identity.email]) : claim === 'groups' ? identity.groups : claimValues(identity, claim);
-      if (values.length > 0) out[header] = values.join(',');
+      const value = claimHeaderValue(identity, claim);
+      if (value !== undefined) out[header] = value;
     }
   }
   return out;
