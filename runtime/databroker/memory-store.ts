@@ -1,0 +1,212 @@
+/**
+ * The in-memory data broker (spec 2.6: one instance, nothing shared between processes).
+ *
+ * Memory stays bounded: expired records and revocation marks are swept lazily on access and by an
+ * unref'd timer that {@link MemoryStore.close} stops; at `maxRecords` the record closest to expiry
+ * is evicted (an evicted session reads as signed out, which fails closed). Eviction is a linear scan
+ * of a full store, which is fine at the sizes one process holds; a Redis store replaces this one at scale.
+ */
+import { SessionStoreError, type SessionRecord, type SessionStore } from './session-store.ts';
+
+/** Options of {@link MemoryStore}. */
+export interface MemoryStoreOptions {
+  /** Clock in ms since the epoch (default `Date.now`); injected by tests. */
+  readonly now?: () => number;
+  /** Most live records kept (default 100 000); also caps revocation marks. */
+  readonly maxRecords?: number;
+  /** Period of the background sweep in ms (default 60 000); 0 turns the timer off. */
+  readonly sweepIntervalMs?: number;
+}
+
+const DEFAULT_MAX_RECORDS = 100_000;
+const DEFAULT_SWEEP_INTERVAL_MS = 60_000;
+
+/** An in-memory {@link SessionStore}: frozen copies, injectable clock, revocation, bounded size. */
+export class MemoryStore implements SessionStore {
+  readonly #now: () => number;
+  readonly #maxRecords: number;
+  readonly #records = new Map<string, SessionRecord>();
+  /** id → expiresAtMs of a deleted record; kept until that expiry so the id cannot come back. */
+  readonly #revoked = new Map<string, number>();
+  #timer: NodeJS.Timeout | undefined;
+  #closed = false;
+
+  /** @throws {RangeError} when `maxRecords` is not a positive integer or `sweepIntervalMs` is negative. */
+  constructor(options: MemoryStoreOptions = {}) {
+    this.#now = options.now ?? Date.now;
+    this.#maxRecords = options.maxRecords ?? DEFAULT_MAX_RECORDS;
+    if (!Number.isSafeInteger(this.#maxRecords) || this.#maxRecords < 1) throw new RangeError('maxRecords must be a positive integer');
+    const interval = options.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS;
+    if (!Number.isFinite(interval) || interval < 0) throw new RangeError('sweepIntervalMs must be a non-negative number');
+    if (interval > 0) {
+      this.#timer = setInterval(() => this.sweep(), interval);
+      this.#timer.unref();
+    }
+  }
+
+  /** Number of live-or-not-yet-swept records (for metrics and tests). */
+  get size(): number {
+    return this.#records.size;
+  }
+
+  /** Number of revocation marks held (for metrics and tests). */
+  get revokedSize(): number {
+    return this.#revoked.size;
+  }
+
+  /** Returns the frozen record, or `undefined` when missing, expired (`expiresAtMs <= now`) or deleted. */
+  async get(id: string): Promise<SessionRecord | undefined> {
+    this.#assertOpen();
+    const record = this.#records.get(id);
+    if (record === undefined) return undefined;
+    if (record.expiresAtMs <= this.#now()) {
+      this.#records.delete(id);
+      return undefined;
+    }
+    return record;
+  }
+
+  /**
+   * Stores a deep-frozen copy of `record`; later changes to the caller's object do not reach the
+   * store. A record that is already expired is not stored.
+   *
+   * @throws {SessionStoreError} `SVC_ERR_SESSION_REVOKED` when the id was deleted and has not
+   *   expired; `SVC_ERR_SESSION_RECORD_INVALID` for an invalid record; `SVC_ERR_SESSION_STORE_CLOSED`.
+   */
+  async put(record: SessionRecord): Promise<void> {
+    this.#assertOpen();
+    const copy = freezeCopy(record);
+    const now = this.#now();
+    const revokedUntil = this.#revoked.get(copy.id);
+    if (revokedUntil !== undefined) {
+      if (revokedUntil > now) throw new SessionStoreError('SVC_ERR_SESSION_REVOKED', 'session was revoked');
+      this.#revoked.delete(copy.id);
+    }
+    if (copy.expiresAtMs <= now) {
+      this.#records.delete(copy.id);
+      return;
+    }
+    if (!this.#records.has(copy.id) && this.#records.size >= this.#maxRecords) {
+      this.sweep();
+      // INVARIANT (bounded): at most maxRecords records after any put.
+      while (this.#records.size >= this.#maxRecords) evictSoonest(this.#records);
+    }
+    this.#records.set(copy.id, copy);
+  }
+
+  /**
+   * Revokes the session: the record is removed and its id refused (by `get`, `put` and
+   * {@link isRevoked}) until the record's expiry (SECURITY.md S30). Deleting an unknown or expired id
+   * does nothing.
+   */
+  async delete(id: string): Promise<void> {
+    this.#assertOpen();
+    const record = this.#records.get(id);
+    if (record === undefined) return;
+    this.#records.delete(id);
+    if (record.expiresAtMs <= this.#now()) return;
+    if (this.#revoked.size >= this.#maxRecords) {
+      this.sweep();
+      while (this.#revoked.size >= this.#maxRecords) evictSoonestMark(this.#revoked);
+    }
+    this.#revoked.set(id, record.expiresAtMs);
+  }
+
+  /** True when `id` was deleted and its record's expiry has not passed. */
+  async isRevoked(id: string): Promise<boolean> {
+    this.#assertOpen();
+    const until = this.#revoked.get(id);
+    if (until === undefined) return false;
+    if (until <= this.#now()) {
+      this.#revoked.delete(id);
+      return false;
+    }
+    return true;
+  }
+
+  /** Drops every expired record and revocation mark; returns how many entries it dropped. */
+  sweep(): number {
+    const now = this.#now();
+    let dropped = 0;
+    for (const [id, record] of this.#records) {
+      if (record.expiresAtMs <= now) {
+        this.#records.delete(id);
+        dropped++;
+      }
+    }
+    for (const [id, until] of this.#revoked) {
+      if (until <= now) {
+        this.#revoked.delete(id);
+        dropped++;
+      }
+    }
+    return dropped;
+  }
+
+  /** Stops the sweep timer and drops everything; later calls reject with `SVC_ERR_SESSION_STORE_CLOSED`. */
+  async close(): Promise<void> {
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#timer = undefined;
+    this.#closed = true;
+    this.#records.clear();
+    this.#revoked.clear();
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new SessionStoreError('SVC_ERR_SESSION_STORE_CLOSED', 'session store is closed');
+  }
+}
+
+function evictSoonest(records: Map<string, SessionRecord>): void {
+  let victim: string | undefined;
+  let soonest = Infinity;
+  for (const [id, r] of records) {
+    if (victim === undefined || r.expiresAtMs < soonest) {
+      victim = id;
+      soonest = r.expiresAtMs;
+    }
+  }
+  if (victim !== undefined) records.delete(victim);
+}
+
+function evictSoonestMark(marks: Map<string, number>): void {
+  let victim: string | undefined;
+  let soonest = Infinity;
+  for (const [id, until] of marks) {
+    if (victim === undefined || until < soonest) {
+      victim = id;
+      soonest = until;
+    }
+  }
+  if (victim !== undefined) marks.delete(victim);
+}
+
+function invalid(message: string, cause?: unknown): SessionStoreError {
+  return new SessionStoreError('SVC_ERR_SESSION_RECORD_INVALID', message, cause === undefined ? undefined : { cause });
+}
+
+/** A validated, deep-frozen copy sharing nothing mutable with `record`. */
+function freezeCopy(record: SessionRecord): SessionRecord {
+  if (typeof record !== 'object' || record === null) throw invalid('record must be an object');
+  if (typeof record.id !== 'string' || record.id === '') throw invalid('record id must be a non-empty string');
+  if (typeof record.userId !== 'string') throw invalid('record userId must be a string');
+  if (!Number.isSafeInteger(record.expiresAtMs) || !Number.isSafeInteger(record.createdAtMs)) {
+    throw invalid('record expiresAtMs and createdAtMs must be safe integers');
+  }
+  if (!Array.isArray(record.groups) || !record.groups.every((g) => typeof g === 'string')) throw invalid('record groups must be strings');
+  let copy: SessionRecord;
+  try {
+    copy = structuredClone(record);
+  } catch (err) {
+    throw invalid('record is not cloneable', err);
+  }
+  return deepFreeze(copy);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const key of Reflect.ownKeys(value)) deepFreeze((value as Record<PropertyKey, unknown>)[key]);
+  }
+  return value;
+}
