@@ -12,6 +12,7 @@ import { decideConnect } from '../decide/decide.ts';
 import type { PlanStore } from '../plan/store.ts';
 import { endSocketWithError } from './error-page.ts';
 import type { ForwardState, UpstreamOutcome } from './handler.ts';
+import { tunnel } from './tunnel.ts';
 
 /** Creates the `connect` listener of an HTTP/1.1 server. */
 export function createConnectHandler(store: PlanStore<ForwardState>): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
@@ -42,25 +43,13 @@ export function createConnectHandler(store: PlanStore<ForwardState>): (req: Inco
     const route = gen.index.body.routes[d.route.index]!;
     const [host = '', port = '0'] = d.upstream.host.split(/:(?=\d+$)/);
     const upstream = connect({ host: host.replace(/^\[(.*)\]$/, '$1'), port: Number(port) });
-    let opened = false;
-    upstream.once('close', () => picked?.done(opened ? {} : { error: 'connect' }));
-    upstream.once('connect', () => {
-      opened = true;
-      socket.write(`HTTP/1.1 200 Connection Established\r\nx-request-id: ${requestId}\r\n\r\n`);
-      if (head.length > 0) upstream.write(head);
-      socket.pipe(upstream);
-      upstream.pipe(socket);
+    tunnel(socket, upstream, head, {
+      route,
+      requestId,
+      accept: req.headers['accept'],
+      openEvent: 'connect',
+      onOpen: () => socket.write(`HTTP/1.1 200 Connection Established\r\nx-request-id: ${requestId}\r\n\r\n`),
+      onClose: (opened) => picked?.done(opened ? {} : { error: 'connect' }),
     });
-    upstream.on('error', () => {
-      if (!upstream.readableDidRead && socket.writable) endSocketWithError(socket, 502, requestId, 'upstream-unreachable', req.headers['accept']);
-      else socket.destroy();
-    });
-    socket.on('close', () => upstream.destroy());
-    upstream.on('close', () => socket.destroy());
-    if (route.idleTimeoutMs > 0) upstream.setTimeout(route.idleTimeoutMs, () => upstream.destroy());
-    if (route.timeoutMs > 0) {
-      const t = setTimeout(() => upstream.destroy(), route.timeoutMs);
-      upstream.on('close', () => clearTimeout(t));
-    }
   };
 }

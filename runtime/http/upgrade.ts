@@ -17,6 +17,7 @@ import type { Decision } from '../decide/types.ts';
 import type { PlanStore } from '../plan/store.ts';
 import { endSocketWithError } from './error-page.ts';
 import type { ForwardState } from './handler.ts';
+import { tunnel } from './tunnel.ts';
 
 /** Creates the `upgrade` listener of an HTTP/1.1 server. */
 export function createUpgradeHandler(store: PlanStore<ForwardState>, scheme: 'http' | 'https'): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
@@ -49,33 +50,13 @@ export function createUpgradeHandler(store: PlanStore<ForwardState>, scheme: 'ht
     const lines = [`${req.method ?? 'GET'} ${u.pathname}${u.search} HTTP/1.1`];
     for (const [k, v] of Object.entries(d.upstream.headers)) lines.push(`${k}: ${v}`);
     lines.push(`x-request-id: ${requestId}`, 'connection: Upgrade', `upgrade: ${req.headers['upgrade']}`);
-    upstream.once(u.protocol === 'https:' ? 'secureConnect' : 'connect', () => {
-      upstream.write(`${lines.join('\r\n')}\r\n\r\n`);
-      if (head.length > 0) upstream.write(head);
-      socket.pipe(upstream);
-      upstream.pipe(socket);
+    tunnel(socket, upstream, head, {
+      route,
+      requestId,
+      accept: req.headers['accept'],
+      openEvent: u.protocol === 'https:' ? 'secureConnect' : 'connect',
+      onOpen: () => upstream.write(`${lines.join('\r\n')}\r\n\r\n`),
     });
-    upstream.on('error', () => {
-      if (!upstream.readableDidRead && socket.writable) endSocketWithError(socket, 502, requestId, 'upstream-unreachable', req.headers['accept']);
-      else socket.destroy();
-    });
-    socket.on('close', () => upstream.destroy());
-    upstream.on('close', () => socket.destroy());
-    if (route.idleTimeoutMs > 0) {
-      for (const s of [upstream, socket as Socket]) {
-        s.setTimeout?.(route.idleTimeoutMs, () => {
-          upstream.destroy();
-          socket.destroy();
-        });
-      }
-    }
-    if (route.timeoutMs > 0) {
-      const t = setTimeout(() => {
-        upstream.destroy();
-        socket.destroy();
-      }, route.timeoutMs);
-      socket.on('close', () => clearTimeout(t));
-    }
   };
 }
 
