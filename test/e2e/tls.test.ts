@@ -40,6 +40,18 @@ function get(port: number, servername: string, host: string, ca: string, client?
   });
 }
 
+/** Writes `server.pem`/`server.key` into the config dir (a TLS listener's files). */
+function writeServerCert(cfg: ReturnType<typeof configDir>, cert: Issued): void {
+  writeFileSync(join(cfg.dir, 'server.pem'), cert.certPem);
+  writeFileSync(join(cfg.dir, 'server.key'), cert.keyPem);
+}
+
+/** A TLS config (no insecure_server) with the files of `writeServerCert`, plus `extra` and routes. */
+function writeTlsConfig(cfg: ReturnType<typeof configDir>, extra: Record<string, unknown>, routes: unknown[]): void {
+  const { insecure_server: _insecure, ...settings } = BASE_SETTINGS;
+  cfg.writeRaw(stringify({ ...settings, address: '127.0.0.1:8443', certificate_file: join(cfg.dir, 'server.pem'), certificate_key_file: join(cfg.dir, 'server.key'), ...extra, routes }));
+}
+
 describe('svc run over TLS', () => {
   let up: Upstream;
   let svc: Running;
@@ -54,23 +66,13 @@ describe('svc run over TLS', () => {
     clientCa = await makeCa('svc test client CA (TEST ONLY)');
     const server = await issue(ca, { cn: 'app.example.com', dns: ['app.example.com', 'mtls.example.com'], usage: 'server' });
     client = await issue(clientCa, { cn: 'alice', usage: 'client' });
-    writeFileSync(join(cfg.dir, 'server.pem'), server.certPem);
-    writeFileSync(join(cfg.dir, 'server.key'), server.keyPem);
+    writeServerCert(cfg, server);
     writeFileSync(join(cfg.dir, 'client-ca.pem'), clientCa.certPem);
-    const { insecure_server: _insecure, ...settings } = BASE_SETTINGS;
-    cfg.writeRaw(
-      stringify({
-        ...settings,
-        address: '127.0.0.1:8443',
-        certificate_file: join(cfg.dir, 'server.pem'),
-        certificate_key_file: join(cfg.dir, 'server.key'),
-        routes: [
-          { from: 'https://app.example.com', to: up.url, allow_public_unauthenticated_access: true },
-          { from: 'https://other.example.com', to: up.url, allow_public_unauthenticated_access: true },
-          { from: 'https://mtls.example.com', to: up.url, allow_public_unauthenticated_access: true, tls_downstream_client_ca_file: join(cfg.dir, 'client-ca.pem') },
-        ],
-      }),
-    );
+    writeTlsConfig(cfg, {}, [
+      { from: 'https://app.example.com', to: up.url, allow_public_unauthenticated_access: true },
+      { from: 'https://other.example.com', to: up.url, allow_public_unauthenticated_access: true },
+      { from: 'https://mtls.example.com', to: up.url, allow_public_unauthenticated_access: true, tls_downstream_client_ca_file: join(cfg.dir, 'client-ca.pem') },
+    ]);
     svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false });
   });
 
@@ -229,19 +231,8 @@ describe('HTTP/2 downstream (codec_type auto, ALPN)', () => {
     up = await startUpstream(echo);
     ca = await makeCa('svc h2 CA (TEST ONLY)');
     const server = await issue(ca, { cn: 'app.example.com', dns: ['app.example.com'], usage: 'server' });
-    writeFileSync(join(cfg.dir, 'server.pem'), server.certPem);
-    writeFileSync(join(cfg.dir, 'server.key'), server.keyPem);
-    const { insecure_server: _insecure, ...settings } = BASE_SETTINGS;
-    cfg.writeRaw(
-      stringify({
-        ...settings,
-        address: '127.0.0.1:8443',
-        codec_type: 'auto',
-        certificate_file: join(cfg.dir, 'server.pem'),
-        certificate_key_file: join(cfg.dir, 'server.key'),
-        routes: [{ from: 'https://app.example.com', to: `${up.url}/v2`, allow_public_unauthenticated_access: true }],
-      }),
-    );
+    writeServerCert(cfg, server);
+    writeTlsConfig(cfg, { codec_type: 'auto' }, [{ from: 'https://app.example.com', to: `${up.url}/v2`, allow_public_unauthenticated_access: true }]);
     svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false });
   });
 
@@ -280,8 +271,7 @@ describe('certificate files renewed in place', () => {
 
   const writeCert = async () => {
     const cert = await issue(ca, { cn: 'app.example.com', dns: ['app.example.com'], usage: 'server' });
-    writeFileSync(join(cfg.dir, 'server.pem'), cert.certPem);
-    writeFileSync(join(cfg.dir, 'server.key'), cert.keyPem);
+    writeServerCert(cfg, cert);
     return cert.serial;
   };
   const servedSerial = () =>
@@ -298,16 +288,7 @@ describe('certificate files renewed in place', () => {
     up = await startUpstream(echo);
     ca = await makeCa('svc renewal CA (TEST ONLY)');
     await writeCert();
-    const { insecure_server: _insecure, ...settings } = BASE_SETTINGS;
-    cfg.writeRaw(
-      stringify({
-        ...settings,
-        address: '127.0.0.1:8443',
-        certificate_file: join(cfg.dir, 'server.pem'),
-        certificate_key_file: join(cfg.dir, 'server.key'),
-        routes: [{ from: 'https://app.example.com', to: up.url, allow_public_unauthenticated_access: true }],
-      }),
-    );
+    writeTlsConfig(cfg, {}, [{ from: 'https://app.example.com', to: up.url, allow_public_unauthenticated_access: true }]);
     svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 } });
   });
 
