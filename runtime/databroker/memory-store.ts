@@ -28,6 +28,9 @@ export class MemoryStore implements SessionStore {
   readonly #records = new Map<string, SessionRecord>();
   /** id → expiresAtMs of a deleted record; kept until that expiry so the id cannot come back. */
   readonly #revoked = new Map<string, number>();
+  /** One-time key → the time its mark may be forgotten. */
+  readonly #consumed = new Map<string, number>();
+  readonly #listeners = new Set<(id: string) => void>();
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
 
@@ -86,12 +89,14 @@ export class MemoryStore implements SessionStore {
       this.#records.delete(copy.id);
       return;
     }
-    if (!this.#records.has(copy.id) && this.#records.size >= this.#maxRecords) {
+    const replaced = this.#records.has(copy.id);
+    if (!replaced && this.#records.size >= this.#maxRecords) {
       this.sweep();
       // INVARIANT (bounded): at most maxRecords records after any put.
       while (this.#records.size >= this.#maxRecords) evictSoonest(this.#records);
     }
     this.#records.set(copy.id, copy);
+    if (replaced) this.#notify(copy.id);
   }
 
   /**
@@ -104,6 +109,7 @@ export class MemoryStore implements SessionStore {
     const record = this.#records.get(id);
     if (record === undefined) return;
     this.#records.delete(id);
+    this.#notify(id);
     if (record.expiresAtMs <= this.#now()) return;
     if (this.#revoked.size >= this.#maxRecords) {
       this.sweep();
@@ -124,6 +130,39 @@ export class MemoryStore implements SessionStore {
     return true;
   }
 
+  /**
+   * Marks `key` used until `expiresAtMs`: true the first time, false while the mark lasts. At
+   * `maxRecords` marks the one closest to expiry is dropped first (its key is then long expired).
+   */
+  async consumeOnce(key: string, expiresAtMs: number): Promise<boolean> {
+    this.#assertOpen();
+    const now = this.#now();
+    const until = this.#consumed.get(key);
+    if (until !== undefined && until > now) return false;
+    if (this.#consumed.size >= this.#maxRecords) {
+      this.sweep();
+      while (this.#consumed.size >= this.#maxRecords) evictSoonestMark(this.#consumed);
+    }
+    this.#consumed.set(key, expiresAtMs);
+    return true;
+  }
+
+  /** Listens for replaced and deleted records (see {@link SessionStore.onChange}). */
+  onChange(listener: (id: string) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  #notify(id: string): void {
+    for (const listener of this.#listeners) {
+      try {
+        listener(id);
+      } catch {
+        // A listener's failure must not undo or block the store's change.
+      }
+    }
+  }
+
   /** Drops every expired record and revocation mark; returns how many entries it dropped. */
   sweep(): number {
     const now = this.#now();
@@ -134,10 +173,12 @@ export class MemoryStore implements SessionStore {
         dropped++;
       }
     }
-    for (const [id, until] of this.#revoked) {
-      if (until <= now) {
-        this.#revoked.delete(id);
-        dropped++;
+    for (const marks of [this.#revoked, this.#consumed]) {
+      for (const [id, until] of marks) {
+        if (until <= now) {
+          marks.delete(id);
+          dropped++;
+        }
       }
     }
     return dropped;
@@ -150,6 +191,8 @@ export class MemoryStore implements SessionStore {
     this.#closed = true;
     this.#records.clear();
     this.#revoked.clear();
+    this.#consumed.clear();
+    this.#listeners.clear();
   }
 
   #assertOpen(): void {

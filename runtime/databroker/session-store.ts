@@ -17,6 +17,11 @@ export interface SessionRecord {
   readonly idToken?: string;
   readonly accessToken?: string;
   readonly refreshToken?: string;
+  /**
+   * When the access token expires (ms since the epoch), when the provider said; a session with a
+   * refresh token is refreshed shortly before it.
+   */
+  readonly accessTokenExpiresAtMs?: number;
   /** Absolute expiry, ms since the epoch; the record is gone at or after it. */
   readonly expiresAtMs: number;
   readonly createdAtMs: number;
@@ -32,6 +37,18 @@ export interface SessionStore {
   delete(id: string): Promise<void>;
   /** Revoked ids stay refused until their expiry. */
   isRevoked?(id: string): Promise<boolean>;
+  /**
+   * Marks a one-time key (a sign-in hand-off's id) as used. Resolves true the first time a key is
+   * seen and false on every later call until `expiresAtMs`; the mark is forgotten after it. Every
+   * process sharing the store sees the same answer (single use across workers).
+   */
+  consumeOnce(key: string, expiresAtMs: number): Promise<boolean>;
+  /**
+   * Calls `listener` with the id of every record replaced or deleted, in any process sharing the
+   * store, so per-process caches drop it at once (a revoked session is never served from a cache).
+   * Returns a function that removes the listener.
+   */
+  onChange(listener: (id: string) => void): () => void;
   /** Releases timers and connections; the store is unusable afterwards. */
   close(): Promise<void>;
 }

@@ -258,3 +258,39 @@ describe('MemoryStore', () => {
     expect(() => new MemoryStore({ sweepIntervalMs: -1 })).toThrow(RangeError);
   });
 });
+
+describe('MemoryStore one-time keys and change notifications', () => {
+  it('consumeOnce answers true once per key until the mark expires', async () => {
+    const c = clock();
+    const s = store({ now: c.now });
+    expect(await s.consumeOnce('handoff-1', T0 + 1_000)).toBe(true);
+    expect(await s.consumeOnce('handoff-1', T0 + 1_000)).toBe(false);
+    expect(await s.consumeOnce('handoff-2', T0 + 1_000)).toBe(true);
+    c.advance(1_000);
+    expect(await s.consumeOnce('handoff-1', T0 + 2_000)).toBe(true);
+  });
+
+  it('keeps at most maxRecords one-time marks', async () => {
+    const s = store({ maxRecords: 2, now: () => T0 });
+    for (let i = 0; i < 5; i++) expect(await s.consumeOnce(`k${i}`, T0 + 1_000 + i)).toBe(true);
+    // The newest marks survive; the oldest were dropped to stay bounded.
+    expect(await s.consumeOnce('k4', T0 + 9_000)).toBe(false);
+  });
+
+  it('tells listeners about replaced and deleted records, not new ones', async () => {
+    const s = store({ now: () => T0 });
+    const seen: string[] = [];
+    const off = s.onChange((id) => seen.push(id));
+    const r = record();
+    await s.put(r);
+    expect(seen).toEqual([]);
+    await s.put({ ...r, groups: ['x'] });
+    await s.delete(r.id);
+    expect(seen).toEqual([r.id, r.id]);
+    off();
+    const r2 = record();
+    await s.put(r2);
+    await s.delete(r2.id);
+    expect(seen).toHaveLength(2);
+  });
+});
