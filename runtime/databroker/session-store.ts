@@ -75,4 +75,6 @@ export type SessionStoreErrorCode =
   /** A record failed validation (empty id, non-integer times, claims that are not cloneable). */
   | 'SVC_ERR_SESSION_RECORD_INVALID'
   /** `put` of an id that was deleted: a revoked session is never resurrected (S30). */
-  | 'SVC_ERR_SESSION_REVOKED';
+  | 'SVC_ERR_SESSION_REVOKED'
+  /** A remote store (a cluster worker's view of the primary's) did not answer: timeout, closed channel, bad reply. */
+  | 'SVC_ERR_SESSION_STORE_UNAVAILABLE';

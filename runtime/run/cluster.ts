@@ -3,7 +3,8 @@
  * runs N workers that share the listening socket (node:cluster). Every plan goes to every worker
  * as its checked JSON text; a worker verifies it again (schema, checksum) before swapping, so a
  * worker never serves a plan the primary did not accept. A worker that dies is replaced and gets
- * the current plan. The in-memory data broker, when it comes, lives in the primary (one instance).
+ * the current plan. The in-memory data broker lives in the primary (one instance, spec 2.6): workers
+ * reach its session store over the cluster IPC channel (runtime/databroker/ipc-store.ts).
  * The worker side is runtime/run/worker.ts, which loads no compiler code.
  */
 import cluster, { type Worker } from 'node:cluster';
@@ -11,6 +12,8 @@ import { availableParallelism } from 'node:os';
 import { watch, type FSWatcher } from 'chokidar';
 import { prettyJson } from '../../compiler/plan/canonical-json.ts';
 import type { PlanEnvelope } from '../../compiler/plan/types.ts';
+import { serveStoreToWorkers } from '../databroker/ipc-store.ts';
+import { MemoryStore } from '../databroker/memory-store.ts';
 import { loadForRun, type ReloadResult, type RunOptions } from './run.ts';
 import { listenerChange } from './serve.ts';
 
@@ -32,7 +35,11 @@ export async function runPrimary(options: ClusterOptions, workerArgs: readonly s
   let stopping = false;
   let port = 0;
 
+  // Default ('json') IPC serialization: session records are JSON values (see ipc-store.ts).
   cluster.setupPrimary({ args: [...workerArgs], silent: false });
+  // Served before the first fork, so a worker's first store request always finds it.
+  const sessions = new MemoryStore();
+  const storeService = serveStoreToWorkers(sessions, cluster);
   const send = (w: Worker) => w.send({ type: 'plan', text } satisfies ToWorker);
   const fork = (): Promise<void> =>
     new Promise((resolve) => {
@@ -102,6 +109,9 @@ export async function runPrimary(options: ClusterOptions, workerArgs: readonly s
             }),
         ),
       );
+      // Only after the workers are gone: a worker draining its requests may still need sessions.
+      storeService.close();
+      await sessions.close();
     },
   };
 }

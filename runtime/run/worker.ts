@@ -5,6 +5,7 @@
  * worker holds no more than it serves with.
  */
 import type { PlanEnvelope } from '../../compiler/plan/types.ts';
+import { WorkerStore } from '../databroker/ipc-store.ts';
 import type { ForwardState } from '../http/handler.ts';
 import { parsePlan } from '../plan/load.ts';
 import { PlanStore } from '../plan/store.ts';
@@ -44,10 +45,15 @@ export async function runWorker(options: Omit<RunOptions, 'configPath' | 'planPa
   process.send?.({ type: 'ready' } satisfies ToPrimary);
   const plan = await first;
   store = new PlanStore<ForwardState>(plan, forwardStateHooks({ onUpstreamEvent: (route, event) => options.log?.({ msg: 'upstream', route, event }) }));
-  const l = await serve(store, { ...options, workerId: process.pid });
+  // Sessions live in the primary's one store (spec 2.6); this worker reaches it over IPC.
+  const sessionStore = new WorkerStore();
+  const l = await serve(store, { ...options, workerId: process.pid, sessionStore });
   listening = l;
   process.send?.({ type: 'listening', port: l.address.port } satisfies ToPrimary);
   process.once('SIGTERM', () => {
-    void l.close().then(() => process.exit(0));
+    void l
+      .close()
+      .then(() => sessionStore.close())
+      .then(() => process.exit(0));
   });
 }
