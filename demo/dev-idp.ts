@@ -1,0 +1,563 @@
+/**
+ * svc dev identity provider — FOR LOCAL DEVELOPMENT AND TESTS ONLY.
+ *
+ * A small OpenID Provider built on the real `oidc-provider` 9 library (no hand-written protocol code).
+ * It serves plain HTTP on a loopback address, keeps everything in memory, signs tokens with a key generated
+ * at process start, uses a fixed cookie key and lets every demo user sign in with the well-known password
+ * `DEV_PASSWORD`. Never expose it beyond the local machine, never use it in production.
+ *
+ * What it offers:
+ * - authorization code flow with PKCE (S256, required for every client), `state` and `nonce`;
+ * - confidential clients authenticating with `client_secret_basic` or `client_secret_post`;
+ * - scopes `openid profile email offline_access groups`; the ID token itself carries `email`,
+ *   `email_verified`, `name` and `groups` (`profile` includes `groups`), the userinfo endpoint works too;
+ * - refresh tokens on every authorization_code exchange (no `prompt=consent` needed), refresh_token grant;
+ * - RP-initiated logout whose confirmation page submits itself;
+ * - a minimal login page (`/interaction/:uid`) and automatic consent.
+ */
+import * as crypto from 'node:crypto';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import type {
+  Account,
+  Adapter,
+  AdapterPayload,
+  Configuration,
+  JWK,
+  KoaContextWithOIDC,
+} from 'oidc-provider';
+import type OidcProvider from 'oidc-provider';
+
+export interface DevUser {
+  readonly id: string;
+  readonly email: string;
+  readonly name: string;
+  readonly groups: readonly string[];
+}
+
+export const DEMO_USERS: readonly DevUser[] = Object.freeze([
+  Object.freeze({ id: 'alice', email: 'alice@example.com', name: 'Alice Example', groups: Object.freeze(['admins', 'staff']) }),
+  Object.freeze({ id: 'bob', email: 'bob@other.example', name: 'Bob Other', groups: Object.freeze(['guests']) }),
+]);
+
+/** Every dev user signs in with this password. Local development and tests only. */
+export const DEV_PASSWORD = 'demo';
+
+export interface DevClient {
+  readonly clientId: string;
+  readonly clientSecret: string;
+  readonly redirectUris: readonly string[];
+  readonly postLogoutRedirectUris: readonly string[];
+}
+
+export interface DevIdpOptions {
+  /** Loopback address to listen on; default 127.0.0.1. */
+  readonly host?: string;
+  /** Default 0: a random free port. */
+  readonly port?: number;
+  readonly clients: readonly DevClient[];
+  /** Default DEMO_USERS. */
+  readonly users?: readonly DevUser[];
+  /** Lifetime of access tokens and ID tokens; default 3600. */
+  readonly accessTokenTtlSeconds?: number;
+  /** Receives oidc-provider notices and server errors; without it they are dropped. */
+  readonly log?: (line: string) => void;
+}
+
+export interface DevIdp {
+  /** `http://<host>:<port>`, no trailing slash. */
+  readonly issuer: string;
+  readonly port: number;
+  close(): Promise<void>;
+  /** Revokes every grant (and so every refresh token) of a user: later refreshes fail with invalid_grant. */
+  revokeUser(userId: string): Promise<void>;
+  /** Number of successful token endpoint calls per grant type, for tests (e.g. refresh_token count). */
+  readonly tokenCalls: Readonly<Record<string, number>>;
+}
+
+const PAGE_TITLE = 'svc dev identity provider — local use only';
+/** Fixed cookie signing key: this provider is for local use only. */
+const DEV_COOKIE_KEYS = ['svc-dev-idp-cookie-key-local-use-only'];
+const MAX_FORM_BYTES = 64 * 1024;
+
+type ProviderModule = typeof import('oidc-provider');
+
+let providerModule: Promise<ProviderModule> | undefined;
+
+/**
+ * oidc-provider prints notices straight to the console (for instance an "unsupported runtime" notice when it
+ * is loaded on Node 20). Load it once with those lines routed to `log` (or dropped).
+ */
+function loadProvider(log: ((line: string) => void) | undefined): Promise<ProviderModule> {
+  if (providerModule === undefined) {
+    const { warn, info } = console;
+    const filter = (original: (...args: unknown[]) => void) => (...args: unknown[]): void => {
+      const first = args[0];
+      if (typeof first === 'string' && first.includes('oidc-provider')) {
+        log?.(first);
+        return;
+      }
+      original.apply(console, args);
+    };
+    console.warn = filter(warn);
+    console.info = filter(info);
+    providerModule = import('oidc-provider').finally(() => {
+      console.warn = warn;
+      console.info = info;
+    });
+  }
+  return providerModule;
+}
+
+let signingKey: JWK | undefined;
+
+/** One RSA signing key per process (generated lazily; the dev IdP never persists keys). */
+function devSigningKey(): JWK {
+  if (signingKey === undefined) {
+    const { privateKey } = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const jwk = privateKey.export({ format: 'jwk' }) as JWK;
+    signingKey = { ...jwk, kid: `dev-${crypto.randomBytes(6).toString('hex')}`, use: 'sig', alg: 'RS256' };
+  }
+  return signingKey;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Storage: a small Map-based adapter so that revokeUser can find a user's records.
+
+interface StoredRecord {
+  readonly model: string;
+  readonly payload: AdapterPayload;
+  readonly expiresAt: number | undefined;
+}
+
+/** Matches oidc-provider's default clock tolerance, like its own in-memory adapter does. */
+const STORAGE_GRACE_SECONDS = 15;
+
+class DevStore {
+  readonly records = new Map<string, StoredRecord>();
+
+  get(key: string): StoredRecord | undefined {
+    const record = this.records.get(key);
+    if (record !== undefined && record.expiresAt !== undefined && record.expiresAt <= Date.now()) {
+      this.records.delete(key);
+      return undefined;
+    }
+    return record;
+  }
+
+  findWhere(model: string, predicate: (payload: AdapterPayload) => boolean): AdapterPayload | undefined {
+    for (const [key, record] of this.records) {
+      if (record.model === model && predicate(record.payload)) {
+        return this.get(key)?.payload;
+      }
+    }
+    return undefined;
+  }
+
+  deleteWhere(predicate: (record: StoredRecord) => boolean): number {
+    let deleted = 0;
+    for (const [key, record] of [...this.records]) {
+      if (predicate(record)) {
+        this.records.delete(key);
+        deleted += 1;
+      }
+    }
+    return deleted;
+  }
+}
+
+class DevAdapter implements Adapter {
+  constructor(
+    private readonly model: string,
+    private readonly store: DevStore,
+  ) {}
+
+  private key(id: string): string {
+    return `${this.model}:${id}`;
+  }
+
+  async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
+    const expiresAt = typeof expiresIn === 'number' ? Date.now() + (expiresIn + STORAGE_GRACE_SECONDS) * 1000 : undefined;
+    this.store.records.set(this.key(id), { model: this.model, payload, expiresAt });
+  }
+
+  async find(id: string): Promise<AdapterPayload | undefined> {
+    return this.store.get(this.key(id))?.payload;
+  }
+
+  async findByUid(uid: string): Promise<AdapterPayload | undefined> {
+    return this.store.findWhere(this.model, (payload) => (payload as { uid?: unknown }).uid === uid);
+  }
+
+  async findByUserCode(userCode: string): Promise<AdapterPayload | undefined> {
+    return this.store.findWhere(this.model, (payload) => (payload as { userCode?: unknown }).userCode === userCode);
+  }
+
+  async consume(id: string): Promise<void> {
+    const record = this.store.get(this.key(id));
+    if (record !== undefined) {
+      record.payload.consumed = Math.floor(Date.now() / 1000);
+    }
+  }
+
+  async destroy(id: string): Promise<void> {
+    this.store.records.delete(this.key(id));
+  }
+
+  async revokeByGrantId(grantId: string): Promise<void> {
+    this.store.deleteWhere((record) => record.payload.grantId === grantId);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// HTML
+
+function escapeHtml(value: string): string {
+  return value
+    .replaceAll('&', '&amp;')
+    .replaceAll('<', '&lt;')
+    .replaceAll('>', '&gt;')
+    .replaceAll('"', '&quot;')
+    .replaceAll("'", '&#39;');
+}
+
+function page(body: string): string {
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <title>${escapeHtml(PAGE_TITLE)}</title>
+  <style>body{font-family:system-ui,sans-serif;max-width:24rem;margin:3rem auto;padding:0 1rem}label,input,button{display:block;width:100%;margin:.25rem 0}input,button{padding:.5rem;box-sizing:border-box}.error{color:#b00020}.note{color:#666;font-size:.85rem}</style>
+</head>
+<body>
+  <h1>${escapeHtml(PAGE_TITLE)}</h1>
+${body}
+</body>
+</html>`;
+}
+
+function loginPage(uid: string, options: { readonly login?: string; readonly error?: string } = {}): string {
+  const error = options.error === undefined ? '' : `  <p class="error" role="alert">${escapeHtml(options.error)}</p>\n`;
+  const action = `/interaction/${encodeURIComponent(uid)}/login`;
+  return page(`${error}  <form method="post" action="${escapeHtml(action)}">
+    <label for="login">Email or user id</label>
+    <input id="login" name="login" autocomplete="username" autofocus required value="${escapeHtml(options.login ?? '')}">
+    <label for="password">Password</label>
+    <input id="password" name="password" type="password" autocomplete="current-password" required>
+    <button type="submit">Sign in</button>
+  </form>
+  <p class="note">Development identity provider: every demo user signs in with the dev password. Local use only.</p>`);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Small HTTP helpers for the interaction routes
+
+function send(res: http.ServerResponse, status: number, html: string): void {
+  const body = Buffer.from(html, 'utf8');
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'text/html; charset=utf-8');
+  res.setHeader('Content-Length', String(body.length));
+  res.setHeader('Cache-Control', 'no-store');
+  res.end(body);
+}
+
+async function readForm(req: http.IncomingMessage): Promise<URLSearchParams> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    const buffer = chunk as Buffer;
+    size += buffer.length;
+    if (size > MAX_FORM_BYTES) {
+      throw new Error('form body too large');
+    }
+    chunks.push(buffer);
+  }
+  const type = String(req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
+  if (type !== 'application/x-www-form-urlencoded') {
+    return new URLSearchParams();
+  }
+  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+}
+
+function stringList(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+export async function startDevIdp(options: DevIdpOptions): Promise<DevIdp> {
+  const host = options.host ?? '127.0.0.1';
+  const users = options.users ?? DEMO_USERS;
+  const tokenTtl = options.accessTokenTtlSeconds ?? 3600;
+  const log = options.log;
+  if (!Number.isInteger(tokenTtl) || tokenTtl <= 0) {
+    throw new TypeError('accessTokenTtlSeconds must be a positive integer');
+  }
+
+  const { default: Provider } = await loadProvider(log);
+
+  const usersById = new Map(users.map((user) => [user.id, user]));
+  const findUser = (login: string): DevUser | undefined => {
+    const wanted = login.trim();
+    return usersById.get(wanted) ?? users.find((user) => user.email.toLowerCase() === wanted.toLowerCase());
+  };
+
+  // oidc-provider needs its issuer (and so the port) before construction: listen first, attach the handler later.
+  let handler: http.RequestListener | undefined;
+  const server = http.createServer((req, res) => {
+    if (handler === undefined) {
+      send(res, 503, page('<p>Starting.</p>'));
+      return;
+    }
+    handler(req, res);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const issuer = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+
+  const store = new DevStore();
+  const tokenCalls: Record<string, number> = {};
+
+  const configuration: Configuration = {
+    adapter: (model: string) => new DevAdapter(model, store),
+    jwks: { keys: [devSigningKey()] },
+    clients: options.clients.map((client) => ({
+      client_id: client.clientId,
+      client_secret: client.clientSecret,
+      redirect_uris: [...client.redirectUris],
+      post_logout_redirect_uris: [...client.postLogoutRedirectUris],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      // oidc-provider 9 accepts client_secret_basic and client_secret_post for a client registered with either.
+      token_endpoint_auth_method: 'client_secret_basic',
+    })),
+    clientAuthMethods: ['client_secret_basic', 'client_secret_post'],
+    responseTypes: ['code'],
+    pkce: { required: () => true },
+    scopes: ['openid', 'profile', 'email', 'offline_access', 'groups'],
+    claims: {
+      acr: null,
+      sid: null,
+      auth_time: null,
+      iss: null,
+      openid: ['sub'],
+      email: ['email', 'email_verified'],
+      profile: ['name', 'groups'],
+      groups: ['groups'],
+    },
+    // Put every claim of the granted scopes in the ID token, not only in userinfo.
+    conformIdTokenClaims: false,
+    // Refresh tokens whenever the client may use the grant, without requiring offline_access (which
+    // oidc-provider drops unless prompt=consent is requested).
+    issueRefreshToken: (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    cookies: {
+      keys: DEV_COOKIE_KEYS,
+      // Koa only marks cookies secure on https requests; this provider serves plain http on loopback.
+      long: { httpOnly: true, sameSite: 'lax', secure: false },
+      short: { httpOnly: true, sameSite: 'lax', secure: false },
+    },
+    ttl: {
+      AccessToken: tokenTtl,
+      IdToken: tokenTtl,
+      AuthorizationCode: 60,
+      Interaction: 60 * 60,
+      Session: 24 * 60 * 60,
+      Grant: 14 * 24 * 60 * 60,
+      RefreshToken: 14 * 24 * 60 * 60,
+    },
+    interactions: {
+      url: (_ctx, interaction) => `/interaction/${interaction.uid}`,
+    },
+    findAccount: (_ctx, sub): Account | undefined => {
+      const user = usersById.get(sub);
+      if (user === undefined) {
+        return undefined;
+      }
+      return {
+        accountId: user.id,
+        claims: () => ({
+          sub: user.id,
+          email: user.email,
+          email_verified: true,
+          name: user.name,
+          groups: [...user.groups],
+        }),
+      };
+    },
+    clientBasedCORS: () => false,
+    features: {
+      devInteractions: { enabled: false },
+      resourceIndicators: { enabled: false },
+      userinfo: { enabled: true },
+      revocation: {
+        enabled: true,
+        allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId,
+      },
+      rpInitiatedLogout: {
+        enabled: true,
+        logoutSource: (ctx: KoaContextWithOIDC, form: string) => {
+          // `form` is `<form id="op.logoutForm" ...><input type="hidden" name="xsrf" .../></form>`.
+          // logout=yes ends the whole session at the provider (and revokes its grants).
+          const controls = '<input type="hidden" name="logout" value="yes"/><button type="submit">Sign out</button>';
+          const withControls = form.includes('</form>')
+            ? form.replace('</form>', `${controls}</form>`)
+            : `${form}<button type="submit" form="op.logoutForm" name="logout" value="yes">Sign out</button>`;
+          ctx.type = 'html';
+          ctx.body = page(`  <p>Signing you out…</p>
+  ${withControls}
+  <script>document.getElementById('op.logoutForm').submit();</script>`);
+        },
+        postLogoutSuccessSource: (ctx: KoaContextWithOIDC) => {
+          ctx.type = 'html';
+          ctx.body = page('  <p>You are signed out.</p>');
+        },
+      },
+    },
+    renderError: (ctx: KoaContextWithOIDC, out, error) => {
+      log?.(`dev-idp error page: ${out.error}${out.error_description ? ` (${out.error_description})` : ''}: ${error.message}`);
+      ctx.type = 'html';
+      const lines = Object.entries(out)
+        .map(([key, value]) => `  <p><strong>${escapeHtml(key)}</strong>: ${escapeHtml(String(value))}</p>`)
+        .join('\n');
+      ctx.body = page(lines);
+    },
+  };
+
+  const provider: OidcProvider = new Provider(issuer, configuration);
+
+  provider.on('grant.success', (ctx: KoaContextWithOIDC) => {
+    const grantType = String((ctx.oidc.params as { grant_type?: unknown } | undefined)?.grant_type ?? 'unknown');
+    tokenCalls[grantType] = (tokenCalls[grantType] ?? 0) + 1;
+  });
+  provider.on('server_error', (_ctx: KoaContextWithOIDC, error: Error) => {
+    log?.(`dev-idp server error: ${error.stack ?? error.message}`);
+  });
+
+  const callback = provider.callback();
+
+  async function grantConsent(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const interaction = await provider.interactionDetails(req, res);
+    const accountId = interaction.session?.accountId;
+    const clientId = interaction.params['client_id'];
+    if (accountId === undefined || typeof clientId !== 'string') {
+      throw new Error('consent requested without a signed-in user or client');
+    }
+    const grant = interaction.grantId === undefined
+      ? new provider.Grant({ accountId, clientId })
+      : await provider.Grant.find(interaction.grantId) ?? new provider.Grant({ accountId, clientId });
+    const details = interaction.prompt.details;
+    const scopes = stringList(details['missingOIDCScope']);
+    if (scopes.length > 0) {
+      grant.addOIDCScope(scopes.join(' '));
+    }
+    const claims = stringList(details['missingOIDCClaims']);
+    if (claims.length > 0) {
+      grant.addOIDCClaims(claims);
+    }
+    const resourceScopes = details['missingResourceScopes'];
+    if (resourceScopes !== null && typeof resourceScopes === 'object') {
+      for (const [resource, scope] of Object.entries(resourceScopes)) {
+        grant.addResourceScope(resource, stringList(scope).join(' '));
+      }
+    }
+    const grantId = await grant.save();
+    await provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
+  }
+
+  async function interactionRoute(req: http.IncomingMessage, res: http.ServerResponse, uid: string, action: string | undefined): Promise<void> {
+    const interaction = await provider.interactionDetails(req, res);
+    if (interaction.uid !== uid) {
+      send(res, 400, page('  <p class="error">This sign-in request does not match your browser session. Start again.</p>'));
+      return;
+    }
+    if (interaction.prompt.name === 'consent') {
+      // Consent is implied for the dev provider.
+      await grantConsent(req, res);
+      return;
+    }
+    if (interaction.prompt.name !== 'login') {
+      send(res, 400, page(`  <p class="error">Unsupported prompt ${escapeHtml(interaction.prompt.name)}.</p>`));
+      return;
+    }
+    if (req.method === 'GET' && action === undefined) {
+      send(res, 200, loginPage(uid));
+      return;
+    }
+    if (req.method === 'POST' && action === 'login') {
+      const form = await readForm(req);
+      const login = form.get('login') ?? '';
+      const password = form.get('password') ?? '';
+      const user = findUser(login);
+      if (user === undefined || password !== DEV_PASSWORD) {
+        send(res, 401, loginPage(uid, { login, error: 'Unknown user or wrong password.' }));
+        return;
+      }
+      await provider.interactionFinished(
+        req,
+        res,
+        { login: { accountId: user.id, remember: true } },
+        { mergeWithLastSubmission: false },
+      );
+      return;
+    }
+    res.setHeader('Allow', action === undefined ? 'GET' : 'POST');
+    send(res, 405, page('  <p class="error">Method not allowed.</p>'));
+  }
+
+  handler = (req, res) => {
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    const match = /^\/interaction\/([^/]+)(?:\/([^/]+))?\/?$/.exec(path);
+    if (match === null) {
+      void callback(req, res);
+      return;
+    }
+    const uid = decodeURIComponent(match[1] ?? '');
+    const action = match[2];
+    interactionRoute(req, res, uid, action).catch((error: unknown) => {
+      const message = error instanceof Error ? error.message : String(error);
+      log?.(`dev-idp interaction error: ${message}`);
+      if (!res.headersSent) {
+        send(res, 400, page(`  <p class="error">${escapeHtml(message)}</p>`));
+      } else {
+        res.destroy();
+      }
+    });
+  };
+
+  let closing: Promise<void> | undefined;
+
+  return {
+    issuer,
+    port,
+    tokenCalls,
+    async revokeUser(userId: string): Promise<void> {
+      const grantIds = new Set<string>();
+      for (const record of store.records.values()) {
+        if (record.model === 'Grant' && record.payload.accountId === userId && typeof record.payload.jti === 'string') {
+          grantIds.add(record.payload.jti);
+        }
+      }
+      store.deleteWhere((record) =>
+        (record.model === 'Grant' && record.payload.accountId === userId)
+        || (record.payload.grantId !== undefined && grantIds.has(record.payload.grantId))
+        || (record.model !== 'Session' && record.model !== 'Interaction' && record.payload.accountId === userId));
+    },
+    close(): Promise<void> {
+      closing ??= new Promise<void>((resolve, reject) => {
+        server.close((error) => (error === undefined ? resolve() : reject(error)));
+        server.closeAllConnections();
+      }).finally(() => {
+        store.records.clear();
+      });
+      return closing;
+    },
+  };
+}
