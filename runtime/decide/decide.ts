@@ -124,7 +124,10 @@ function answer(index: PlanIndex, r: CompiledRoute, verdict: Verdict, reasons: r
     if (!browser || index.signInOrigin === null) return { outcome: 'unauthenticated', status: 401, route, reasons, location: null };
     // INVARIANT (configured-urls): the sign-in URL comes from configuration; the return URL from the
     // canonical host of a configured route (SECURITY.md S14).
-    const back = `https://${req.host}${req.path}${req.query === '' ? '' : `?${req.query}`}`;
+    // https, except on a plain-HTTP listener whose cookies are not `Secure` (browsing without TLS,
+    // as in the quickstart): there an https return URL could not be reached.
+    const backScheme = request.scheme === 'http' && !index.body.settings.cookie.secure ? 'http' : 'https';
+    const back = `${backScheme}://${req.host}${req.path}${req.query === '' ? '' : `?${req.query}`}`;
     return { outcome: 'unauthenticated', status: 302, route, reasons, location: `${index.signInOrigin}/.svc/sign_in?svc_redirect_uri=${encodeURIComponent(back)}` };
   }
   if (r.route.action.kind === 'redirect') return { outcome: 'redirect', status: r.route.action.redirect.responseCode, route, reasons, location: redirectLocation(r, req) };

@@ -121,7 +121,7 @@ function headerKind(name: string): HeaderKind {
 }
 
 /** The value of a claim header (docs/decisions.md §6 step 5), or undefined when the claim is missing. */
-function claimHeaderValue(identity: Identity, claim: string): string | undefined {
+export function claimHeaderValue(identity: Identity, claim: string): string | undefined {
   if (claim === 'user' || claim === 'sub' || claim === 'id') return identity.user;
   if (claim === 'email') return identity.email;
   const values = claim === 'groups' ? identity.groups : claimValues(identity, claim);

@@ -12,6 +12,10 @@ import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { Dispatcher } from 'undici';
 import type { TLSSocket } from 'node:tls';
 import type { Route } from '../../compiler/plan/types.ts';
+import type { AuthState } from '../authn/auth-state.ts';
+import { forwardAuth, routeHost } from '../authn/forward-auth.ts';
+import type { ResolvedSession } from '../authn/session-cache.ts';
+import type { Authn } from '../authn/service.ts';
 import { decide } from '../decide/decide.ts';
 import type { Decision, RequestHeaders } from '../decide/types.ts';
 import type { CompiledRoute } from '../plan/index.ts';
@@ -53,6 +57,8 @@ export interface HandlerOptions {
   };
   /** One line per request and per error; structured (pino in run.ts). */
   readonly log?: (entry: Record<string, unknown>) => void;
+  /** Sessions, svc's own endpoints and upstream identity; without it every request is anonymous. */
+  readonly authn?: Authn;
 }
 
 type Req = IncomingMessage | Http2ServerRequest;
@@ -97,42 +103,56 @@ export function createHandler(store: PlanStore<ForwardState>, options: HandlerOp
         return;
       }
     }
-    let picked: { readonly index: number; readonly done: (outcome: UpstreamOutcome) => void } | undefined;
-    const decision = decide(
-      gen.index,
-      {
-        method: req.method ?? 'GET',
-        target: req.url ?? '/',
-        scheme: options.scheme,
-        headers: requestHeaders(req),
-        peer: req.socket?.remoteAddress ?? '',
-        nowMs: Date.now(),
-        upstreamSample: Math.random(),
-      },
-      null,
-      {
-        reasons: false,
-        ...(tls && socket ? { clientCertificate: (route: Route) => tls.clientCertificate(route, socket) } : {}),
-        ...(gen.extra.pick
-          ? {
-              pickUpstream: (r: CompiledRoute) => {
-                picked = gen.extra.pick!(r, req.socket?.remoteAddress);
-                return picked?.index;
-              },
-            }
-          : {}),
-      },
-    );
-    if (tls && socket && 'route' in decision && decision.outcome !== 'unavailable') {
-      const route = gen.index.body.routes[decision.route.index]!;
-      if (tls.required(route) && !tls.clientCertificate(route, socket)?.valid) {
-        picked?.done({});
-        answerError(res, 495, requestId, 'client-certificate-required', req.headers['accept'], true);
-        return;
-      }
-    }
-    respond(gen, decision, req, res, requestId, picked, options);
+    const headers = requestHeaders(req);
+    const authn = options.authn;
+    // Built and checked before the plan was swapped in (serve/run): a cached lookup here.
+    const state = authn?.state(gen.plan.body);
+    const lookup = authn && state ? authn.resolve(state, headers, req.url ?? '/') : null;
+    if (lookup instanceof Promise) void lookup.then((session) => decideAndRespond(gen, req, res, requestId, headers, session, state, options));
+    else decideAndRespond(gen, req, res, requestId, headers, lookup, state, options);
   };
+}
+
+/** Decides a request with its session and answers it. */
+function decideAndRespond(gen: Generation<ForwardState>, req: Req, res: Res, requestId: string, headers: RequestHeaders, session: ResolvedSession | null, state: AuthState | undefined, options: HandlerOptions): void {
+  if (res.destroyed) return;
+  const tls = options.tls;
+  const socket = req.socket as TLSSocket | undefined;
+  let picked: { readonly index: number; readonly done: (outcome: UpstreamOutcome) => void } | undefined;
+  const decision = decide(
+    gen.index,
+    {
+      method: req.method ?? 'GET',
+      target: req.url ?? '/',
+      scheme: options.scheme,
+      headers,
+      peer: req.socket?.remoteAddress ?? '',
+      nowMs: Date.now(),
+      upstreamSample: Math.random(),
+    },
+    session?.identity ?? null,
+    {
+      reasons: false,
+      ...(tls && socket ? { clientCertificate: (route: Route) => tls.clientCertificate(route, socket) } : {}),
+      ...(gen.extra.pick
+        ? {
+            pickUpstream: (r: CompiledRoute) => {
+              picked = gen.extra.pick!(r, req.socket?.remoteAddress);
+              return picked?.index;
+            },
+          }
+        : {}),
+    },
+  );
+  if (tls && socket && 'route' in decision && decision.outcome !== 'unavailable') {
+    const route = gen.index.body.routes[decision.route.index]!;
+    if (tls.required(route) && !tls.clientCertificate(route, socket)?.valid) {
+      picked?.done({});
+      answerError(res, 495, requestId, 'client-certificate-required', req.headers['accept'], true);
+      return;
+    }
+  }
+  respond(gen, decision, req, res, requestId, picked, options, session, state);
 }
 
 /** Node's distinct headers, with HTTP/2's `:authority` as the Host a request was sent to. */
@@ -144,16 +164,40 @@ function requestHeaders(req: Req): RequestHeaders {
   return h;
 }
 
-function respond(gen: Generation<ForwardState>, d: Decision, req: Req, res: Res, requestId: string, picked: { readonly index: number; readonly done: (o: UpstreamOutcome) => void } | undefined, options: HandlerOptions): void {
+function respond(
+  gen: Generation<ForwardState>,
+  d: Decision,
+  req: Req,
+  res: Res,
+  requestId: string,
+  picked: { readonly index: number; readonly done: (o: UpstreamOutcome) => void } | undefined,
+  options: HandlerOptions,
+  session: ResolvedSession | null,
+  state: AuthState | undefined,
+): void {
   const accept = req.headers['accept'];
+  const authn = options.authn;
   switch (d.outcome) {
     case 'bad_request':
       answerError(res, 400, requestId, d.problem, accept, true);
       return;
-    case 'internal':
-      // svc's own endpoints (sign-in, sign-out, JWKS, …) arrive with the authentication issue.
-      answerError(res, 404, requestId, 'endpoint-not-available', accept, false);
+    case 'internal': {
+      if (!authn || !state) {
+        answerError(res, 404, requestId, 'endpoint-not-available', accept, false);
+        return;
+      }
+      const q = (req.url ?? '').indexOf('?');
+      const done =
+        d.endpoint.service === 'forward_auth'
+          ? forwardAuth(authn, state, gen.index, d.endpoint.path, q < 0 ? '' : (req.url ?? '').slice(q + 1), req, res, requestId, req.socket?.remoteAddress ?? '')
+          : authn.endpoint(state, d.endpoint, session, req, res, requestId);
+      done.catch((e: unknown) => {
+        options.log?.({ msg: 'endpoint error', requestId, path: d.endpoint.path, error: (e as Error).message });
+        if (res.headersSent) res.destroy();
+        else answerError(res, 500, requestId, 'internal-error', accept, false);
+      });
       return;
+    }
     case 'not_found':
       answerError(res, 404, requestId, 'no-route', accept, false);
       return;
@@ -165,7 +209,9 @@ function respond(gen: Generation<ForwardState>, d: Decision, req: Req, res: Res,
       return;
     case 'unauthenticated':
       if (d.location !== null) {
-        res.writeHead(302, { location: d.location, 'cache-control': 'no-store' });
+        // The runtime signs the sign-in link's parameters (S05); the decision core stays pure.
+        const location = authn && state ? (authn.signInLocation(state, d.location) ?? d.location) : d.location;
+        res.writeHead(302, { location, 'cache-control': 'no-store' });
         res.end();
       } else answerError(res, 401, requestId, 'sign-in-required', accept, false);
       return;
@@ -181,7 +227,18 @@ function respond(gen: Generation<ForwardState>, d: Decision, req: Req, res: Res,
         answerError(res, 502, requestId, 'no-upstream-pool', accept, false);
         return;
       }
-      forward(pool, route, d.upstream, req, res, requestId, picked?.done, options);
+      const headers: Record<string, string | string[]> = { ...d.upstream.headers, 'x-request-id': requestId };
+      const identity = authn && state ? authn.upstreamIdentity(state, session, d.route.index, d.upstream.assertion, routeHost(gen.index, d.route.index), headers) : undefined;
+      if (identity === undefined) forward(pool, route, d.upstream.url, headers, req, res, requestId, picked?.done, options);
+      else
+        identity.then(
+          () => forward(pool, route, d.upstream.url, headers, req, res, requestId, picked?.done, options),
+          (e: unknown) => {
+            picked?.done({});
+            options.log?.({ msg: 'identity assertion failed', requestId, error: (e as Error).message });
+            answerError(res, 500, requestId, 'identity-assertion-failed', accept, false);
+          },
+        );
     }
   }
 }
@@ -203,7 +260,8 @@ function answerError(res: Res, status: number, requestId: string, reason: string
 function forward(
   pool: Dispatcher,
   route: Route,
-  upstream: { readonly url: string; readonly headers: Readonly<Record<string, string>> },
+  url: string,
+  headers: Record<string, string | string[]>,
   req: Req,
   res: Res,
   requestId: string,
@@ -234,14 +292,14 @@ function forward(
     finish({}); // the client left: nothing learned about the upstream
   });
 
-  const pathStart = upstream.url.indexOf('/', upstream.url.indexOf('://') + 3);
+  const pathStart = url.indexOf('/', url.indexOf('://') + 3);
   const hasBody = req.headers['content-length'] !== undefined ? req.headers['content-length'] !== '0' : req.headers['transfer-encoding'] !== undefined || req.httpVersionMajor === 2;
   const method = (req.method ?? 'GET') as Dispatcher.HttpMethod;
   pool
     .request({
-      path: pathStart < 0 ? '/' : upstream.url.slice(pathStart),
+      path: pathStart < 0 ? '/' : url.slice(pathStart),
       method,
-      headers: { ...upstream.headers, 'x-request-id': requestId },
+      headers,
       body: hasBody && method !== 'GET' && method !== 'HEAD' ? (req as IncomingMessage) : null,
       signal,
       headersTimeout: route.timeoutMs,

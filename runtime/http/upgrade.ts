@@ -12,15 +12,19 @@ import type { IncomingMessage } from 'node:http';
 import { connect as netConnect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { connect as tlsConnect } from 'node:tls';
+import type { AuthState } from '../authn/auth-state.ts';
+import { routeHost } from '../authn/forward-auth.ts';
+import type { ResolvedSession } from '../authn/session-cache.ts';
+import type { Authn } from '../authn/service.ts';
 import { decide } from '../decide/decide.ts';
 import type { Decision } from '../decide/types.ts';
-import type { PlanStore } from '../plan/store.ts';
+import type { Generation, PlanStore } from '../plan/store.ts';
 import { endSocketWithError } from './error-page.ts';
 import type { ForwardState } from './handler.ts';
 import { tunnel } from './tunnel.ts';
 
 /** Creates the `upgrade` listener of an HTTP/1.1 server. */
-export function createUpgradeHandler(store: PlanStore<ForwardState>, scheme: 'http' | 'https'): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
+export function createUpgradeHandler(store: PlanStore<ForwardState>, scheme: 'http' | 'https', authn?: Authn): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
   return (req, socket, head) => {
     const requestId = randomUUID();
     const gen = store.acquire();
@@ -33,36 +37,54 @@ export function createUpgradeHandler(store: PlanStore<ForwardState>, scheme: 'ht
     };
     socket.on('close', release);
     socket.on('error', () => socket.destroy());
-    const protocol = String(req.headers['upgrade'] ?? '').trim().toLowerCase();
-    const d = decide(gen.index, { method: req.method ?? 'GET', target: req.url ?? '/', scheme, headers: req.headersDistinct, peer: req.socket.remoteAddress ?? '', nowMs: Date.now(), upstreamSample: Math.random() }, null, { reasons: false });
-    if (d.outcome !== 'allow') return refuse(socket, d, requestId, req.headers['accept']);
-    const route = gen.index.body.routes[d.route.index]!;
-    const enabled = (protocol === 'websocket' && route.allowWebsockets) || (protocol.startsWith('spdy/') && route.allowSpdy);
-    if (!enabled) return endSocketWithError(socket, 400, requestId, `upgrade-not-enabled:${protocol || 'none'}`, req.headers['accept']);
-
-    const u = new URL(d.upstream.url);
-    const port = Number(u.port || (u.protocol === 'https:' ? 443 : 80));
-    const host = u.hostname.replace(/^\[(.*)\]$/, '$1');
-    const upstream: Socket =
-      u.protocol === 'https:'
-        ? tlsConnect({ host, port, servername: route.tls.serverName ?? host, rejectUnauthorized: !route.tls.skipVerify, ALPNProtocols: ['http/1.1'] })
-        : netConnect({ host, port });
-    const lines = [`${req.method ?? 'GET'} ${u.pathname}${u.search} HTTP/1.1`];
-    for (const [k, v] of Object.entries(d.upstream.headers)) lines.push(`${k}: ${v}`);
-    lines.push(`x-request-id: ${requestId}`, 'connection: Upgrade', `upgrade: ${req.headers['upgrade']}`);
-    tunnel(socket, upstream, head, {
-      route,
-      requestId,
-      accept: req.headers['accept'],
-      openEvent: u.protocol === 'https:' ? 'secureConnect' : 'connect',
-      onOpen: () => upstream.write(`${lines.join('\r\n')}\r\n\r\n`),
-    });
+    const state = authn?.state(gen.plan.body);
+    const lookup = authn && state ? authn.resolve(state, req.headersDistinct, req.url ?? '/') : null;
+    if (lookup instanceof Promise) void lookup.then((session) => upgrade(gen, req, socket, head, requestId, scheme, session, state, authn));
+    else upgrade(gen, req, socket, head, requestId, scheme, lookup, state, authn);
   };
 }
 
-function refuse(socket: Duplex, d: Decision, requestId: string, accept: string | undefined): void {
+/** Decides an upgrade with its session, then tunnels it to the upstream or refuses it. */
+function upgrade(gen: Generation<ForwardState>, req: IncomingMessage, socket: Duplex, headBytes: Buffer, requestId: string, scheme: 'http' | 'https', session: ResolvedSession | null, state: AuthState | undefined, authn: Authn | undefined): void {
+  if (socket.destroyed) return;
+  const protocol = String(req.headers['upgrade'] ?? '').trim().toLowerCase();
+  const d = decide(gen.index, { method: req.method ?? 'GET', target: req.url ?? '/', scheme, headers: req.headersDistinct, peer: req.socket.remoteAddress ?? '', nowMs: Date.now(), upstreamSample: Math.random() }, session?.identity ?? null, { reasons: false });
+  if (d.outcome !== 'allow') return refuse(socket, d, requestId, req.headers['accept'], authn && state ? (l) => authn.signInLocation(state, l) : undefined);
+  const route = gen.index.body.routes[d.route.index]!;
+  const enabled = (protocol === 'websocket' && route.allowWebsockets) || (protocol.startsWith('spdy/') && route.allowSpdy);
+  if (!enabled) return endSocketWithError(socket, 400, requestId, `upgrade-not-enabled:${protocol || 'none'}`, req.headers['accept']);
+
+  const u = new URL(d.upstream.url);
+  const port = Number(u.port || (u.protocol === 'https:' ? 443 : 80));
+  const host = u.hostname.replace(/^\[(.*)\]$/, '$1');
+  const upstream: Socket =
+    u.protocol === 'https:'
+      ? tlsConnect({ host, port, servername: route.tls.serverName ?? host, rejectUnauthorized: !route.tls.skipVerify, ALPNProtocols: ['http/1.1'] })
+      : netConnect({ host, port });
+  const headers: Record<string, string | string[]> = { ...d.upstream.headers };
+  const identity = authn && state ? authn.upstreamIdentity(state, session, d.route.index, d.upstream.assertion, routeHost(gen.index, d.route.index), headers) : undefined;
+  const lines = [`${req.method ?? 'GET'} ${u.pathname}${u.search} HTTP/1.1`];
+  const head = () => {
+    for (const [k, v] of Object.entries(headers)) for (const one of Array.isArray(v) ? v : [v]) lines.push(`${k}: ${one}`);
+    lines.push(`x-request-id: ${requestId}`, 'connection: Upgrade', `upgrade: ${req.headers['upgrade']}`);
+    return `${lines.join('\r\n')}\r\n\r\n`;
+  };
+  tunnel(socket, upstream, headBytes, {
+    route,
+    requestId,
+    accept: req.headers['accept'],
+    openEvent: u.protocol === 'https:' ? 'secureConnect' : 'connect',
+    // The assertion is signed (when not cached) while the upstream connection opens.
+    onOpen: () => {
+      if (identity === undefined) upstream.write(head());
+      else identity.then(() => upstream.write(head()), () => upstream.destroy());
+    },
+  });
+}
+
+function refuse(socket: Duplex, d: Decision, requestId: string, accept: string | undefined, sign?: (location: string) => string | null): void {
   if (d.outcome === 'unauthenticated' && d.location !== null) {
-    socket.end(`HTTP/1.1 302 Found\r\nlocation: ${d.location}\r\ncache-control: no-store\r\nx-request-id: ${requestId}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
+    socket.end(`HTTP/1.1 302 Found\r\nlocation: ${sign?.(d.location) ?? d.location}\r\ncache-control: no-store\r\nx-request-id: ${requestId}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
     return;
   }
   const reason = d.outcome === 'bad_request' ? d.problem : d.outcome === 'not_found' ? 'no-route' : d.outcome === 'unauthenticated' ? 'sign-in-required' : d.outcome === 'redirect' ? 'redirect-route' : d.reasons.join(',') || d.outcome;

@@ -19,10 +19,18 @@ import { createUpgradeHandler } from '../http/upgrade.ts';
 import { defaultSecureContext, loadTlsMaterial, secureContextOptions, type TlsMaterial } from '../listen/material.ts';
 import { createProxyProtocolServer } from '../listen/proxy-protocol.ts';
 import type { PlanStore } from '../plan/store.ts';
+import { Authn } from '../authn/service.ts';
+import { MemoryStore } from '../databroker/memory-store.ts';
+import type { SessionStore } from '../databroker/session-store.ts';
 
-export interface ServeOptions extends Omit<HandlerOptions, 'scheme' | 'tls'> {
+export interface ServeOptions extends Omit<HandlerOptions, 'scheme' | 'tls' | 'sessions'> {
   /** Overrides `settings.server.address` (tests listen on port 0). */
   readonly listen?: { readonly host: string; readonly port: number };
+  /**
+   * Where sessions live. A single process makes its own in-memory store when this is absent; a
+   * cluster worker passes the primary's store (one memory data broker, spec 2.6).
+   */
+  readonly sessionStore?: SessionStore;
 }
 
 export interface Listening {
@@ -31,7 +39,8 @@ export interface Listening {
   /** The redirect server's address, when `http_redirect_addr` is set. */
   readonly redirectAddress: { readonly host: string; readonly port: number } | null;
   /**
-   * Loads the TLS material of a new plan (certificates, keys, client CAs) before it is swapped in;
+   * Loads the TLS material of a new plan (certificates, keys, client CAs) and checks its
+   * authentication secrets before it is swapped in;
    * the returned function publishes it. `reload` reads rotated files of an unchanged plan as they
    * now are (a plan file served as is while its certificate files are renewed). Throws when the material is unusable (the reload fails and
    * the old plan stays).
@@ -65,19 +74,23 @@ export function listenerChange(a: PlanSettings, b: PlanSettings): string | undef
 export async function serve(store: PlanStore<ForwardState>, options: ServeOptions = {}): Promise<Listening> {
   const settings = store.current.plan.body.settings;
   const insecure = settings.server.insecure;
+  // One memory data broker per process unless the cluster primary provides the store (spec 2.6).
+  const sessions = options.sessionStore ?? new MemoryStore();
+  const authn = new Authn(sessions, { scheme: insecure ? 'http' : 'https', ...(options.log ? { log: options.log } : {}) });
+  authn.state(store.current.plan.body); // secrets and signing key checked before serving anything
   let material: TlsMaterial | undefined = insecure ? undefined : await loadTlsMaterial(store.current.plan.body);
   const source = { current: () => material! };
 
   let server: Server | HttpsServer | Http2SecureServer;
   if (insecure) {
-    server = createServer(serverOptions(settings), createHandler(store, { ...options, scheme: 'http' }));
+    server = createServer(serverOptions(settings), createHandler(store, { ...options, scheme: 'http', authn }));
   } else {
     const tls: HandlerOptions['tls'] = {
       servesHost: (socket: TLSSocket, host: string) => source.current().certificates.servesHost(socket.servername, host),
       required: (route) => source.current().clients.required(route),
       clientCertificate: (route, socket) => source.current().clients.clientCertificateFor(route, socket),
     };
-    const handler = createHandler(store, { ...options, scheme: 'https', tls });
+    const handler = createHandler(store, { ...options, scheme: 'https', tls, authn });
     const secure = secureContextOptions(settings, source);
     server =
       settings.server.codecType === 'http1'
@@ -87,7 +100,7 @@ export async function serve(store: PlanStore<ForwardState>, options: ServeOption
   if (settings.server.timeoutWriteMs > 0) server.setTimeout(settings.server.timeoutWriteMs);
   const scheme = insecure ? 'http' : 'https';
   // Upgrades only where the route enables them, after authorization; never h2c (S20).
-  server.on('upgrade', createUpgradeHandler(store, scheme));
+  server.on('upgrade', createUpgradeHandler(store, scheme, authn));
   // CONNECT host:port: tunnels of `tcp+https` routes, after authorization.
   server.on('connect', createConnectHandler(store));
   // A request the parser refuses (smuggling shapes, bad bytes, oversized head, too slow): answered
@@ -126,6 +139,9 @@ export async function serve(store: PlanStore<ForwardState>, options: ServeOption
     address,
     redirectAddress,
     prepareTls: async (body, mode = 'load') => {
+      // The new plan's secrets and signing key are checked here too: a plan that cannot
+      // authenticate is refused before the swap, like one whose certificates do not load.
+      authn.state(body);
       if (insecure) return () => undefined;
       const next = await loadTlsMaterial(body, { previous: material!, mode });
       return () => {
@@ -143,6 +159,8 @@ export async function serve(store: PlanStore<ForwardState>, options: ServeOption
             }),
         ),
       );
+      authn.close();
+      if (!options.sessionStore) await sessions.close();
     },
   };
 }

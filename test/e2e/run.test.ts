@@ -119,7 +119,12 @@ describe('svc run: forwarding and answers', () => {
   it("answers with svc's own pages: sign-in, 401, 404, 400, 505, redirects", async () => {
     const browser = await send(port, '/x', { host: 'app.example.com', accept: 'text/html' });
     expect(browser.status).toBe(302);
-    expect(browser.headers['location']).toBe(`https://auth.example.com/.svc/sign_in?svc_redirect_uri=${encodeURIComponent('https://app.example.com/x')}`);
+    // The decision's sign-in link, with its parameters signed by the runtime (S05).
+    const signIn = new URL(String(browser.headers['location']));
+    expect(`${signIn.origin}${signIn.pathname}`).toBe('https://auth.example.com/.svc/sign_in');
+    expect([...signIn.searchParams.keys()]).toEqual(['svc_redirect_uri', 'svc_expiry', 'svc_signature']);
+    expect(signIn.searchParams.get('svc_redirect_uri')).toBe('https://app.example.com/x');
+    expect(signIn.searchParams.get('svc_signature')).toMatch(/^[A-Za-z0-9_-]{43}$/);
     const api = await send(port, '/x', { host: 'app.example.com', accept: 'application/json' });
     expect(api.status).toBe(401);
     expect(JSON.parse(api.body)).toMatchObject({ status: 401, reason: 'sign-in-required', request_id: api.headers['x-request-id'] });

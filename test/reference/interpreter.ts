@@ -51,7 +51,7 @@ export function decideReference(body: PlanBody, request: DecisionRequest, identi
   const { verdict, reasons } = routePolicy(route, request, c, client, identity);
   if (verdict === 'deny') return { outcome: 'deny', status: 403, route: ref, reasons };
   if (verdict === 'unauthenticated') {
-    const location = isBrowser(request) ? signInLocation(body, c) : null;
+    const location = isBrowser(request) ? signInLocation(body, c, request.scheme) : null;
     return location === null
       ? { outcome: 'unauthenticated', status: 401, route: ref, reasons, location: null }
       : { outcome: 'unauthenticated', status: 302, route: ref, reasons, location };
@@ -177,10 +177,12 @@ function isBrowser(request: DecisionRequest): boolean {
   return accept.some((value) => value.split(',').some((range) => range.split(';')[0]!.trim().toLowerCase() === 'text/html'));
 }
 
-function signInLocation(body: PlanBody, c: CanonicalRequest): string | null {
+function signInLocation(body: PlanBody, c: CanonicalRequest, scheme: 'http' | 'https'): string | null {
   const serviceUrl = body.settings.authenticate.serviceUrl;
   if (serviceUrl === null) return null; // READING: no authenticate service to send a browser to → 401
-  const back = `https://${c.host}${c.path}${c.query ? `?${c.query}` : ''}`;
+  // READING: https, except a plain-HTTP listener whose cookies are not `Secure` (browsing without TLS).
+  const backScheme = scheme === 'http' && !body.settings.cookie.secure ? 'http' : 'https';
+  const back = `${backScheme}://${c.host}${c.path}${c.query ? `?${c.query}` : ''}`;
   return `${new URL(serviceUrl).origin}/.svc/sign_in?svc_redirect_uri=${encodeURIComponent(back)}`;
 }
 

@@ -1,0 +1,134 @@
+/**
+ * What authentication needs from one plan generation, built once per generation (never per
+ * request): the resolved secrets and the keys derived from them, the identity provider, the
+ * assertion signer, the origins a user may be sent back to, and the cookie settings.
+ *
+ * Secrets are read and checked here (runtime/plan/secrets.ts); a secret that is missing or changed
+ * since compile makes the build throw, so a reload keeps the old plan and a start fails loudly.
+ */
+import type { PlanBody, Route, Secret } from '../../compiler/plan/types.ts';
+import { resolvePem, resolveSecret } from '../plan/secrets.ts';
+import { AssertionSigner } from './assertion.ts';
+import { IdentityProvider } from './idp.ts';
+import { deriveKey } from './keys.ts';
+import type { RedirectPolicy } from './redirect-target.ts';
+import { ephemeralSigningKey, loadSigningKey, publicKeyBase64, type SigningKey } from './signing-key.ts';
+
+export interface AuthState {
+  readonly body: PlanBody;
+  /** `cookie_secret` bytes, or null when this svc has none (no sessions: everyone is anonymous). */
+  readonly cookieSecret: Buffer | null;
+  readonly cookie: PlanBody['settings']['cookie'];
+  /** Keys per purpose (runtime/authn/keys.ts); absent without `cookie_secret`. */
+  readonly keys: {
+    /** Signs internal redirect parameters (signed-params.ts): `shared_secret`, else `cookie_secret`. */
+    readonly params: Buffer;
+    readonly flow: Uint8Array;
+    readonly handoff: Uint8Array;
+    readonly programmatic: Uint8Array;
+    readonly csrf: Uint8Array;
+  } | null;
+  /** Null without an identity provider configured (a proxy-only service). */
+  readonly idp: IdentityProvider | null;
+  readonly signingKey: SigningKey;
+  readonly signer: AssertionSigner;
+  /** The authenticate service's origin and host (`authenticate_service_url`), or null. */
+  readonly authenticateOrigin: string | null;
+  readonly authenticateHost: string | null;
+  /** `authenticate_service_url` + `authenticate_callback_path`. */
+  readonly callbackUrl: string | null;
+  /** Origins of svc's routes and its authenticate service: the only places a user is sent back to. */
+  readonly redirects: RedirectPolicy;
+  /** Canonical route hosts (`name`, or `name:port` off the default port) that take sign-in hand-offs. */
+  readonly routeHosts: ReadonlySet<string>;
+  /** Resolved `orchestrator_service_account_token` per route index. */
+  readonly orchestratorTokens: ReadonlyMap<number, string>;
+}
+
+/** Process-wide parts reused across generations while their inputs are unchanged. */
+export interface AuthCarry {
+  ephemeralKey?: SigningKey;
+  signer?: { readonly kid: string; readonly signer: AssertionSigner };
+  idp?: { readonly key: string; readonly idp: IdentityProvider };
+}
+
+/** Builds the authentication state of a plan. Throws `SecretError` or `SigningKeyError`. */
+export function buildAuthState(body: PlanBody, scheme: 'http' | 'https', carry: AuthCarry, log?: (entry: Record<string, unknown>) => void): AuthState {
+  const s = body.settings;
+  const cookieSecret = s.cookie.secret ? secretBytes(s.cookie.secret, 'cookie_secret') : null;
+  const shared = s.mode.sharedSecret ? secretBytes(s.mode.sharedSecret, 'shared_secret') : null;
+  const keys =
+    cookieSecret === null
+      ? null
+      : {
+          params: shared ?? cookieSecret,
+          flow: deriveKey(cookieSecret, 'sign-in flow'),
+          handoff: deriveKey(shared ?? cookieSecret, 'hand-off'),
+          programmatic: deriveKey(shared ?? cookieSecret, 'programmatic token'),
+          csrf: deriveKey(cookieSecret, 'csrf'),
+        };
+
+  let signingKey: SigningKey;
+  if (s.identity.signingKey) signingKey = loadSigningKey(resolvePem(s.identity.signingKey, 'signing_key'));
+  else {
+    if (!carry.ephemeralKey) {
+      carry.ephemeralKey = ephemeralSigningKey();
+      // Spec 2.6 rule 4: the ephemeral key's public half is logged (it is not published).
+      log?.({ msg: 'no signing_key: signing identity assertions with an ephemeral key', alg: carry.ephemeralKey.alg, kid: carry.ephemeralKey.kid, publicKey: publicKeyBase64(carry.ephemeralKey) });
+    }
+    signingKey = carry.ephemeralKey;
+  }
+  if (carry.signer?.kid !== signingKey.kid) carry.signer = { kid: signingKey.kid, signer: new AssertionSigner(signingKey) };
+
+  const serviceUrl = s.authenticate.serviceUrl;
+  const auth = serviceUrl === null ? null : new URL(serviceUrl);
+  const callbackUrl = auth === null ? null : `${auth.origin}${s.authenticate.callbackPath}`;
+  let idp: IdentityProvider | null = null;
+  if (callbackUrl !== null && s.idp.clientId !== null && (s.idp.provider !== null || s.idp.providerUrl !== null)) {
+    const clientSecret = s.idp.clientSecret ? resolveSecret(s.idp.clientSecret, 'idp_client_secret').data.toString('utf8') : '';
+    const key = JSON.stringify([s.idp, clientSecret.length, s.idp.clientSecret?.fingerprint ?? null, callbackUrl]);
+    if (carry.idp?.key !== key) carry.idp = { key, idp: new IdentityProvider(s.idp, clientSecret, callbackUrl) };
+    idp = carry.idp.idp;
+  }
+
+  // Browsing without TLS (plain-HTTP listener, cookies not Secure) also allows http:// origins.
+  const allowHttp = scheme === 'http' && !s.cookie.secure;
+  const origins = new Set<string>();
+  const routeHosts = new Set<string>();
+  for (const r of body.routes) {
+    if (r.from.scheme !== 'https') continue;
+    const host = r.from.port === null || r.from.port === 443 ? r.from.host : `${r.from.host}:${r.from.port}`;
+    routeHosts.add(host);
+    origins.add(`https://${host}`);
+    if (allowHttp) origins.add(`http://${host}`);
+  }
+  if (auth) origins.add(auth.origin);
+
+  const orchestratorTokens = new Map<number, string>();
+  for (const r of body.routes) if (r.orchestratorServiceAccountToken) orchestratorTokens.set(r.index, orchestratorToken(r));
+
+  return {
+    body,
+    cookieSecret,
+    cookie: s.cookie,
+    keys,
+    idp,
+    signingKey,
+    signer: carry.signer.signer,
+    authenticateOrigin: auth?.origin ?? null,
+    authenticateHost: auth === null ? null : auth.port === '' ? auth.hostname.toLowerCase() : `${auth.hostname.toLowerCase()}:${auth.port}`,
+    callbackUrl,
+    redirects: { allowedOrigins: origins, allowHttp },
+    routeHosts,
+    orchestratorTokens,
+  };
+}
+
+function secretBytes(secret: Secret, what: string): Buffer {
+  const text = resolveSecret(secret, what).data.toString('utf8').trim();
+  return Buffer.from(text, 'base64');
+}
+
+function orchestratorToken(r: Route): string {
+  return resolveSecret(r.orchestratorServiceAccountToken!, `route ${r.id}: orchestrator_service_account_token`).data.toString('utf8').trim();
+}

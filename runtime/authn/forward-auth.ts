@@ -1,0 +1,109 @@
+/**
+ * The forward-authentication endpoints on `forward_auth_url` (spec §4): a third-party proxy (nginx
+ * `auth_request`, Caddy `forward_auth`, Traefik `forwardAuth`) asks whether a request may pass,
+ * naming it by `?uri=<scheme>://<host><request_uri>`. The request is decided exactly as svc would
+ * decide it itself (the same decision core, route table and policy), with the session of the
+ * cookies or bearer token the proxy passes along.
+ *
+ * - allowed: 200, with `x-svc-jwt-assertion` and the `jwt_claims_headers` headers for a signed-in
+ *   user, for the proxy to copy upstream (spec §4 rule 4);
+ * - denied: 403; no route for the URL: 403 (fail closed: nothing svc does not know passes);
+ * - unauthenticated: `/verify` answers 401 (never a redirect); `/` redirects to sign in;
+ * - a `uri` that cannot be rebuilt into a request: 400, never 200 (SECURITY.md S12).
+ *
+ * The original method comes from `X-Forwarded-Method` when the proxy sends it, else GET.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import { decide } from '../decide/decide.ts';
+import type { RequestHeaders } from '../decide/types.ts';
+import { errorAnswer, wantsJson } from '../http/error-page.ts';
+import { claimHeaderValue } from '../http/forward.ts';
+import type { PlanIndex } from '../plan/index.ts';
+import type { AuthState } from './auth-state.ts';
+import type { Authn } from './service.ts';
+
+type Req = IncomingMessage | Http2ServerRequest;
+type Res = ServerResponse | Http2ServerResponse;
+
+/** `scheme://authority/path?query`: no fragment, no white space, no user info, a path or nothing. */
+const URI = /^(https?):\/\/([A-Za-z0-9.\-[\]:]+)(\/[^#\s]*)?$/;
+const METHOD = /^[A-Z]{1,16}$/;
+
+/** Answers a forward-auth request (`path` is `/` or `/verify`, canonical). */
+export async function forwardAuth(authn: Authn, state: AuthState, index: PlanIndex, path: string, query: string, req: Req, res: Res, requestId: string, peer: string): Promise<void> {
+  const verify = path === '/verify';
+  if (!verify && path !== '/') return fail(res, 404, requestId, 'no-such-endpoint', req);
+  const params = new URLSearchParams(query);
+  const uris = params.getAll('uri');
+  const m = uris.length === 1 ? URI.exec(uris[0]!) : null;
+  if (!m) return fail(res, 400, requestId, 'forward-auth-uri-invalid', req);
+  const scheme = m[1]!.toLowerCase() as 'http' | 'https';
+  const forwardedMethod = req.headers['x-forwarded-method'];
+  const method = typeof forwardedMethod === 'string' && METHOD.test(forwardedMethod) ? forwardedMethod : 'GET';
+
+  // The decided request: the proxy's headers (its cookies and credentials are the user's), with the
+  // Host of the URI; the proxy's own forwarding headers are not the client's.
+  const headers: Record<string, string[]> = {};
+  for (const [k, v] of Object.entries(req.headers)) {
+    if (v === undefined || k === 'host' || k.startsWith(':') || k === 'x-forwarded-method' || k === 'x-forwarded-uri' || k === 'x-forwarded-host') continue;
+    headers[k] = Array.isArray(v) ? v : [v];
+  }
+  headers['host'] = [m[2]!];
+  const target = m[3] ?? '/';
+  const lookup = authn.resolve(state, headers as RequestHeaders, target);
+  const session = lookup instanceof Promise ? await lookup : lookup;
+  const d = decide(index, { method, target, scheme, headers, peer, nowMs: Date.now() }, session?.identity ?? null, { reasons: false });
+  switch (d.outcome) {
+    case 'allow':
+    case 'redirect':
+    case 'internal': {
+      const out: Record<string, string> = { 'cache-control': 'no-store' };
+      if (session && d.outcome !== 'internal') {
+        const audience = d.outcome === 'allow' ? routeHost(index, d.route.index) : m[2]!.toLowerCase();
+        out['x-svc-jwt-assertion'] = await authn.assertion(state, session, audience);
+        for (const [header, claim] of index.claimHeaders) {
+          const value = claimHeaderValue(session.identity, claim);
+          if (value !== undefined) out[header] = value;
+        }
+      }
+      res.writeHead(200, { ...out, 'content-length': '0' });
+      res.end();
+      return;
+    }
+    case 'unauthenticated': {
+      const signIn = verify || d.location === null ? null : authn.signInLocation(state, d.location);
+      // Without an Accept naming HTML the core gives no location; `/` still sends a browser to sign in.
+      const location = verify ? null : (signIn ?? fallbackSignIn(authn, state, index, scheme, m[2]!, target));
+      if (location === null) return fail(res, 401, requestId, 'sign-in-required', req);
+      res.writeHead(302, { location, 'cache-control': 'no-store', 'content-length': '0' });
+      res.end();
+      return;
+    }
+    case 'deny':
+      return fail(res, 403, requestId, d.reasons.join(',') || 'denied', req);
+    case 'not_found':
+      return fail(res, 403, requestId, 'no-route', req);
+    case 'unavailable':
+      return fail(res, 503, requestId, 'no-healthy-upstream', req);
+    case 'bad_request':
+      return fail(res, 400, requestId, d.problem, req);
+  }
+}
+
+function fallbackSignIn(authn: Authn, state: AuthState, index: PlanIndex, scheme: string, host: string, target: string): string | null {
+  if (index.signInOrigin === null) return null;
+  return authn.signInLocation(state, `${index.signInOrigin}/.svc/sign_in?svc_redirect_uri=${encodeURIComponent(`${scheme}://${host.toLowerCase()}${target}`)}`);
+}
+
+/** The audience of a route: its host, with the port when not the default (port specific, spec 5.4). */
+export function routeHost(index: PlanIndex, routeIndex: number): string {
+  const from = index.body.routes[routeIndex]!.from;
+  return from.port === null || from.port === 443 ? from.host : `${from.host}:${from.port}`;
+}
+
+function fail(res: Res, status: number, requestId: string, reason: string, req: Req): void {
+  const a = errorAnswer(status, requestId, reason, wantsJson(req.headers['accept'] === undefined ? undefined : String(req.headers['accept'])));
+  res.writeHead(a.status, a.headers);
+  res.end(a.body);
+}

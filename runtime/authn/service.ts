@@ -1,0 +1,541 @@
+/**
+ * Authentication at request time (spec §4, §5; DESIGN.md §3, §5): which session a request carries,
+ * svc's own endpoints (sign-in, callback, hand-off, sign-out, user info, JWKS, programmatic login),
+ * and the identity an allowed request takes upstream. One `Authn` per process, holding the session
+ * store, the credential cache and what carries over between plan generations.
+ *
+ * The sign-in, for a route on another domain than the authenticate service:
+ *   route 302 → `{auth}/.svc/sign_in?svc_redirect_uri=…&svc_expiry&svc_signature` (signed, S05)
+ *   → the provider (PKCE, state, nonce; the checks ride in a sealed flow cookie on the auth host)
+ *   → `{auth}{callback_path}`: code exchanged, a NEW session id (no fixation), record stored,
+ *     auth-host cookie set → 302 `{route}/.svc/callback?svc_handoff=…` (sealed, 60 s, single use,
+ *     bound to the route's host) → route-host cookie set → 302 back to the validated target.
+ */
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import type { PlanBody } from '../../compiler/plan/types.ts';
+import type { Identity, InternalEndpoint, RequestHeaders } from '../decide/types.ts';
+import { newSessionId, type SessionRecord, type SessionStore } from '../databroker/session-store.ts';
+import { canonicalRequest } from '../http/canonical-request.ts';
+import { errorAnswer, wantsJson } from '../http/error-page.ts';
+import { buildAuthState, type AuthCarry, type AuthState } from './auth-state.ts';
+import { cookieDomainFor, readCookie, serializeCookie } from './cookies.ts';
+import { IdentityProviderError, type SignedInUser } from './idp.ts';
+import { csrfToken, csrfTokenValid } from './keys.ts';
+import { PAGE_HEADERS, signOutPage, userInfoPage } from './pages.ts';
+import { programmaticTarget } from './programmatic-redirect.ts';
+import { FALLBACK_TARGET, safeRedirectTarget } from './redirect-target.ts';
+import { identityOf, SessionCache, type ResolvedSession } from './session-cache.ts';
+import { openSessionCookie, sealSessionCookie } from './session-cookie.ts';
+import { signParams, verifyParams } from './signed-params.ts';
+import { openToken, sealToken } from './sealed-token.ts';
+import { jwksDocument } from './signing-key.ts';
+
+type Req = IncomingMessage | Http2ServerRequest;
+type Res = ServerResponse | Http2ServerResponse;
+
+/** The prefix of a programmatic-login bearer token (`Authorization: Bearer svc1.…`). */
+export const PROGRAMMATIC_TOKEN_PREFIX = 'svc1.';
+/** How long a signed sign-in link stays valid. */
+const SIGN_IN_LINK_TTL_MS = 10 * 60_000;
+/** How long the provider round trip may take (the flow cookie's life). */
+const FLOW_TTL_MS = 10 * 60_000;
+/** How long a hand-off to a route domain is valid; it is also single use. */
+const HANDOFF_TTL_MS = 60_000;
+/**
+ * A session is refreshed when its access token has expired: the request that finds it so waits for
+ * the refresh, and a refused refresh ends the session before that request is decided.
+ */
+const REFRESH_MARGIN_MS = 0;
+/** Largest POST body read from a sign-out form. */
+const MAX_FORM_BYTES = 8 * 1024;
+
+export interface AuthnOptions {
+  readonly scheme: 'http' | 'https';
+  readonly log?: (entry: Record<string, unknown>) => void;
+  /** Clock (tests). */
+  readonly now?: () => number;
+}
+
+/** The session a request carries: resolved now, later (a store round trip), or none. */
+export type SessionLookup = ResolvedSession | null | Promise<ResolvedSession | null>;
+
+export class Authn {
+  readonly cache: SessionCache;
+  readonly #store: SessionStore;
+  readonly #options: AuthnOptions;
+  readonly #states = new WeakMap<PlanBody, AuthState>();
+  readonly #carry: AuthCarry = {};
+  readonly #refreshing = new Map<string, Promise<SessionRecord | null>>();
+  readonly #now: () => number;
+
+  constructor(store: SessionStore, options: AuthnOptions) {
+    this.#store = store;
+    this.#options = options;
+    this.#now = options.now ?? Date.now;
+    this.cache = new SessionCache(store);
+  }
+
+  /**
+   * The authentication state of a plan body, built once. Throws when its secrets or signing key
+   * are unusable: call it before a plan is swapped in, so a bad plan is refused, not served.
+   */
+  state(body: PlanBody): AuthState {
+    let s = this.#states.get(body);
+    if (!s) this.#states.set(body, (s = buildAuthState(body, this.#options.scheme, this.#carry, this.#options.log)));
+    return s;
+  }
+
+  close(): void {
+    this.cache.close();
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Sessions
+
+  /**
+   * The session of a request: its session cookie, or a programmatic bearer token bound to `host`.
+   * Synchronous on a cache hit (the common request); a promise on a miss. Never rejects.
+   */
+  resolve(state: AuthState, headers: RequestHeaders, rawTarget: string): SessionLookup {
+    if (state.keys === null || state.cookieSecret === null) return null;
+    const now = this.#now();
+    const bearer = programmaticCredential(headers);
+    let credential: string;
+    if (bearer !== undefined) {
+      const host = canonicalHost(rawTarget, headers, this.#options.scheme);
+      if (host === undefined) return null;
+      credential = `bearer ${host} ${bearer}`;
+    } else {
+      const cookie = readCookie(headers['cookie'], state.cookie.name);
+      if (cookie === undefined || cookie === '') return null;
+      credential = cookie;
+    }
+    const hit = this.cache.get(credential, state, now);
+    if (hit) return hit;
+    return this.#load(state, credential, bearer, now).catch((e: unknown) => {
+      this.#options.log?.({ msg: 'session lookup failed; treating the request as signed out', error: (e as Error).message });
+      return null;
+    });
+  }
+
+  async #load(state: AuthState, credential: string, bearer: string | undefined, now: number): Promise<ResolvedSession | null> {
+    let handle: string;
+    let until: number;
+    if (bearer !== undefined) {
+      const claims = await openToken(bearer, state.keys!.programmatic, now);
+      const host = credential.split(' ')[1];
+      if (!claims || typeof claims['sid'] !== 'string' || claims['aud'] !== host || typeof claims.exp !== 'number') return null;
+      handle = claims['sid'];
+      until = claims.exp * 1000;
+    } else {
+      const opened = openSessionCookie(credential, state.cookieSecret!, state.cookie.name, now);
+      if (!opened.ok) return null;
+      handle = opened.handle;
+      until = opened.expiresAtMs;
+    }
+    let record: SessionRecord | null | undefined = await this.#store.get(handle);
+    if (!record) return null;
+    const accessExpiry = record.accessTokenExpiresAtMs;
+    if (record.refreshToken !== undefined && accessExpiry !== undefined && state.idp !== null) {
+      if (now >= accessExpiry - REFRESH_MARGIN_MS) {
+        record = await this.#refresh(state, record);
+        if (!record) return null;
+      }
+      if (record.accessTokenExpiresAtMs !== undefined) until = Math.min(until, record.accessTokenExpiresAtMs - REFRESH_MARGIN_MS);
+    }
+    const session: ResolvedSession = { record, identity: identityOf(record) };
+    if (until > now) this.cache.set(credential, state, session, now, Math.min(until, record.expiresAtMs));
+    return session;
+  }
+
+  /** Refreshes a session's tokens once at a time; a refused refresh ends the session (null). */
+  #refresh(state: AuthState, record: SessionRecord): Promise<SessionRecord | null> {
+    let p = this.#refreshing.get(record.id);
+    if (p) return p;
+    p = (async () => {
+      const now = this.#now();
+      try {
+        const user = await state.idp!.refresh(record.refreshToken!, userOf(record), now);
+        const next: SessionRecord = { ...withUser(record, user), id: record.id, createdAtMs: record.createdAtMs, expiresAtMs: record.expiresAtMs };
+        await this.#store.put(next);
+        state.signer.forget(record.id);
+        this.#options.log?.({ msg: 'session refreshed', session: shortId(record.id), user: record.userId });
+        return next;
+      } catch (e) {
+        // A revoked grant or a failed refresh ends the session (fail closed).
+        this.#options.log?.({ msg: 'session refresh failed; session ended', session: shortId(record.id), user: record.userId, error: (e as Error).message });
+        await this.#store.delete(record.id).catch(() => undefined);
+        this.cache.forget(record.id);
+        state.signer.forget(record.id);
+        return null;
+      }
+    })().finally(() => this.#refreshing.delete(record.id));
+    this.#refreshing.set(record.id, p);
+    return p;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Identity for upstreams
+
+  /**
+   * Adds the identity svc sends upstream for an allowed request: the signed `x-svc-jwt-assertion`
+   * (signed once per session and audience, then reused), the orchestrator bearer token with
+   * impersonation headers, and removes svc's own credentials (session cookie, programmatic bearer
+   * token) so an upstream never holds them. `audience` is the route's canonical host.
+   */
+  upstreamIdentity(state: AuthState, session: ResolvedSession | null, routeIndex: number, assertion: boolean, audience: string, headers: Record<string, string | string[]>): void | Promise<void> {
+    stripCredentials(headers, state.cookie.name);
+    this.#orchestrator(state, session, routeIndex, headers);
+    if (!session || !assertion) return;
+    const jwt = this.assertion(state, session, audience);
+    if (typeof jwt === 'string') headers['x-svc-jwt-assertion'] = jwt;
+    else
+      return jwt.then((token) => {
+        headers['x-svc-jwt-assertion'] = token;
+      });
+  }
+
+  #orchestrator(state: AuthState, session: ResolvedSession | null, routeIndex: number, headers: Record<string, string | string[]>): void {
+    const token = state.orchestratorTokens.get(routeIndex);
+    if (token !== undefined) {
+      headers['authorization'] = `Bearer ${token}`;
+      delete headers['impersonate-user'];
+      delete headers['impersonate-group'];
+      if (session) {
+        headers['impersonate-user'] = session.identity.email ?? session.identity.user;
+        if (session.identity.groups.length > 0) headers['impersonate-group'] = [...session.identity.groups];
+      }
+    }
+  }
+
+  /** The signed assertion for a session and audience (cached until shortly before it expires). */
+  assertion(state: AuthState, session: ResolvedSession, audience: string): string | Promise<string> {
+    const cached = state.signer.cached(session.record.id, audience);
+    if (cached !== undefined) return cached;
+    const extra: Record<string, unknown> = {};
+    for (const claim of Object.values(state.body.settings.identity.claimHeaders)) {
+      const v = session.record.claims[claim];
+      if (v !== undefined) extra[claim] = v;
+    }
+    return state.signer.sign({ sessionId: session.record.id, issuer: state.authenticateHost ?? audience, audience, identity: session.identity, extraClaims: extra });
+  }
+
+  /** The sign-in URL of an unauthenticated browser request, with its parameters signed (S05). */
+  signInLocation(state: AuthState, unsignedLocation: string): string | null {
+    if (state.keys === null || state.authenticateOrigin === null) return null;
+    const back = new URL(unsignedLocation).searchParams.get('svc_redirect_uri') ?? '';
+    return this.#signInUrl(state, { svc_redirect_uri: back });
+  }
+
+  #signInUrl(state: AuthState, params: Record<string, string>): string {
+    return `${state.authenticateOrigin}/.svc/sign_in?${signParams(params, state.keys!.params, this.#now() + SIGN_IN_LINK_TTL_MS).toString()}`;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // svc's own endpoints
+
+  /** Answers a request for one of svc's own endpoints on a route or authenticate host. */
+  async endpoint(state: AuthState, endpoint: InternalEndpoint, session: ResolvedSession | null, req: Req, res: Res, requestId: string): Promise<void> {
+    const c = canonicalRequest(req.url ?? '/', hostOf(req), this.#options.scheme);
+    if (!c.ok) return answerError(res, 400, requestId, c.problem, req);
+    const { host, path, query } = c.request;
+    const method = req.method ?? 'GET';
+    const params = new URLSearchParams(query);
+    const onAuthHost = endpoint.service === 'authenticate';
+    if (path === '/.well-known/svc/jwks.json') {
+      return answer(res, 200, { 'content-type': 'application/json', 'cache-control': 'public, max-age=300' }, `${JSON.stringify(jwksDocument(state.signingKey))}\n`);
+    }
+    if (!onAuthHost && !state.routeHosts.has(host)) return answerError(res, 404, requestId, 'no-route', req);
+    if (state.keys === null) return answerError(res, 404, requestId, 'authentication-not-configured', req);
+    if (onAuthHost && path === '/.svc/sign_in' && method === 'GET') return this.#signIn(state, session, params, req, res, requestId);
+    if (onAuthHost && path === state.body.settings.authenticate.callbackPath && method === 'GET') return this.#callback(state, params, host, req, res, requestId);
+    if (path === '/.svc/callback' && method === 'GET' && !onAuthHost) return this.#handoff(state, params, host, req, res, requestId);
+    if (path === '/.svc/signout' || path === '/.svc/signout/') {
+      if (method !== 'GET' && method !== 'POST') return answerError(res, 405, requestId, 'method-not-allowed', req);
+      const form = method === 'POST' ? await readForm(req) : params;
+      if (form === undefined) return answerError(res, 400, requestId, 'form-invalid', req);
+      return this.#signOut(state, session, form, method, host, req, res, requestId);
+    }
+    if ((path === '/.svc' || path === '/.svc/') && method === 'GET') return this.#userInfo(state, session, host, req, res, requestId);
+    if (path === '/.svc/api/v1/login' && method === 'GET' && !onAuthHost) return this.#programmaticLogin(state, params, host, req, res, requestId);
+    return answerError(res, 404, requestId, 'no-such-endpoint', req);
+  }
+
+  /** `/.svc/sign_in` on the authenticate host: check the signed request, then go to the provider. */
+  async #signIn(state: AuthState, session: ResolvedSession | null, params: URLSearchParams, req: Req, res: Res, requestId: string): Promise<void> {
+    const now = this.#now();
+    const v = verifyParams(params, state.keys!.params, now);
+    if (!v.ok) return answerError(res, 400, requestId, `sign-in-link-${v.reason}`, req);
+    const target = absoluteTarget(v.params['svc_redirect_uri'], state);
+    if (target === undefined) return answerError(res, 400, requestId, 'redirect-target-invalid', req);
+    const programmatic = v.params['svc_programmatic_uri'];
+    if (programmatic !== undefined && programmaticTarget(programmatic, state.body.settings.authenticate.programmaticRedirectDomains) === undefined) {
+      return answerError(res, 400, requestId, 'programmatic-redirect-invalid', req);
+    }
+    // Already signed in at the authenticate service: no provider round trip, straight to the hand-off.
+    if (session) return this.#redirectWithHandoff(state, session.record, target, programmatic, [], res);
+    if (state.idp === null) return answerError(res, 502, requestId, 'identity-provider-not-configured', req);
+    const checks = state.idp.newChecks();
+    let location: string;
+    try {
+      location = await state.idp.authorizationUrl(checks);
+    } catch (e) {
+      this.#options.log?.({ msg: 'identity provider unavailable', requestId, error: (e as Error).message });
+      return answerError(res, 502, requestId, 'identity-provider-unavailable', req);
+    }
+    const flow = await sealToken({ st: checks.state, n: checks.nonce, v: checks.verifier, r: target, ...(programmatic !== undefined ? { p: programmatic } : {}) }, state.keys!.flow, now, FLOW_TTL_MS);
+    res.writeHead(302, { location, 'cache-control': 'no-store', 'set-cookie': serializeCookie(flowCookieName(state, checks.state), flow, this.#flowCookieAttributes(state, FLOW_TTL_MS)) });
+    res.end();
+  }
+
+  /** The provider's callback: complete the code flow, start a new session, hand off to the route. */
+  async #callback(state: AuthState, params: URLSearchParams, host: string, req: Req, res: Res, requestId: string): Promise<void> {
+    const now = this.#now();
+    const stateParam = params.get('state') ?? '';
+    const cookieName = flowCookieName(state, stateParam);
+    const clearFlow = serializeCookie(cookieName, '', this.#flowCookieAttributes(state, 0));
+    const flow = /^[A-Za-z0-9_-]{16,128}$/.test(stateParam) ? await openToken(readCookie(req.headers['cookie'] === undefined ? undefined : [String(req.headers['cookie'])], cookieName), state.keys!.flow, now) : undefined;
+    if (!flow || flow['st'] !== stateParam || typeof flow['n'] !== 'string' || typeof flow['v'] !== 'string' || typeof flow['r'] !== 'string') {
+      return answerError(res, 400, requestId, 'sign-in-state-invalid', req, { 'set-cookie': clearFlow });
+    }
+    if (params.has('error')) {
+      this.#options.log?.({ msg: 'identity provider refused the sign-in', requestId, error: params.get('error') });
+      return answerError(res, 403, requestId, 'identity-provider-refused', req, { 'set-cookie': clearFlow });
+    }
+    let user: SignedInUser;
+    try {
+      user = await state.idp!.callback(params.toString(), { state: stateParam, nonce: flow['n'], verifier: flow['v'] }, now);
+    } catch (e) {
+      this.#options.log?.({ msg: 'sign-in failed', requestId, error: (e as Error).message, code: (e as IdentityProviderError).code });
+      return answerError(res, 502, requestId, e instanceof IdentityProviderError && e.code === 'SVC_ERR_IDP_CALLBACK' ? 'sign-in-failed' : 'identity-provider-unavailable', req, { 'set-cookie': clearFlow });
+    }
+    // INVARIANT (no-fixation): every sign-in gets a new random session id (SECURITY.md S31).
+    const record: SessionRecord = { ...withUser({ id: newSessionId(), userId: user.userId, groups: [], claims: {}, createdAtMs: now, expiresAtMs: now + state.cookie.expireMs }, user) };
+    await this.#store.put(record);
+    this.#options.log?.({ msg: 'signed in', requestId, user: record.userId, email: record.email, session: shortId(record.id) });
+    const cookies = [clearFlow, this.#sessionCookie(state, host, record)];
+    const target = absoluteTarget(flow['r'], state) ?? `${state.authenticateOrigin}/.svc/`;
+    return this.#redirectWithHandoff(state, record, target, typeof flow['p'] === 'string' ? flow['p'] : undefined, cookies, res);
+  }
+
+  /** Redirects to `target`: directly on the authenticate host, else through a route-host hand-off. */
+  async #redirectWithHandoff(state: AuthState, record: SessionRecord, target: string, programmatic: string | undefined, cookies: string[], res: Res): Promise<void> {
+    const origin = new URL(target).origin;
+    let location = target;
+    if (origin !== state.authenticateOrigin || programmatic !== undefined) {
+      const to = new URL(target);
+      const audience = to.host.toLowerCase();
+      const token = await sealToken({ sid: record.id, r: target, aud: audience, jti: randomBytes(16).toString('base64url'), ...(programmatic !== undefined ? { p: programmatic } : {}) }, state.keys!.handoff, this.#now(), HANDOFF_TTL_MS);
+      location = `${origin}/.svc/callback?svc_handoff=${token}`;
+    }
+    res.writeHead(302, { location, 'cache-control': 'no-store', ...(cookies.length > 0 ? { 'set-cookie': cookies } : {}) });
+    res.end();
+  }
+
+  /** `/.svc/callback` on a route host: accept a hand-off once, set this host's cookie, go back. */
+  async #handoff(state: AuthState, params: URLSearchParams, host: string, req: Req, res: Res, requestId: string): Promise<void> {
+    const now = this.#now();
+    const t = await openToken(params.get('svc_handoff'), state.keys!.handoff, now);
+    if (!t || typeof t['sid'] !== 'string' || typeof t['r'] !== 'string' || typeof t['jti'] !== 'string' || typeof t.exp !== 'number') return answerError(res, 400, requestId, 'hand-off-invalid', req);
+    // Bound to this host: a hand-off made for one route domain does not open on another.
+    const to = safeRedirectTarget(t['r'], state.redirects);
+    if (to === FALLBACK_TARGET || !sameHost(to, host)) return answerError(res, 400, requestId, 'hand-off-wrong-host', req);
+    if (!(await this.#store.consumeOnce(`handoff:${t['jti']}`, t.exp * 1000))) return answerError(res, 400, requestId, 'hand-off-replayed', req);
+    const record = await this.#store.get(t['sid']);
+    if (!record) return answerError(res, 400, requestId, 'session-ended', req);
+    if (typeof t['p'] === 'string') {
+      // Programmatic login: the token goes to the local client, never into a cookie.
+      const client = programmaticTarget(t['p'], state.body.settings.authenticate.programmaticRedirectDomains);
+      if (client === undefined) return answerError(res, 400, requestId, 'programmatic-redirect-invalid', req);
+      const token = await sealToken({ sid: record.id, aud: host }, state.keys!.programmatic, now, record.expiresAtMs - now);
+      const u = new URL(client);
+      u.searchParams.set('svc_jwt', `${PROGRAMMATIC_TOKEN_PREFIX}${token}`);
+      res.writeHead(302, { location: u.href, 'cache-control': 'no-store' });
+      res.end();
+      return;
+    }
+    res.writeHead(302, { location: to, 'cache-control': 'no-store', 'set-cookie': this.#sessionCookie(state, host, record) });
+    res.end();
+  }
+
+  /** `/.svc/signout/`: with a valid CSRF token revoke the session, clear the cookie, leave. */
+  async #signOut(state: AuthState, session: ResolvedSession | null, form: URLSearchParams, method: string, host: string, req: Req, res: Res, requestId: string): Promise<void> {
+    const requested = form.get('svc_redirect_uri');
+    const safe = requested === null ? undefined : absoluteTarget(requested, state);
+    const target = safe ?? state.body.settings.authenticate.signoutRedirectUrl ?? '/';
+    const clear = serializeCookie(state.cookie.name, '', { ...this.#cookieAttributes(state, host), maxAgeSeconds: 0 });
+    if (!session) {
+      res.writeHead(302, { location: target, 'cache-control': 'no-store', 'set-cookie': clear });
+      res.end();
+      return;
+    }
+    const token = form.get('svc_csrf');
+    if (!csrfTokenValid(state.keys!.csrf, session.record.id, token)) {
+      if (method === 'POST' || token !== null) return answerError(res, 403, requestId, 'csrf-token-invalid', req);
+      // A plain link to the sign-out page: ask, with a form carrying the token (CSRF-safe).
+      return answer(res, 200, PAGE_HEADERS, signOutPage(csrfToken(state.keys!.csrf, session.record.id), safe ?? null));
+    }
+    // INVARIANT (revocation): the record is deleted server-side, so a saved cookie replayed later
+    // finds nothing (SECURITY.md S30), on every host and in every process.
+    await this.#store.delete(session.record.id);
+    this.cache.forget(session.record.id);
+    state.signer.forget(session.record.id);
+    this.#options.log?.({ msg: 'signed out', requestId, user: session.record.userId, session: shortId(session.record.id) });
+    const end = state.idp ? await state.idp.endSessionUrl(session.record.idToken, target) : undefined;
+    res.writeHead(302, { location: end ?? target, 'cache-control': 'no-store', 'set-cookie': clear });
+    res.end();
+  }
+
+  /** `/.svc/`: who is signed in (never raw tokens, S26), for top-level navigations only. */
+  #userInfo(state: AuthState, session: ResolvedSession | null, host: string, req: Req, res: Res, requestId: string): void {
+    const dest = req.headers['sec-fetch-dest'];
+    if (dest !== undefined && dest !== 'document') return answerError(res, 403, requestId, 'top-level-navigation-only', req);
+    if (!session) {
+      const accept = String(req.headers['accept'] ?? '');
+      if (/\btext\/html\b/i.test(accept) && state.authenticateOrigin !== null) {
+        const back = `${this.#options.scheme === 'http' && !state.cookie.secure ? 'http' : 'https'}://${host}/.svc/`;
+        res.writeHead(302, { location: this.#signInUrl(state, { svc_redirect_uri: back }), 'cache-control': 'no-store' });
+        res.end();
+        return;
+      }
+      return answerError(res, 401, requestId, 'sign-in-required', req);
+    }
+    answer(res, 200, PAGE_HEADERS, userInfoPage(session.record, csrfToken(state.keys!.csrf, session.record.id)));
+  }
+
+  /** `/.svc/api/v1/login?svc_redirect_uri=<local callback>`: the sign-in URL for a CLI (spec 5.6). */
+  #programmaticLogin(state: AuthState, params: URLSearchParams, host: string, req: Req, res: Res, requestId: string): void {
+    const client = programmaticTarget(params.get('svc_redirect_uri'), state.body.settings.authenticate.programmaticRedirectDomains);
+    if (client === undefined) return answerError(res, 400, requestId, 'programmatic-redirect-invalid', req);
+    if (state.authenticateOrigin === null) return answerError(res, 404, requestId, 'authentication-not-configured', req);
+    const scheme = this.#options.scheme === 'http' && !state.cookie.secure ? 'http' : 'https';
+    answer(res, 200, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' }, `${this.#signInUrl(state, { svc_redirect_uri: `${scheme}://${host}/`, svc_programmatic_uri: client })}\n`);
+  }
+
+  #sessionCookie(state: AuthState, host: string, record: SessionRecord): string {
+    const value = sealSessionCookie({ handle: record.id, expiresAtMs: record.expiresAtMs }, state.cookieSecret!, state.cookie.name);
+    return serializeCookie(state.cookie.name, value, { ...this.#cookieAttributes(state, host), maxAgeSeconds: (record.expiresAtMs - this.#now()) / 1000 });
+  }
+
+  #cookieAttributes(state: AuthState, host: string) {
+    return { maxAgeSeconds: 0, secure: state.cookie.secure, httpOnly: state.cookie.httpOnly, domain: cookieDomainFor(host, state.cookie.domain), sameSite: 'Lax' as const };
+  }
+
+  #flowCookieAttributes(state: AuthState, ttlMs: number) {
+    return { maxAgeSeconds: ttlMs / 1000, secure: state.cookie.secure, httpOnly: true, domain: null, sameSite: 'Lax' as const };
+  }
+}
+
+/** The flow cookie of one sign-in: named after its state, so parallel sign-ins do not collide. */
+function flowCookieName(state: AuthState, stateParam: string): string {
+  return `${state.cookie.name}_signin_${stateParam.slice(0, 12).replace(/[^A-Za-z0-9_-]/g, '')}`;
+}
+
+/** An absolute redirect target svc serves (S01–S04), or undefined. */
+function absoluteTarget(raw: string | undefined | null, state: AuthState): string | undefined {
+  const t = safeRedirectTarget(raw, state.redirects);
+  return t === FALLBACK_TARGET || t.startsWith('/') ? undefined : t;
+}
+
+function sameHost(url: string, host: string): boolean {
+  const u = new URL(url);
+  const defaultPort = u.protocol === 'http:' ? '80' : '443';
+  const h = u.port === '' || u.port === defaultPort ? u.hostname : `${u.hostname}:${u.port}`;
+  return h.toLowerCase() === host || `${h.toLowerCase()}` === host.replace(/:(443|80)$/, '');
+}
+
+/** The programmatic bearer token of a request (`Authorization: Bearer svc1.…`), if any. */
+export function programmaticCredential(headers: RequestHeaders): string | undefined {
+  const auth = headers['authorization'];
+  if (!auth || auth.length !== 1) return undefined;
+  const v = auth[0]!;
+  const prefix = `Bearer ${PROGRAMMATIC_TOKEN_PREFIX}`;
+  return v.length > prefix.length && v.startsWith(prefix) ? v.slice(prefix.length) : undefined;
+}
+
+/** Removes svc's session cookie and programmatic token from headers bound upstream. */
+export function stripCredentials(headers: Record<string, string | string[]>, cookieName: string): void {
+  const cookie = headers['cookie'];
+  if (typeof cookie === 'string' && cookie.includes(cookieName)) {
+    const kept = cookie
+      .split(';')
+      .map((p) => p.trim())
+      .filter((p) => p !== '' && !p.startsWith(`${cookieName}=`) && !p.startsWith(`${cookieName}_signin_`));
+    if (kept.length === 0) delete headers['cookie'];
+    else headers['cookie'] = kept.join('; ');
+  }
+  const auth = headers['authorization'];
+  if (typeof auth === 'string' && auth.startsWith(`Bearer ${PROGRAMMATIC_TOKEN_PREFIX}`)) delete headers['authorization'];
+}
+
+function canonicalHost(rawTarget: string, headers: RequestHeaders, scheme: 'http' | 'https'): string | undefined {
+  const c = canonicalRequest(rawTarget, headers['host']?.[0], scheme);
+  return c.ok ? c.request.host : undefined;
+}
+
+function hostOf(req: Req): string | undefined {
+  const h = req.headers['host'] ?? req.headers[':authority'];
+  return h === undefined ? undefined : String(h);
+}
+
+function userOf(r: SessionRecord): SignedInUser {
+  return {
+    userId: r.userId,
+    ...(r.email !== undefined ? { email: r.email } : {}),
+    groups: r.groups,
+    claims: r.claims,
+    ...(r.idToken !== undefined ? { idToken: r.idToken } : {}),
+    ...(r.accessToken !== undefined ? { accessToken: r.accessToken } : {}),
+    ...(r.refreshToken !== undefined ? { refreshToken: r.refreshToken } : {}),
+    ...(r.accessTokenExpiresAtMs !== undefined ? { accessTokenExpiresAtMs: r.accessTokenExpiresAtMs } : {}),
+  };
+}
+
+function withUser(base: Pick<SessionRecord, 'id' | 'userId' | 'groups' | 'claims' | 'createdAtMs' | 'expiresAtMs'>, u: SignedInUser): SessionRecord {
+  return {
+    id: base.id,
+    createdAtMs: base.createdAtMs,
+    expiresAtMs: base.expiresAtMs,
+    userId: u.userId,
+    ...(u.email !== undefined ? { email: u.email } : {}),
+    groups: u.groups,
+    claims: u.claims,
+    ...(u.idToken !== undefined ? { idToken: u.idToken } : {}),
+    ...(u.accessToken !== undefined ? { accessToken: u.accessToken } : {}),
+    ...(u.refreshToken !== undefined ? { refreshToken: u.refreshToken } : {}),
+    ...(u.accessTokenExpiresAtMs !== undefined ? { accessTokenExpiresAtMs: u.accessTokenExpiresAtMs } : {}),
+  };
+}
+
+/** The first characters of a session id, enough to follow one session in logs, never the whole. */
+function shortId(id: string): string {
+  return id.slice(0, 8);
+}
+
+async function readForm(req: Req): Promise<URLSearchParams | undefined> {
+  const type = String(req.headers['content-type'] ?? '');
+  if (!/^application\/x-www-form-urlencoded\b/i.test(type)) return undefined;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_FORM_BYTES) return undefined;
+    chunks.push(chunk);
+  }
+  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+}
+
+function answer(res: Res, status: number, headers: Readonly<Record<string, string>>, body: string): void {
+  res.writeHead(status, { ...headers, 'content-length': String(Buffer.byteLength(body)) });
+  res.end(body);
+}
+
+function answerError(res: Res, status: number, requestId: string, reason: string, req: Req, extra: Record<string, string> = {}): void {
+  const a = errorAnswer(status, requestId, reason, wantsJson(req.headers['accept'] === undefined ? undefined : String(req.headers['accept'])));
+  res.writeHead(a.status, { ...a.headers, ...extra });
+  res.end(a.body);
+}
+
+export type { Identity };
