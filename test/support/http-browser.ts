@@ -153,6 +153,8 @@ export class HttpBrowser {
     }
     headers['host'] ??= target.host;
     headers['user-agent'] ??= 'svc-test-http-browser';
+    // Like a browser navigating: it asks for HTML (svc answers such requests with a sign-in redirect).
+    headers['accept'] ??= 'text/html,application/xhtml+xml,*/*;q=0.8';
     const cookie = this.#cookieHeader(target);
     if (cookie !== '' && headers['cookie'] === undefined) {
       headers['cookie'] = cookie;

@@ -1,0 +1,102 @@
+/**
+ * The end-to-end setup for authentication tests: a real OpenID provider (demo/dev-idp.ts, built on
+ * oidc-provider) with the demo users, a real upstream that echoes what it received, and `svc run`
+ * on plain HTTP on loopback with host names under `localhost` (which browsers resolve to loopback).
+ * svc's port is chosen first, because the configuration names it (authenticate URL, routes).
+ */
+import { generateKeyPairSync } from 'node:crypto';
+import { createServer } from 'node:net';
+import { startDevIdp, type DevIdp } from '../../demo/dev-idp.ts';
+import { run, type Running } from '../../runtime/run/run.ts';
+import { HttpBrowser } from '../support/http-browser.ts';
+import { configDir, echo, startUpstream, type Upstream } from './support.ts';
+
+/** A free loopback port (listened on and released). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const port = (server.address() as { port: number }).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** A P-256 signing key as the config takes it (base64 of the PEM). TEST KEY ONLY. */
+export function testSigningKey(): string {
+  const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  return Buffer.from(privateKey.export({ type: 'pkcs8', format: 'pem' }) as string).toString('base64');
+}
+
+export interface AuthWorld {
+  readonly idp: DevIdp;
+  readonly upstream: Upstream;
+  readonly svc: Running;
+  /** svc's port; every `*.localhost` host name reaches it. */
+  readonly port: number;
+  /** `http://<name>.localhost:<port>` */
+  origin(name: string): string;
+  /** A fresh cookie-keeping client: `*.localhost` → svc, the IdP's own address → the IdP. */
+  browser(): HttpBrowser;
+  close(): Promise<void>;
+}
+
+export interface AuthWorldOptions {
+  /** Extra settings (override the defaults below). */
+  readonly settings?: Record<string, unknown>;
+  /** Routes; `UPSTREAM` in a `to` is replaced by the echo upstream's URL, `PORT` in `from` by svc's port. */
+  readonly routes: readonly Record<string, unknown>[];
+  readonly accessTokenTtlSeconds?: number;
+  /** The port to serve on (default: a free one). */
+  readonly port?: number;
+}
+
+/**
+ * Starts the IdP, the echo upstream and svc. Defaults: authenticate service on
+ * `authenticate.localhost`, forward-auth on `fwd.localhost`, cookies not `Secure` (plain HTTP).
+ */
+export async function startAuthWorld(options: AuthWorldOptions): Promise<AuthWorld> {
+  const port = options.port ?? (await freePort());
+  const origin = (name: string) => `http://${name}.localhost:${port}`;
+  const idp = await startDevIdp({
+    clients: [{ clientId: 'svc-test', clientSecret: 'svc-test-secret', redirectUris: [`${origin('authenticate')}/oauth2/callback`], postLogoutRedirectUris: [`${origin('app')}/`, `${origin('public')}/signed-out`] }],
+    ...(options.accessTokenTtlSeconds !== undefined ? { accessTokenTtlSeconds: options.accessTokenTtlSeconds } : {}),
+  });
+  const upstream = await startUpstream(echo);
+  const cfg = configDir();
+  const fill = (v: unknown): unknown => (typeof v === 'string' ? v.replaceAll('UPSTREAM', upstream.url).replaceAll('PORT', String(port)) : v);
+  cfg.write(
+    {
+      address: `127.0.0.1:${port}`,
+      cookie_secure: false,
+      authenticate_service_url: origin('authenticate'),
+      forward_auth_url: origin('fwd'),
+      signout_redirect_url: `${origin('public')}/signed-out`,
+      idp_provider: 'oidc',
+      idp_provider_url: idp.issuer,
+      idp_client_id: 'svc-test',
+      idp_client_secret: 'svc-test-secret',
+      ...options.settings,
+    },
+    options.routes.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, fill(v)]))),
+  );
+  const svc = await run({ configPath: cfg.path, watch: false });
+  const idpPort = idp.port;
+  return {
+    idp,
+    upstream,
+    svc,
+    port,
+    origin,
+    browser: () =>
+      new HttpBrowser((url) => {
+        if (url.hostname === 'localhost' || url.hostname.endsWith('.localhost')) return Number(url.port) === port ? { port } : undefined;
+        if (url.hostname === '127.0.0.1' && Number(url.port) === idpPort) return { port: idpPort };
+        return undefined;
+      }),
+    close: async () => {
+      await svc.close();
+      await upstream.close();
+      await idp.close();
+      cfg.remove();
+    },
+  };
+}
