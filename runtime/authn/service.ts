@@ -26,7 +26,7 @@ import { csrfToken, csrfTokenValid } from './keys.ts';
 import { PAGE_HEADERS, signOutPage, userInfoPage } from './pages.ts';
 import { programmaticTarget } from './programmatic-redirect.ts';
 import { FALLBACK_TARGET, safeRedirectTarget } from './redirect-target.ts';
-import { identityOf, SessionCache, type ResolvedSession } from './session-cache.ts';
+import { publicSessionId, resolvedSession, SessionCache, type ResolvedSession } from './session-cache.ts';
 import { openSessionCookie, sealSessionCookie } from './session-cookie.ts';
 import { signParams, verifyParams } from './signed-params.ts';
 import { openToken, sealToken } from './sealed-token.ts';
@@ -145,7 +145,7 @@ export class Authn {
       }
       if (record.accessTokenExpiresAtMs !== undefined) until = Math.min(until, record.accessTokenExpiresAtMs - REFRESH_MARGIN_MS);
     }
-    const session: ResolvedSession = { record, identity: identityOf(record) };
+    const session = resolvedSession(record);
     if (until > now) this.cache.set(credential, state, session, now, Math.min(until, record.expiresAtMs));
     return session;
   }
@@ -160,7 +160,7 @@ export class Authn {
         const user = await state.idp!.refresh(record.refreshToken!, userOf(record), now);
         const next: SessionRecord = { ...withUser(record, user), id: record.id, createdAtMs: record.createdAtMs, expiresAtMs: record.expiresAtMs };
         await this.#store.put(next);
-        state.signer.forget(record.id);
+        state.signer.forget(publicSessionId(record.id));
         this.#options.log?.({ msg: 'session refreshed', session: shortId(record.id), user: record.userId });
         return next;
       } catch (e) {
@@ -168,7 +168,7 @@ export class Authn {
         this.#options.log?.({ msg: 'session refresh failed; session ended', session: shortId(record.id), user: record.userId, error: (e as Error).message });
         await this.#store.delete(record.id).catch(() => undefined);
         this.cache.forget(record.id);
-        state.signer.forget(record.id);
+        state.signer.forget(publicSessionId(record.id));
         return null;
       }
     })().finally(() => this.#refreshing.delete(record.id));
@@ -212,14 +212,14 @@ export class Authn {
 
   /** The signed assertion for a session and audience (cached until shortly before it expires). */
   assertion(state: AuthState, session: ResolvedSession, audience: string): string | Promise<string> {
-    const cached = state.signer.cached(session.record.id, audience);
+    const cached = state.signer.cached(session.publicId, audience);
     if (cached !== undefined) return cached;
     const extra: Record<string, unknown> = {};
     for (const claim of Object.values(state.body.settings.identity.claimHeaders)) {
       const v = session.record.claims[claim];
       if (v !== undefined) extra[claim] = v;
     }
-    return state.signer.sign({ sessionId: session.record.id, issuer: state.authenticateHost ?? audience, audience, identity: session.identity, extraClaims: extra });
+    return state.signer.sign({ sessionId: session.publicId, issuer: state.authenticateHost ?? audience, audience, identity: session.identity, extraClaims: extra });
   }
 
   /** The sign-in URL of an unauthenticated browser request, with its parameters signed (S05). */
@@ -381,7 +381,7 @@ export class Authn {
     // finds nothing (SECURITY.md S30), on every host and in every process.
     await this.#store.delete(session.record.id);
     this.cache.forget(session.record.id);
-    state.signer.forget(session.record.id);
+    state.signer.forget(session.publicId);
     this.#options.log?.({ msg: 'signed out', requestId, user: session.record.userId, session: shortId(session.record.id) });
     const end = state.idp ? await state.idp.endSessionUrl(session.record.idToken, target) : undefined;
     res.writeHead(302, { location: end ?? target, 'cache-control': 'no-store', 'set-cookie': clear });
@@ -509,9 +509,9 @@ function withUser(base: Pick<SessionRecord, 'id' | 'userId' | 'groups' | 'claims
   };
 }
 
-/** The first characters of a session id, enough to follow one session in logs, never the whole. */
+/** A session in logs: its public id, never the handle itself. */
 function shortId(id: string): string {
-  return id.slice(0, 8);
+  return publicSessionId(id);
 }
 
 async function readForm(req: Req): Promise<URLSearchParams | undefined> {

@@ -9,6 +9,7 @@
  * or deleted, in any process (SessionStore.onChange), so a revoked session is never served from it
  * (SECURITY.md S30).
  */
+import { createHash } from 'node:crypto';
 import type { Identity } from '../decide/types.ts';
 import type { SessionRecord, SessionStore } from '../databroker/session-store.ts';
 
@@ -16,6 +17,21 @@ import type { SessionRecord, SessionStore } from '../databroker/session-store.ts
 export interface ResolvedSession {
   readonly record: SessionRecord;
   readonly identity: Identity;
+  /** The session's public id ({@link publicSessionId}): the `sid` upstreams see. */
+  readonly publicId: string;
+}
+
+/**
+ * The id a session is known by outside svc (the assertion's `sid`, logs): a hash of the handle, so
+ * an upstream that logs `sid` holds nothing that names the server-side record.
+ */
+export function publicSessionId(id: string): string {
+  return createHash('sha256').update(`svc session\0${id}`).digest('base64url').slice(0, 22);
+}
+
+/** A resolved session for a record. */
+export function resolvedSession(record: SessionRecord): ResolvedSession {
+  return { record, identity: identityOf(record), publicId: publicSessionId(record.id) };
 }
 
 interface Entry {

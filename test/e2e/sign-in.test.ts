@@ -59,6 +59,8 @@ describe('sign-in with a real OpenID provider', () => {
     expect(protectedHeader.alg).toBe('ES256');
     expect(payload).toMatchObject({ sub: 'alice', user: 'alice', email: 'alice@example.com', groups: ['admins', 'staff'] });
     expect(payload.exp! - payload.iat!).toBeLessThanOrEqual(300);
+    // `sid` is the session's public id (a hash), never the handle the cookie carries.
+    expect(payload.sid).toMatch(/^[A-Za-z0-9_-]{22}$/);
     // svc's own session cookie never reaches the upstream.
     expect(got.headers['cookie'] ?? '').not.toContain('_svc=');
   });
