@@ -1,0 +1,112 @@
+/**
+ * Sessions with `svc run --workers 2` (a real child process, real node:cluster workers): the one
+ * memory data broker lives in the primary, so a sign-in completed on one worker is valid on the
+ * other, a hand-off is single use across workers, and a sign-out on one worker revokes the session
+ * in every worker's cache at once (SECURITY.md S30).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { request } from 'node:http';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDevIdp, type DevIdp } from '../../demo/dev-idp.ts';
+import { BASE_SETTINGS } from '../support/compile-text.ts';
+import { HttpBrowser, type Hop } from '../support/http-browser.ts';
+import { freePort } from './auth-support.ts';
+import { configDir, echo, startUpstream, type Upstream } from './support.ts';
+
+const SVC = join(import.meta.dirname, '../../bin/svc');
+
+/** One request on a new connection (so the cluster may give it to either worker). */
+function get(port: number, host: string, cookie: string): Promise<{ status: number; worker: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path: '/', agent: false, headers: { host, cookie, accept: 'text/html' } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, worker: String(res.headers['x-svc-worker']) }));
+    });
+    req.setTimeout(5000, () => req.destroy(new Error('no answer in 5 s')));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Requests until both workers have answered (or 40 tries); returns each worker's statuses. */
+async function acrossWorkers(port: number, host: string, cookie: string): Promise<Map<string, number[]>> {
+  const seen = new Map<string, number[]>();
+  for (let i = 0; i < 40 && (seen.size < 2 || i < 8); i++) {
+    const r = await get(port, host, cookie);
+    seen.set(r.worker, [...(seen.get(r.worker) ?? []), r.status]);
+  }
+  return seen;
+}
+
+describe('sessions across svc run --workers 2', () => {
+  let idp: DevIdp;
+  let up: Upstream;
+  let child: ChildProcess;
+  let port = 0;
+  const cfg = configDir();
+
+  beforeAll(async () => {
+    port = await freePort();
+    const origin = (name: string) => `http://${name}.localhost:${port}`;
+    idp = await startDevIdp({ clients: [{ clientId: 'c', clientSecret: 's', redirectUris: [`${origin('authenticate')}/oauth2/callback`], postLogoutRedirectUris: [`${origin('app')}/`] }] });
+    up = await startUpstream(echo);
+    cfg.writeRaw(
+      stringify({
+        ...BASE_SETTINGS,
+        address: `127.0.0.1:${port}`,
+        cookie_secure: false,
+        authenticate_service_url: origin('authenticate'),
+        signout_redirect_url: `${origin('app')}/`,
+        idp_provider_url: idp.issuer,
+        idp_client_id: 'c',
+        idp_client_secret: 's',
+        routes: [{ from: `https://app.localhost:${port}`, to: up.url, policy: 'allow if domain is "example.com"' }],
+      }),
+    );
+    child = spawn(process.execPath, [SVC, 'run', '-config', cfg.path, '--workers', '2', '--expose-checksum'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise<void>((resolve, reject) => {
+      let out = '';
+      child.stdout!.on('data', (c: Buffer) => {
+        out += c.toString();
+        if (/"msg":"listening","workers":2/.test(out)) resolve();
+      });
+      child.once('exit', (code) => reject(new Error(`svc exited with ${code}: ${out}`)));
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    if (child && child.exitCode === null) {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    }
+    await up?.close();
+    await idp?.close();
+    cfg.remove();
+  });
+
+  it('a session made on one worker is honoured by both, and a sign-out revokes it in both', async () => {
+    const b = new HttpBrowser((url) => (url.hostname.endsWith('.localhost') ? { port } : url.port === String(idp.port) ? { port: idp.port } : undefined));
+    const hops: Hop[] = await b.signIn(`http://app.localhost:${port}/`, 'alice@example.com');
+    expect(hops[hops.length - 1]!.status).toBe(200);
+    const cookie = `_svc=${b.cookies('app.localhost')['_svc']}`;
+
+    const before = await acrossWorkers(port, `app.localhost:${port}`, cookie);
+    expect(before.size).toBe(2);
+    for (const statuses of before.values()) expect(new Set(statuses)).toEqual(new Set([200]));
+
+    // A hand-off is single use across workers too.
+    const handoff = hops.find((h) => h.url.includes('/.svc/callback?'))!;
+    for (let i = 0; i < 4; i++) expect((await new HttpBrowser(() => ({ port })).request(handoff.url)).status).toBe(400);
+
+    const confirm = await b.request(`http://app.localhost:${port}/.svc/signout/`);
+    expect(confirm.status).toBe(200);
+    const out = await b.submitForm(confirm);
+    expect(out[0]!.status).toBe(302);
+
+    const after = await acrossWorkers(port, `app.localhost:${port}`, cookie);
+    expect(after.size).toBe(2);
+    for (const statuses of after.values()) expect(new Set(statuses)).toEqual(new Set([302]));
+  }, 60_000);
+});
