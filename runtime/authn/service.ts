@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { PlanBody } from '../../compiler/plan/types.ts';
-import type { Identity, InternalEndpoint, RequestHeaders } from '../decide/types.ts';
+import type { InternalEndpoint, RequestHeaders } from '../decide/types.ts';
 import { newSessionId, type SessionRecord, type SessionStore } from '../databroker/session-store.ts';
 import { canonicalRequest } from '../http/canonical-request.ts';
 import { errorAnswer, wantsJson } from '../http/error-page.ts';
@@ -538,4 +538,3 @@ function answerError(res: Res, status: number, requestId: string, reason: string
   res.end(a.body);
 }
 
-export type { Identity };
