@@ -51,7 +51,7 @@ function redirectConfig(): string {
 
 describe('svc explain --format json', () => {
   it('allow: route, upstream URL, Host and every header, the assertion placeholder, the policy text', async () => {
-    const j = await explainJson(['--url', 'https://app.localhost.svc.test/reports?y=1', '--identity', ALICE, '--header', 'Accept: text/html', '-H', 'X-Svc-Jwt-Assertion: forged']);
+    const j = await explainJson(['--url', 'https://app.localhost:8443/reports?y=1', '--identity', ALICE, '--header', 'Accept: text/html', '-H', 'X-Svc-Jwt-Assertion: forged']);
     expect(Object.keys(j)).toEqual(SHAPE_KEYS);
     expect(j).toEqual({
       route: { index: 1, id: 'app', name: 'app' },
@@ -65,6 +65,7 @@ describe('svc explain --format json', () => {
           accept: 'text/html',
           'x-forwarded-for': '127.0.0.1',
           'x-forwarded-proto': 'https',
+          'x-svc-claim-email': 'alice@example.com',
           'x-svc-jwt-assertion': '<signed JWT, added at request time>',
           host: '127.0.0.1:9002',
         },
@@ -75,7 +76,7 @@ describe('svc explain --format json', () => {
   });
 
   it('allow on a public route: no assertion, `allow if accept`', async () => {
-    const j = await explainJson(['--url', 'https://docs.localhost.svc.test/guide', '-H', 'x-svc-jwt-assertion: forged']);
+    const j = await explainJson(['--url', 'https://docs.localhost:8443/guide', '-H', 'x-svc-jwt-assertion: forged']);
     expect(j).toEqual({
       route: { index: 0, id: 'public-docs', name: 'public-docs' },
       outcome: 'allow',
@@ -88,7 +89,7 @@ describe('svc explain --format json', () => {
   });
 
   it('deny', async () => {
-    const j = await explainJson(['--url', 'https://app.localhost.svc.test/', '--identity', BOB]);
+    const j = await explainJson(['--url', 'https://app.localhost:8443/', '--identity', BOB]);
     expect(Object.keys(j)).toEqual(SHAPE_KEYS);
     expect(j).toEqual({
       route: { index: 1, id: 'app', name: 'app' },
@@ -102,17 +103,17 @@ describe('svc explain --format json', () => {
   });
 
   it('unauthenticated: a browser is redirected to sign in, an API client gets 401', async () => {
-    const browser = await explainJson(['--url', 'https://app.localhost.svc.test/a?b=c', '-H', 'Accept: text/html']);
+    const browser = await explainJson(['--url', 'https://app.localhost:8443/a?b=c', '-H', 'Accept: text/html']);
     expect(browser).toEqual({
       route: { index: 1, id: 'app', name: 'app' },
       outcome: 'unauthenticated',
       status: 302,
       reasons: ['user-unauthenticated'],
       upstream: null,
-      location: 'http://authenticate.localhost.svc.test:8443/.svc/sign_in?svc_redirect_uri=https%3A%2F%2Fapp.localhost.svc.test%2Fa%3Fb%3Dc',
+      location: 'http://authenticate.localhost:8443/.svc/sign_in?svc_redirect_uri=https%3A%2F%2Fapp.localhost%3A8443%2Fa%3Fb%3Dc',
       policy: APP_POLICY,
     });
-    const api = await explainJson(['--url', 'https://app.localhost.svc.test/a', '-H', 'Accept: application/json']);
+    const api = await explainJson(['--url', 'https://app.localhost:8443/a', '-H', 'Accept: application/json']);
     expect(api).toMatchObject({ outcome: 'unauthenticated', status: 401, location: null, upstream: null });
   });
 
@@ -131,27 +132,27 @@ describe('svc explain --format json', () => {
   });
 
   it('not_found', async () => {
-    const j = await explainJson(['--url', 'https://nowhere.localhost.svc.test/', '--identity', ALICE]);
+    const j = await explainJson(['--url', 'https://nowhere.localhost:8443/', '--identity', ALICE]);
     expect(j).toEqual({ route: null, outcome: 'not_found', status: 404, reasons: ['no-route'], upstream: null, location: null, policy: '' });
   });
 
   it('bad_request: the target reaches the core as typed (an encoded slash is refused)', async () => {
-    const j = await explainJson(['--url', 'https://app.localhost.svc.test/a%2Fb', '--identity', ALICE]);
+    const j = await explainJson(['--url', 'https://app.localhost:8443/a%2Fb', '--identity', ALICE]);
     expect(j).toEqual({ route: null, outcome: 'bad_request', status: 400, reasons: ['target-forbidden-escape'], upstream: null, location: null, policy: '' });
   });
 
   it('bad_request: a second Host header is a duplicate', async () => {
-    const j = await explainJson(['--url', 'https://app.localhost.svc.test/', '-H', 'Host: evil.example']);
+    const j = await explainJson(['--url', 'https://app.localhost:8443/', '-H', 'Host: evil.example']);
     expect(j).toMatchObject({ outcome: 'bad_request', status: 400, reasons: ['host-duplicate'], route: null });
   });
 
   it('dot segments and %2e are not normalized by the CLI but by the core', async () => {
-    const j = await explainJson(['--url', 'https://app.localhost.svc.test/a/%2e%2e/b/../c', '--identity', ALICE]);
+    const j = await explainJson(['--url', 'https://app.localhost:8443/a/%2e%2e/b/../c', '--identity', ALICE]);
     expect((j['upstream'] as { url: string }).url).toBe('http://127.0.0.1:9002/c');
   });
 
   it("svc's own endpoints are shown as allow with no route", async () => {
-    const j = await explainJson(['--url', 'https://app.localhost.svc.test/.svc/sign_out']);
+    const j = await explainJson(['--url', 'https://app.localhost:8443/.svc/sign_out']);
     expect(j).toEqual({ route: null, outcome: 'allow', status: 200, reasons: ['internal'], upstream: null, location: null, policy: '' });
   });
 
@@ -169,7 +170,7 @@ describe('svc explain --format json', () => {
 
 describe('svc explain (text)', () => {
   it('names the route with file:line, marks every leaf, and shows the upstream request', async () => {
-    const r = await svc(['explain', '-config', QUICKSTART, '--url', 'https://app.localhost.svc.test/x', '--identity', ALICE]);
+    const r = await svc(['explain', '-config', QUICKSTART, '--url', 'https://app.localhost:8443/x', '--identity', ALICE]);
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/^route +#1 app \(id app\) at .*fixtures\/quickstart\/config\.yaml:21:5$/m);
     expect(r.out).toMatch(/rule 1: allow if domain is "example\.com" or groups has "admins" +=> true/);
@@ -185,18 +186,18 @@ describe('svc explain (text)', () => {
   });
 
   it('marks session leaves unknown for an anonymous request and shows the sign-in location', async () => {
-    const r = await svc(['explain', QUICKSTART, '--url', 'https://app.localhost.svc.test/', '-H', 'Accept: text/html']);
+    const r = await svc(['explain', QUICKSTART, '--url', 'https://app.localhost:8443/', '-H', 'Accept: text/html']);
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/^identity anonymous$/m);
     expect(r.out).toMatch(/^ +unknown +domain is "example\.com" +user-unauthenticated$/m);
     expect(r.out).toMatch(/^verdict +unauthenticated 302 /m);
-    expect(r.out).toMatch(/^location http:\/\/authenticate\.localhost\.svc\.test:8443\/\.svc\/sign_in\?svc_redirect_uri=/m);
+    expect(r.out).toMatch(/^location http:\/\/authenticate\.localhost:8443\/\.svc\/sign_in\?svc_redirect_uri=/m);
   });
 
   it('shows the canonical path and the refusal reason', async () => {
-    const ok = await svc(['explain', QUICKSTART, '--url', 'https://app.localhost.svc.test/%2e%2e/x', '--identity', ALICE]);
-    expect(ok.out).toMatch(/^ +canonical app\.localhost\.svc\.test\/x$/m);
-    const bad = await svc(['explain', QUICKSTART, '--url', 'https://app.localhost.svc.test/a%2Fb']);
+    const ok = await svc(['explain', QUICKSTART, '--url', 'https://app.localhost:8443/%2e%2e/x', '--identity', ALICE]);
+    expect(ok.out).toMatch(/^ +canonical app\.localhost:8443\/x$/m);
+    const bad = await svc(['explain', QUICKSTART, '--url', 'https://app.localhost:8443/a%2Fb']);
     expect(bad.code).toBe(0);
     expect(bad.out).toMatch(/^route +none: the request was refused before routing$/m);
     expect(bad.out).toMatch(/^verdict +bad_request 400 \(target-forbidden-escape\)/m);
@@ -204,7 +205,7 @@ describe('svc explain (text)', () => {
 });
 
 describe('svc explain errors', () => {
-  const url = ['--url', 'https://app.localhost.svc.test/'];
+  const url = ['--url', 'https://app.localhost:8443/'];
 
   it.each([
     ['not JSON', '{user: alice'],
@@ -234,7 +235,7 @@ describe('svc explain errors', () => {
     ['no --url', ['explain', QUICKSTART]],
     ['no config', ['explain', ...url]],
     ['a relative URL', ['explain', QUICKSTART, '--url', '/x']],
-    ['an ftp URL', ['explain', QUICKSTART, '--url', 'ftp://app.localhost.svc.test/']],
+    ['an ftp URL', ['explain', QUICKSTART, '--url', 'ftp://app.localhost:8443/']],
     ['a header without a colon', ['explain', QUICKSTART, ...url, '-H', 'Accept']],
     ['a bad time', ['explain', QUICKSTART, ...url, '--time', 'tuesday']],
     ['a missing config file', ['explain', '/nonexistent/config.yaml', ...url]],

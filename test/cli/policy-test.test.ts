@@ -69,7 +69,7 @@ describe('svc test', () => {
     const file = testFile(`config: QUICKSTART
 cases:
   - name: bob is denied
-    request: {url: "https://app.localhost.svc.test/"}
+    request: {url: "https://app.localhost:8443/"}
     identity: {user: bob, email: bob@other.example}
     expect: {outcome: deny}
 `);
@@ -98,16 +98,16 @@ cases:
     const file = testFile(`config: QUICKSTART
 cases:
   - name: by id
-    request: {url: "https://docs.localhost.svc.test/", headers: {X-Svc-Claim-Email: x@example.com}}
+    request: {url: "https://docs.localhost:8443/", headers: {X-Svc-Claim-Email: x@example.com}}
     expect: {outcome: allow, route: public-docs, upstream: {headers: {x-svc-claim-email: null, X-Forwarded-Proto: https}}}
   - name: no route expected but one found
-    request: {url: "https://docs.localhost.svc.test/"}
+    request: {url: "https://docs.localhost:8443/"}
     expect: {outcome: allow, route: null}
   - name: header expected absent but present
-    request: {url: "https://docs.localhost.svc.test/"}
+    request: {url: "https://docs.localhost:8443/"}
     expect: {outcome: allow, upstream: {headers: {x-forwarded-for: null}}}
   - name: nothing forwarded expected
-    request: {url: "https://docs.localhost.svc.test/"}
+    request: {url: "https://docs.localhost:8443/"}
     expect: {outcome: allow, upstream: null}
 `);
     const r = await svc(['test', file, '--format', 'json']);
