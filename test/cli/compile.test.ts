@@ -88,7 +88,7 @@ describe('svc compile', () => {
     expect(svc(['frobnicate'], dir).code).toBe(2);
   });
 
-  it('npm start compiles the quickstart and prints a summary', () => {
+  it('the quickstart config npm start serves compiles, with a summary', () => {
     const root = join(import.meta.dirname, '../..');
     const out = execFileSync(process.execPath, [SVC, 'compile', '--summary', '-config', 'fixtures/quickstart/config.yaml'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
     expect(out).toMatch(/^plan sha256:[0-9a-f]{64}$/m);
