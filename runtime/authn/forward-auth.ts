@@ -6,12 +6,26 @@
  * cookies or bearer token the proxy passes along.
  *
  * - allowed: 200, with `x-svc-jwt-assertion` and the `jwt_claims_headers` headers for a signed-in
- *   user, for the proxy to copy upstream (spec §4 rule 4);
+ *   user on a route with `pass_identity_headers`, for the proxy to copy upstream (spec §4 rule 4);
  * - denied: 403; no route for the URL: 403 (fail closed: nothing svc does not know passes);
  * - unauthenticated: `/verify` answers 401 (never a redirect); `/` redirects to sign in;
- * - a `uri` that cannot be rebuilt into a request: 400, never 200 (SECURITY.md S12).
+ * - a `uri` that cannot be rebuilt into a request: 400, never 200 (SECURITY.md S12);
+ * - a request for one of svc's own endpoints (`/.svc/…`, the authenticate or forward-auth host):
+ *   403. svc answers those itself; the proxy routes them to svc, never to its upstream.
  *
- * The original method comes from `X-Forwarded-Method` when the proxy sends it, else GET.
+ * The `uri` parameter comes in one of two forms (docs/forward-auth.md), told apart by what the
+ * proxy's configuration writes, never by what the client sent:
+ * - raw: the query starts with `uri=` followed by a literal `http://` or `https://`; the value is
+ *   the rest of the query, as is (nginx: `?uri=$scheme://$http_host$request_uri`). Not decoded: it
+ *   is the request exactly as the client sent it, `&`, `+` and `%xx` included, so svc decides the
+ *   very request the proxy forwards (decoding it once more would let `/public%3F/../admin` be
+ *   decided as `/public`);
+ * - encoded: any other query; exactly one `uri` parameter, percent-decoded once (Caddy:
+ *   `?uri={scheme}%3A%2F%2F{hostport}{uri}`, whose placeholders Caddy escapes).
+ * Either way the value must be `scheme://authority[/path[?query]]` with a plain authority.
+ *
+ * The original method comes from `X-Forwarded-Method` when the proxy sends it (one header, a
+ * method token in upper case, else 400), else GET.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
@@ -28,19 +42,32 @@ type Res = ServerResponse | Http2ServerResponse;
 
 /** `scheme://authority/path?query`: no fragment, no white space, no user info, a path or nothing. */
 const URI = /^(https?):\/\/([A-Za-z0-9.\-[\]:]+)(\/[^#\s]*)?$/;
-const METHOD = /^[A-Z]{1,16}$/;
+/** The raw form: `uri=` then a literal scheme and `://`, the value running to the end of the query. */
+const RAW_URI = /^uri=(https?:\/\/.*)$/s;
+/** A method as the proxy saw it: an upper-case token (RFC 9110 allows more; proxies pass these). */
+const METHOD = /^[A-Z][A-Z0-9_-]{0,31}$/;
+
+/** The `uri` a proxy names (raw or encoded form, see above), or undefined when there is not exactly one. */
+export function forwardAuthUri(query: string): string | undefined {
+  const raw = RAW_URI.exec(query);
+  if (raw) return raw[1]!;
+  const uris = new URLSearchParams(query).getAll('uri');
+  return uris.length === 1 ? uris[0]! : undefined;
+}
 
 /** Answers a forward-auth request (`path` is `/` or `/verify`, canonical). */
 export async function forwardAuth(authn: Authn, state: AuthState, index: PlanIndex, path: string, query: string, req: Req, res: Res, requestId: string, peer: string): Promise<void> {
   const verify = path === '/verify';
   if (!verify && path !== '/') return fail(res, 404, requestId, 'no-such-endpoint', req);
-  const params = new URLSearchParams(query);
-  const uris = params.getAll('uri');
-  const m = uris.length === 1 ? URI.exec(uris[0]!) : null;
+  const uri = forwardAuthUri(query);
+  const m = uri === undefined ? null : URI.exec(uri);
   if (!m) return fail(res, 400, requestId, 'forward-auth-uri-invalid', req);
   const scheme = m[1]!.toLowerCase() as 'http' | 'https';
+  // A method svc cannot read would be decided as another one (a `delete` an upstream takes for
+  // DELETE, decided as GET): refused, not guessed.
   const forwardedMethod = req.headers['x-forwarded-method'];
-  const method = typeof forwardedMethod === 'string' && METHOD.test(forwardedMethod) ? forwardedMethod : 'GET';
+  if (forwardedMethod !== undefined && (typeof forwardedMethod !== 'string' || !METHOD.test(forwardedMethod))) return fail(res, 400, requestId, 'forward-auth-method-invalid', req);
+  const method = forwardedMethod ?? 'GET';
 
   // The decided request: the proxy's headers (its cookies and credentials are the user's), with the
   // Host of the URI; the proxy's own forwarding headers are not the client's.
@@ -56,11 +83,11 @@ export async function forwardAuth(authn: Authn, state: AuthState, index: PlanInd
   const d = decide(index, { method, target, scheme, headers, peer, nowMs: Date.now() }, session?.identity ?? null, { reasons: false });
   switch (d.outcome) {
     case 'allow':
-    case 'redirect':
-    case 'internal': {
+    case 'redirect': {
       const out: Record<string, string> = { 'cache-control': 'no-store' };
-      if (session && d.outcome !== 'internal') {
-        const audience = d.outcome === 'allow' ? routeHost(index, d.route.index) : m[2]!.toLowerCase();
+      // Identity only where the route passes it (spec 5.4 `pass_identity_headers`), as svc itself would.
+      if (session && index.body.routes[d.route.index]!.passIdentityHeaders) {
+        const audience = routeHost(index, d.route.index);
         out['x-svc-jwt-assertion'] = await authn.assertion(state, session, audience);
         for (const [header, claim] of index.claimHeaders) {
           const value = claimHeaderValue(session.identity, claim);
@@ -80,6 +107,10 @@ export async function forwardAuth(authn: Authn, state: AuthState, index: PlanInd
       res.end();
       return;
     }
+    case 'internal':
+      // svc's own endpoint: svc answers it, the proxy's upstream never does (it is not protected
+      // there). The proxy routes `/.svc/` to svc without asking (docs/forward-auth.md).
+      return fail(res, 403, requestId, 'svc-endpoint', req);
     case 'deny':
       return fail(res, 403, requestId, d.reasons.join(',') || 'denied', req);
     case 'not_found':
