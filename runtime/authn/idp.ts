@@ -9,6 +9,7 @@
  */
 import * as oidc from 'openid-client';
 import type { PlanSettings } from '../../compiler/plan/types.ts';
+import type { SessionRecord } from '../databroker/session-store.ts';
 
 /** Defaults of the built-in provider names (spec 2.4); `oidc` is the generic provider. */
 export const PROVIDER_DEFAULTS: Readonly<Record<string, { readonly url: string | null; readonly scopes: readonly string[] }>> = {
@@ -32,17 +33,8 @@ export class IdentityProviderError extends Error {
   }
 }
 
-/** What svc keeps of a token response: the user's identity and the tokens (server-side only). */
-export interface SignedInUser {
-  readonly userId: string;
-  readonly email?: string;
-  readonly groups: readonly string[];
-  readonly claims: Readonly<Record<string, unknown>>;
-  readonly idToken?: string;
-  readonly accessToken?: string;
-  readonly refreshToken?: string;
-  readonly accessTokenExpiresAtMs?: number;
-}
+/** What svc keeps of a token response: a session record's identity and tokens (server-side only). */
+export type SignedInUser = Omit<SessionRecord, 'id' | 'createdAtMs' | 'expiresAtMs'>;
 
 /** The per-sign-in secrets a browser carries back (sealed) to the callback. */
 export interface SignInChecks {

@@ -158,7 +158,7 @@ export class Authn {
       const now = this.#now();
       try {
         const user = await state.idp!.refresh(record.refreshToken!, userOf(record), now);
-        const next: SessionRecord = { ...withUser(record, user), id: record.id, createdAtMs: record.createdAtMs, expiresAtMs: record.expiresAtMs };
+        const next: SessionRecord = { ...user, id: record.id, createdAtMs: record.createdAtMs, expiresAtMs: record.expiresAtMs };
         await this.#store.put(next);
         state.signer.forget(publicSessionId(record.id));
         this.#options.log?.({ msg: 'session refreshed', session: shortId(record.id), user: record.userId });
@@ -312,7 +312,7 @@ export class Authn {
       return answerError(res, 502, requestId, e instanceof IdentityProviderError && e.code === 'SVC_ERR_IDP_CALLBACK' ? 'sign-in-failed' : 'identity-provider-unavailable', req, { 'set-cookie': clearFlow });
     }
     // INVARIANT (no-fixation): every sign-in gets a new random session id (SECURITY.md S31).
-    const record: SessionRecord = { ...withUser({ id: newSessionId(), userId: user.userId, groups: [], claims: {}, createdAtMs: now, expiresAtMs: now + state.cookie.expireMs }, user) };
+    const record: SessionRecord = { ...user, id: newSessionId(), createdAtMs: now, expiresAtMs: now + state.cookie.expireMs };
     await this.#store.put(record);
     this.#options.log?.({ msg: 'signed in', requestId, user: record.userId, email: record.email, session: shortId(record.id) });
     const cookies = [clearFlow, this.#sessionCookie(state, host, record)];
@@ -480,33 +480,10 @@ function hostOf(req: Req): string | undefined {
   return h === undefined ? undefined : String(h);
 }
 
+/** The identity and tokens of a record, without its id and times. */
 function userOf(r: SessionRecord): SignedInUser {
-  return {
-    userId: r.userId,
-    ...(r.email !== undefined ? { email: r.email } : {}),
-    groups: r.groups,
-    claims: r.claims,
-    ...(r.idToken !== undefined ? { idToken: r.idToken } : {}),
-    ...(r.accessToken !== undefined ? { accessToken: r.accessToken } : {}),
-    ...(r.refreshToken !== undefined ? { refreshToken: r.refreshToken } : {}),
-    ...(r.accessTokenExpiresAtMs !== undefined ? { accessTokenExpiresAtMs: r.accessTokenExpiresAtMs } : {}),
-  };
-}
-
-function withUser(base: Pick<SessionRecord, 'id' | 'userId' | 'groups' | 'claims' | 'createdAtMs' | 'expiresAtMs'>, u: SignedInUser): SessionRecord {
-  return {
-    id: base.id,
-    createdAtMs: base.createdAtMs,
-    expiresAtMs: base.expiresAtMs,
-    userId: u.userId,
-    ...(u.email !== undefined ? { email: u.email } : {}),
-    groups: u.groups,
-    claims: u.claims,
-    ...(u.idToken !== undefined ? { idToken: u.idToken } : {}),
-    ...(u.accessToken !== undefined ? { accessToken: u.accessToken } : {}),
-    ...(u.refreshToken !== undefined ? { refreshToken: u.refreshToken } : {}),
-    ...(u.accessTokenExpiresAtMs !== undefined ? { accessTokenExpiresAtMs: u.accessTokenExpiresAtMs } : {}),
-  };
+  const { id: _id, createdAtMs: _created, expiresAtMs: _expires, ...user } = r;
+  return user;
 }
 
 /** A session in logs: its public id, never the handle itself. */
