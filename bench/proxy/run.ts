@@ -6,6 +6,15 @@
  * svc with a 10,000-route plan, and both proxies with two workers when svc has `--workers`.
  * Prints a table, the ratios svc/nginx and svc/direct, and the issue's targets beside them.
  *
+ * Authenticated targets (one core): `svc-auth` is svc with a route that needs a session
+ * (`policy: allow if groups has "admins"`, `pass_identity_headers`, `jwt_claims_headers`, a P-256
+ * `signing_key`), loaded with a real session cookie: the bench runs the dev OpenID provider
+ * (demo/dev-idp.ts) in its own process and signs alice in through svc with HttpBrowser before the
+ * load, then checks that the cookie gets 200, that an anonymous request gets 401, that bob (not in
+ * admins) gets 403, and that an upstream receives the signed assertion and the claim headers.
+ * `nginx-authreq` is nginx with `auth_request` to a minimal Node auth service (a session-cookie
+ * lookup in a Map, no crypto), pinned to the proxy's core with nginx: both are that target's CPU.
+ *
  * Placement: with two or more cores the load side (wrk and the upstream) is pinned to core 0 and a
  * one-core proxy to core 1 (taskset); the direct figure moves the upstream to core 1 for its run,
  * so it is "a native server on the proxy's core". Two-core runs leave everything unpinned: on a
@@ -14,17 +23,22 @@
  * (svc logs one JSON line per request to a file; nginx writes its access log to a file).
  *
  * Needs nginx and wrk (Debian: `apt-get install -y nginx wrk`); CI does not run it. Run:
- * `npm run bench:proxy` (`--duration 10s`, `--connections 64`, `--only svc,nginx,direct`,
- * `--warmup 2s`). Every child process and the temp dir are removed on exit, Ctrl-C or error.
+ * `npm run bench:proxy` (`--duration 10s`, `--connections 64`,
+ * `--only svc,nginx,direct,svc-auth,nginx-authreq`, `--warmup 2s`, `--cpu-prof DIR` to write V8 CPU
+ * profiles of the svc processes into DIR). Every child process and the temp dir are removed on exit,
+ * Ctrl-C or error.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
+import { createServer as createHttpServer, request, type IncomingHttpHeaders } from 'node:http';
 import { createServer } from 'node:net';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { delimiter, join, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
+import { startDevIdp } from '../../demo/dev-idp.ts';
+import { HttpBrowser } from '../../test/support/http-browser.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const HOST = 'bench.example.com';
@@ -48,7 +62,7 @@ function seconds(text: string, option: string): number {
 
 class UsageError extends Error {}
 
-const TARGETS = ['svc', 'nginx', 'direct'] as const;
+const TARGETS = ['svc', 'nginx', 'direct', 'svc-auth', 'nginx-authreq'] as const;
 type Target = (typeof TARGETS)[number];
 
 function options() {
@@ -57,7 +71,7 @@ function options() {
   const connections = Number(arg('--connections') ?? '64');
   if (!Number.isInteger(connections) || connections < 1) throw new UsageError(`--connections \`${arg('--connections')}\` is not a positive integer`);
   const only = (arg('--only') ?? TARGETS.join(',')).split(',').filter((s) => s !== '');
-  for (const t of only) if (!(TARGETS as readonly string[]).includes(t)) throw new UsageError(`--only: unknown target \`${t}\` (svc, nginx, direct)`);
+  for (const t of only) if (!(TARGETS as readonly string[]).includes(t)) throw new UsageError(`--only: unknown target \`${t}\` (${TARGETS.join(', ')})`);
   return {
     duration,
     durationS: seconds(duration, '--duration'),
@@ -65,6 +79,7 @@ function options() {
     warmupS: seconds(warmup, '--warmup'),
     connections,
     only: new Set(only as Target[]),
+    cpuProf: arg('--cpu-prof'),
   };
 }
 
@@ -269,8 +284,13 @@ function comm(pid: number): string {
   }
 }
 
-function sample(pid: number): Sample {
-  const processes = processTree(pid)
+/** Every process of a target: the trees of its root processes (nginx + auth service: two roots). */
+function treeOf(roots: readonly number[]): number[] {
+  return roots.flatMap(processTree);
+}
+
+function sample(roots: readonly number[]): Sample {
+  const processes = treeOf(roots)
     .map((p) => ({ comm: comm(p), rss: rss(p) }))
     .filter((p) => p.rss > 0);
   const serving = processes.filter((p) => !HELPERS.has(p.comm)).map((p) => p.rss);
@@ -284,9 +304,12 @@ function describe(s: Sample): string {
   return [...by].map(([c, sizes]) => `${c} ${sizes.length} (${sizes.map((b) => (b / MB).toFixed(1)).join('+')} MB)`).join(', ');
 }
 
-/** Runs wrk once against `port`, sampling the proxy tree rooted at `pid` every 250 ms meanwhile. */
-function wrk(bin: string, port: number, duration: string, connections: number, cpuList: string | undefined, pid: number, logFile: string): Promise<LoadResult> {
-  const args = ['-t1', `-c${connections}`, `-d${duration}`, '--latency', '-H', `Host: ${HOST}`, `http://127.0.0.1:${port}/`];
+/**
+ * Runs wrk once against `port` (with the bench Host header and `headers`), sampling the proxy's
+ * process trees rooted at `roots` every 250 ms meanwhile.
+ */
+function wrk(bin: string, port: number, duration: string, connections: number, cpuList: string | undefined, roots: readonly number[], logFile: string, headers: readonly string[]): Promise<LoadResult> {
+  const args = ['-t1', `-c${connections}`, `-d${duration}`, '--latency', '-H', `Host: ${HOST}`, ...headers.flatMap((h) => ['-H', h]), `http://127.0.0.1:${port}/`];
   const [file, argv] = cpuList !== undefined && taskset !== undefined ? [taskset, ['-c', cpuList, bin, ...args]] : [bin, args];
   return new Promise((resolve, reject) => {
     const child = spawn(file, argv, { stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT });
@@ -294,20 +317,20 @@ function wrk(bin: string, port: number, duration: string, connections: number, c
     let out = '';
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-    const names = new Map(processTree(pid).map((p) => [p, comm(p)]));
+    const names = new Map(treeOf(roots).map((p) => [p, comm(p)]));
     const ticks0 = new Map([...names.keys()].map((p) => [p, cpuTicks(p)]));
     const t0 = performance.now();
-    let last = sample(pid);
+    let last = sample(roots);
     let peak = last;
     let lastTicks = new Map(ticks0);
     let lastT = t0;
     let wrkCores = '?';
     const timer = setInterval(() => {
-      const s = sample(pid);
+      const s = sample(roots);
       if (s.rssTotal === 0) return;
       last = s;
       if (s.rssTotal > peak.rssTotal) peak = s;
-      lastTicks = new Map(processTree(pid).map((p) => [p, cpuTicks(p)]));
+      lastTicks = new Map(treeOf(roots).map((p) => [p, cpuTicks(p)]));
       lastT = performance.now();
       if (wrkCores === '?') wrkCores = coresOf(child.pid);
     }, 250);
@@ -343,13 +366,15 @@ function freePort(): Promise<number> {
   });
 }
 
-/** One GET with the bench Host header: the status, or an error message. */
-function probe(port: number): Promise<{ status: number; body: string } | { error: string }> {
+type ProbeResult = { status: number; headers: IncomingHttpHeaders; body: string } | { error: string };
+
+/** One GET of `/` with `headers` (default: the bench Host header): the answer, or an error message. */
+function probe(port: number, headers: Readonly<Record<string, string>> = { host: HOST }): Promise<ProbeResult> {
   return new Promise((resolve) => {
-    const req = request({ host: '127.0.0.1', port, path: '/', headers: { host: HOST }, agent: false, timeout: 2000 }, (res) => {
+    const req = request({ host: '127.0.0.1', port, path: '/', headers, agent: false, timeout: 2000 }, (res) => {
       let body = '';
       res.on('data', (d: Buffer) => (body += d.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
     });
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.on('error', (e) => resolve({ error: e.message }));
@@ -357,18 +382,29 @@ function probe(port: number): Promise<{ status: number; body: string } | { error
   });
 }
 
-/** Waits until `port` answers 200 `ok`; fails early when the process exits. */
-async function waitReady(name: string, child: ChildProcess, port: number, logFile: string, timeoutMs: number): Promise<void> {
+/** What a target answers once it is ready: the request headers and the expected answer. */
+interface ReadyCheck {
+  readonly headers: Readonly<Record<string, string>>;
+  readonly ok: (status: number, body: string) => boolean;
+  /** The expected answer, for the error message. */
+  readonly want: string;
+}
+
+const OK_200: ReadyCheck = { headers: { host: HOST }, ok: (status, body) => status === 200 && body === 'ok\n', want: '200 ok' };
+
+/** Waits until `port` answers as `check` expects (default: 200 `ok`); fails early when a process exits. */
+async function waitReady(name: string, child: ChildProcess | readonly ChildProcess[], port: number, logFile: string, timeoutMs: number, check: ReadyCheck = OK_200): Promise<void> {
   const end = Date.now() + timeoutMs;
   let last = '';
+  const all = Array.isArray(child) ? child : [child as ChildProcess];
   while (Date.now() < end) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${name} exited (${child.exitCode ?? child.signalCode}) before answering:\n${tail(logFile)}`);
-    const r = await probe(port);
-    if ('status' in r && r.status === 200 && r.body === 'ok\n') return;
+    for (const c of all) if (c.exitCode !== null || c.signalCode !== null) throw new Error(`${name} exited (${c.exitCode ?? c.signalCode}) before answering:\n${tail(logFile)}`);
+    const r = await probe(port, check.headers);
+    if ('status' in r && check.ok(r.status, r.body)) return;
     last = 'status' in r ? `status ${r.status}: ${r.body.slice(0, 200)}` : r.error;
     await new Promise((res) => setTimeout(res, 100));
   }
-  throw new Error(`${name} did not answer 200 ok on port ${port} within ${timeoutMs} ms (last: ${last}):\n${tail(logFile)}`);
+  throw new Error(`${name} did not answer ${check.want} on port ${port} within ${timeoutMs} ms (last: ${last}):\n${tail(logFile)}`);
 }
 
 /** The last `lines` lines of a file (from its last 64 KiB) that `keep` accepts. */
@@ -455,12 +491,156 @@ function svcConfig(port: number, upstreamPort: number, extra: number): string {
   });
 }
 
+/**
+ * nginx as a reverse proxy that asks an auth service first (`auth_request`): a subrequest per
+ * request to the service over kept-alive connections, its `x-user`/`x-groups` answer headers passed
+ * on to the upstream (`auth_request_set` + `proxy_set_header`), the session cookie not passed on
+ * (as svc strips its own). Access log on, as for the plain proxy.
+ */
+function authRequestConf(dir: string, port: number, upstreamPort: number, authPort: number): string {
+  return `${nginxCommon(dir, 'authreq', '1')}http {
+${nginxTemp(dir, 'authreq')}
+  access_log ${join(dir, 'authreq-access.log')};
+  keepalive_requests 100000000;
+  keepalive_timeout 300s;
+  upstream backend {
+    server 127.0.0.1:${upstreamPort};
+    keepalive 64;
+    keepalive_requests 100000000;
+  }
+  upstream authsvc {
+    server 127.0.0.1:${authPort};
+    keepalive 64;
+    keepalive_requests 100000000;
+    keepalive_timeout 300s;
+  }
+  server {
+    listen 127.0.0.1:${port} backlog=4096;
+    location / {
+      auth_request /.auth;
+      auth_request_set $auth_user $upstream_http_x_user;
+      auth_request_set $auth_groups $upstream_http_x_groups;
+      proxy_pass http://backend;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Cookie "";
+      proxy_set_header X-User $auth_user;
+      proxy_set_header X-Groups $auth_groups;
+    }
+    location = /.auth {
+      internal;
+      proxy_pass http://authsvc/auth;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_pass_request_body off;
+      proxy_set_header Content-Length "";
+      proxy_set_header X-Original-URI $request_uri;
+    }
+  }
+}
+`;
+}
+
+/**
+ * The auth service behind nginx's `auth_request`: plain node:http, one session looked up by its
+ * cookie value in a Map (no signature check, no token signing: the least an auth service does),
+ * 200 with `x-user` and `x-groups` for a session in `admins`, 403 for another, 401 without one.
+ * Idle keep-alive connections stay open longer than nginx keeps them (nginx closes first).
+ */
+const AUTH_SERVICE = `import { createServer } from 'node:http';
+const name = process.env.BENCH_COOKIE_NAME;
+const sessions = new Map([[process.env.BENCH_COOKIE_VALUE, { user: 'alice@example.com', groups: ['admins', 'staff'] }]]);
+function cookie(header) {
+  if (typeof header !== 'string') return undefined;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+const server = createServer((req, res) => {
+  const s = sessions.get(cookie(req.headers.cookie));
+  if (s === undefined) res.writeHead(401, { 'content-length': '0' });
+  else if (!s.groups.includes('admins')) res.writeHead(403, { 'content-length': '0' });
+  else res.writeHead(200, { 'x-user': s.user, 'x-groups': s.groups.join(','), 'content-length': '0' });
+  res.end();
+});
+server.keepAliveTimeout = 600000;
+server.listen(Number(process.env.BENCH_PORT), '127.0.0.1', () => console.log('auth service listening'));
+`;
+
+/** The IdP client svc-auth signs in with. */
+const BENCH_CLIENT = { clientId: 'svc-bench', clientSecret: 'svc-bench-secret' } as const;
+const ADMINS_POLICY = 'allow if groups has "admins"';
+
+/**
+ * svc with full identity work: the route on the bench host needs a session in `admins`, sends the
+ * signed assertion and the email/groups claim headers upstream. A second route with the same
+ * settings on `echo.<host>` goes to an upstream that echoes the request, for the checks before the
+ * load (the measured route is the first). Sign-in through the dev IdP on plain HTTP, the
+ * authenticate service on `authenticate.localhost:<port>` (svc's own port).
+ */
+function svcAuthConfig(port: number, upstreamPort: number, echoPort: number, issuer: string, signingKey: string): string {
+  const route = (from: string, to: string) => ({ from, to, policy: ADMINS_POLICY, pass_identity_headers: true });
+  return stringify({
+    insecure_server: true,
+    shared_secret: TEST_SECRET,
+    cookie_secret: TEST_SECRET,
+    cookie_secure: false,
+    authenticate_service_url: `http://authenticate.localhost:${port}`,
+    signout_redirect_url: 'https://example.com/',
+    idp_provider: 'oidc',
+    idp_provider_url: issuer,
+    idp_client_id: BENCH_CLIENT.clientId,
+    idp_client_secret: BENCH_CLIENT.clientSecret,
+    signing_key: signingKey,
+    jwt_claims_headers: ['email', 'groups'],
+    address: `127.0.0.1:${port}`,
+    routes: [route(`https://${HOST}`, `http://127.0.0.1:${upstreamPort}`), route(`https://echo.${HOST}`, `http://127.0.0.1:${echoPort}`)],
+  });
+}
+
+/** A P-256 signing key as the config takes it (base64 of the PKCS#8 PEM). Bench-only, never saved. */
+function benchSigningKey(): string {
+  const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  return Buffer.from(privateKey.export({ type: 'pkcs8', format: 'pem' }) as string).toString('base64');
+}
+
+/** The claims of a JWT (its middle part), or undefined. Not verified: a check of what was sent. */
+function jwtClaims(token: string | undefined): Record<string, unknown> | undefined {
+  try {
+    return JSON.parse(Buffer.from(token?.split('.')[1] ?? '', 'base64url').toString('utf8')) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+}
+
+/** An upstream in this process that answers with the request headers it received (JSON). */
+async function startEcho(): Promise<{ port: number; close(): Promise<void> }> {
+  const server = createHttpServer((req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ headers: req.headers }));
+  });
+  await new Promise<void>((res) => server.listen(0, '127.0.0.1', () => res()));
+  const port = (server.address() as { port: number }).port;
+  return {
+    port,
+    close: () =>
+      new Promise<void>((res) => {
+        server.closeAllConnections();
+        server.close(() => res());
+      }),
+  };
+}
+
+class CheckError extends Error {}
+
 // ---------------------------------------------------------------------------------------------
 // Main
 
 interface Row {
   readonly label: string;
-  readonly kind: 'direct' | 'nginx' | 'svc';
+  readonly kind: 'direct' | 'nginx' | 'svc' | 'nginx-authreq' | 'svc-auth';
   readonly cores: 1 | 2;
   readonly routes?: number;
   readonly placement: string;
@@ -480,6 +660,25 @@ function which(name: string): string | undefined {
   const dirs = [...(process.env['PATH'] ?? '').split(delimiter), '/usr/sbin', '/sbin', '/usr/local/sbin'];
   for (const d of dirs) if (d !== '' && existsSync(join(d, name))) return join(d, name);
   return undefined;
+}
+
+/** Whether bin/svc will run dist/: the same test as bin/svc (dist/.stamp newer than every source). */
+function builtIsFresh(): boolean {
+  const newest = (d: string): number => {
+    let n = 0;
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) n = Math.max(n, newest(p));
+      else if (/\.(ts|proto|json)$/.test(e.name)) n = Math.max(n, statSync(p).mtimeMs);
+    }
+    return n;
+  };
+  try {
+    const stamp = statSync(join(ROOT, 'dist/.stamp')).mtimeMs;
+    return ['compiler', 'runtime', 'cli', 'schemas'].every((d) => newest(join(ROOT, d)) <= stamp);
+  } catch {
+    return false;
+  }
 }
 
 async function main(): Promise<number> {
@@ -518,11 +717,16 @@ async function main(): Promise<number> {
   console.log(`machine: ${nproc} cores (nproc), ${cpus()[0]?.model ?? '?'}; node ${process.version}; ${nginxVersion}; ${wrkVersion}`);
   console.log(`load average at start: ${load0.map((l) => l.toFixed(2)).join(' ')} (1/5/15 min; other work on the machine skews the figures)`);
   console.log(`load: wrk -t1 -c${opts.connections} -d${opts.duration} --latency -H 'Host: ${HOST}', after a ${opts.warmup} warm-up run`);
+  if (opts.only.has('svc-auth') || opts.only.has('nginx-authreq')) console.log("      authenticated targets also -H 'Cookie: _svc=<session>' (svc-auth: a real session, signed in before the load)");
   console.log(
     pinned
-      ? `placement: wrk and the upstream on core ${LOAD}, one-core proxies on core ${PROXY} (direct: the upstream moved to core ${PROXY}); two-core runs unpinned (cores ${ALL})`
+      ? `placement: wrk and the upstream on core ${LOAD}, one-core proxies on core ${PROXY} (direct: the upstream moved to core ${PROXY}; nginx-authreq: its Node auth service on core ${PROXY} too); two-core runs unpinned (cores ${ALL})`
       : `placement: not pinned (${taskset === undefined ? 'no taskset' : 'one core'})`,
   );
+  const svcFrom = builtIsFresh() && process.env['SVC_FROM_SOURCE'] !== '1' ? 'dist/ (compiled build)' : 'TypeScript sources through tsx (dist/ missing or older than a source: `npm run build`)';
+  if (opts.only.has('svc') || opts.only.has('svc-auth')) console.log(`svc runs from ${svcFrom}`);
+  const cpuProfDir = opts.cpuProf === undefined ? undefined : resolvePath(opts.cpuProf);
+  if (cpuProfDir !== undefined) console.log(`CPU profiles of svc processes: ${cpuProfDir} (node --cpu-prof; profiling slows svc down)`);
   console.log('');
 
   tempDir = mkdtempSync(join(tmpdir(), 'svc-bench-proxy-'));
@@ -537,12 +741,16 @@ async function main(): Promise<number> {
   await waitReady('upstream nginx', upstream, upstreamPort, upstreamLog, 10_000);
   console.log(`upstream: nginx on 127.0.0.1:${upstreamPort}, cores ${processTree(upstream.pid!).map(coresOf).join('/')}`);
 
-  /** Warm-up, then the measured run; prints one progress line. */
-  const measure = async (label: string, kind: Row['kind'], cores: 1 | 2, port: number, pid: number, placementProxy: string, logFile: string, routes?: number) => {
+  /**
+   * Warm-up, then the measured run; prints one progress line. `roots`: the target's processes (their
+   * trees are sampled); `headers`: wrk headers beside Host.
+   */
+  const measure = async (label: string, kind: Row['kind'], cores: 1 | 2, port: number, roots: readonly number[], placementProxy: string, logFile: string, extra: { readonly routes?: number; readonly headers?: readonly string[] } = {}) => {
+    const { routes, headers = [] } = extra;
     const wrkCpus = cores === 1 ? LOAD : ALL;
-    const startRss = sample(pid).rssTotal;
-    if (opts.warmupS > 0) await wrk(wrkBin, port, opts.warmup, opts.connections, wrkCpus, pid, join(dir, 'wrk.out'));
-    const result = await wrk(wrkBin, port, opts.duration, opts.connections, wrkCpus, pid, join(dir, 'wrk.out'));
+    const startRss = sample(roots).rssTotal;
+    if (opts.warmupS > 0) await wrk(wrkBin, port, opts.warmup, opts.connections, wrkCpus, roots, join(dir, 'wrk.out'), headers);
+    const result = await wrk(wrkBin, port, opts.duration, opts.connections, wrkCpus, roots, join(dir, 'wrk.out'), headers);
     const placement = `wrk ${result.wrkCores}, upstream ${processTree(upstream.pid!).map(coresOf).join('/')}, ${kind === 'direct' ? 'server' : 'proxy'} ${placementProxy}`;
     rows.push({ label, kind, cores, ...(routes !== undefined ? { routes } : {}), placement, result, startRss, logFile });
     const w = result.wrk;
@@ -555,7 +763,7 @@ async function main(): Promise<number> {
   if (opts.only.has('direct')) {
     console.log('direct:');
     if (PROXY !== undefined) repin(upstream.pid!, PROXY);
-    await measure('direct (upstream nginx)', 'direct', 1, upstreamPort, upstream.pid!, processTree(upstream.pid!).map(coresOf).join('/'), upstreamLog);
+    await measure('direct (upstream nginx)', 'direct', 1, upstreamPort, [upstream.pid!], processTree(upstream.pid!).map(coresOf).join('/'), upstreamLog);
     if (LOAD !== undefined) repin(upstream.pid!, LOAD);
   }
 
@@ -568,7 +776,7 @@ async function main(): Promise<number> {
     try {
       await waitReady(`nginx proxy (${workers} workers)`, child, port, log, 10_000);
       const cores = processTree(child.pid!).map(coresOf).join('/');
-      await measure(`nginx proxy, ${workers} worker${workers > 1 ? 's' : ''}`, 'nginx', workers, port, child.pid!, cores, join(dir, `proxy${workers}-error.log`));
+      await measure(`nginx proxy, ${workers} worker${workers > 1 ? 's' : ''}`, 'nginx', workers, port, [child.pid!], cores, join(dir, `proxy${workers}-error.log`));
     } finally {
       await stop(child);
     }
@@ -579,17 +787,119 @@ async function main(): Promise<number> {
     const conf = join(dir, `svc-${workers}w-${extraRoutes + 1}r.yaml`);
     writeFileSync(conf, svcConfig(port, upstreamPort, extraRoutes));
     const log = join(dir, `svc-${workers}w-${extraRoutes + 1}r.log`);
-    const args = [join(ROOT, 'bin/svc'), 'run', '-config', conf, ...(hasWorkers ? ['--workers', String(workers)] : [])];
-    const env = { ...process.env };
-    delete env['SVC_CLUSTER_WORKER'];
-    const child = start(process.execPath, args, workers === 1 ? PROXY : ALL, log, env);
+    const { child, from } = startSvc(conf, workers, workers === 1 ? PROXY : ALL, log);
     try {
       await waitReady(`svc (${workers} workers, ${extraRoutes + 1} routes)`, child, port, log, 120_000);
       const cores = processTree(child.pid!).map(coresOf).join('/');
-      const label = `svc, ${workers} worker${workers > 1 ? 's' : ''}, ${(extraRoutes + 1).toLocaleString('en-US')} route${extraRoutes > 0 ? 's' : ''}`;
-      await measure(label, 'svc', workers, port, child.pid!, cores, log, extraRoutes + 1);
+      const label = `svc, ${workers} worker${workers > 1 ? 's' : ''}, ${(extraRoutes + 1).toLocaleString('en-US')} route${extraRoutes > 0 ? 's' : ''}${from}`;
+      await measure(label, 'svc', workers, port, [child.pid!], cores, log, { routes: extraRoutes + 1 });
     } finally {
       await stop(child);
+    }
+  };
+
+  /**
+   * Starts `svc run -config conf` (with `--workers` when svc has it), pinned to `cpuList`. bin/svc
+   * decides at each start whether it runs dist/ or the sources: a source edited during the bench
+   * makes the later svc runs slower, so `from` marks such a run (added to its label).
+   */
+  function startSvc(conf: string, workers: 1 | 2, cpuList: string | undefined, log: string): { child: ChildProcess; from: string } {
+    const prof = cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`];
+    const args = [...prof, join(ROOT, 'bin/svc'), 'run', '-config', conf, ...(hasWorkers ? ['--workers', String(workers)] : [])];
+    const env = { ...process.env };
+    delete env['SVC_CLUSTER_WORKER'];
+    const fromSource = process.env['SVC_FROM_SOURCE'] === '1' || !builtIsFresh();
+    if (fromSource && svcFrom.startsWith('dist')) console.log('  warning: a source changed since the build: this svc runs from TypeScript through tsx (slower); `npm run build` and rerun');
+    return { child: start(process.execPath, args, cpuList, log, env), from: fromSource ? ' (from source)' : '' };
+  }
+
+  /** A random session-cookie value for nginx-authreq when svc-auth did not sign in (same shape: base64url). */
+  let sessionCookie: string | undefined;
+
+  const runNginxAuthRequest = async () => {
+    const port = await freePort();
+    const authPort = await freePort();
+    const cookieValue = sessionCookie ?? randomBytes(120).toString('base64url');
+    const script = join(dir, 'auth-service.mjs');
+    writeFileSync(script, AUTH_SERVICE);
+    const authLog = join(dir, 'auth-service.out');
+    const auth = start(process.execPath, [script], PROXY, authLog, { ...process.env, BENCH_PORT: String(authPort), BENCH_COOKIE_NAME: '_svc', BENCH_COOKIE_VALUE: cookieValue });
+    const conf = join(dir, 'authreq.conf');
+    writeFileSync(conf, authRequestConf(dir, port, upstreamPort, authPort));
+    const log = join(dir, 'authreq.out');
+    const child = start(nginx, ['-p', dir, '-e', join(dir, 'authreq-error.log'), '-c', conf, '-g', 'daemon off;'], PROXY, log);
+    try {
+      const cookie = `_svc=${cookieValue}`;
+      await waitReady('nginx + auth_request', [child, auth], port, join(dir, 'authreq-error.log'), 10_000, { ...OK_200, headers: { host: HOST, cookie } });
+      const anonymous = await probe(port);
+      if (!('status' in anonymous) || anonymous.status !== 401) throw new CheckError(`nginx + auth_request: a request without the session cookie answered ${'status' in anonymous ? anonymous.status : anonymous.error}, not 401`);
+      const cores = `${processTree(child.pid!).map(coresOf).join('/')}, auth service ${coresOf(auth.pid)}`;
+      console.log(`  check: nginx + auth_request answers 200 with the cookie, 401 without (auth service: node:http, pid ${auth.pid}, cores ${coresOf(auth.pid)})`);
+      await measure('nginx + auth_request, 1 worker', 'nginx-authreq', 1, port, [child.pid!, auth.pid!], cores, join(dir, 'authreq-error.log'), { headers: [`Cookie: ${cookie}`] });
+    } finally {
+      await stop(child);
+      await stop(auth);
+    }
+  };
+
+  const runSvcAuth = async () => {
+    const port = await freePort();
+    const authOrigin = `http://authenticate.localhost:${port}`;
+    const idp = await startDevIdp({ clients: [{ ...BENCH_CLIENT, redirectUris: [`${authOrigin}/oauth2/callback`], postLogoutRedirectUris: ['https://example.com/'] }] });
+    const echo = await startEcho();
+    const conf = join(dir, 'svc-auth.yaml');
+    writeFileSync(conf, svcAuthConfig(port, upstreamPort, echo.port, idp.issuer, benchSigningKey()));
+    const log = join(dir, 'svc-auth.log');
+    const { child, from } = startSvc(conf, 1, PROXY, log);
+    try {
+      // Ready: the route answers an anonymous API request with 401 (it needs a session).
+      await waitReady('svc (authenticated route)', child, port, log, 120_000, { headers: { host: HOST, accept: 'application/json' }, ok: (status) => status === 401, want: '401 to an anonymous request' });
+      const browser = () =>
+        new HttpBrowser((url) => {
+          if (url.hostname === HOST || url.hostname.endsWith(`.${HOST}`)) return { port };
+          if (url.hostname === 'authenticate.localhost' && Number(url.port) === port) return { port };
+          if (url.hostname === '127.0.0.1' && Number(url.port) === idp.port) return { port: idp.port };
+          return undefined;
+        });
+      const fail = (what: string, detail: string) => new CheckError(`svc-auth: ${what}\n${detail}\nsvc log tail (${log}):\n${tail(log)}`);
+      const hopsText = (hops: readonly { url: string; status: number }[]) => hops.map((h) => `  ${h.status} ${h.url.length > 120 ? `${h.url.slice(0, 120)}…` : h.url}`).join('\n');
+
+      // Sign alice in for real: route → authenticate service → dev IdP login → callback → hand-off → route.
+      const alice = browser();
+      const hops = await alice.signIn(`http://${HOST}/`, 'alice@example.com');
+      const last = hops[hops.length - 1];
+      const value = alice.cookies(HOST)['_svc'];
+      if (last?.status !== 200 || last.body !== 'ok\n' || value === undefined) throw fail('signing alice in did not end with 200 ok and a session cookie', hopsText(hops));
+      sessionCookie = value;
+      const cookie = `_svc=${value}`;
+      const signed = await probe(port, { host: HOST, cookie });
+      const anonymous = await probe(port, { host: HOST, accept: 'application/json' });
+      if (!('status' in signed) || signed.status !== 200 || signed.body !== 'ok\n') throw fail('the session cookie did not get 200 ok', JSON.stringify(signed));
+      if (!('status' in anonymous) || anonymous.status !== 401) throw fail('an anonymous request did not get 401', JSON.stringify(anonymous));
+      // The same settings on the echo route: what an upstream receives.
+      const echoed = await probe(port, { host: `echo.${HOST}`, cookie });
+      if (!('status' in echoed) || echoed.status !== 200) throw fail('the echo route did not answer 200', JSON.stringify(echoed));
+      const seen = (JSON.parse(echoed.body) as { headers: Record<string, string | undefined> }).headers;
+      const claims = jwtClaims(seen['x-svc-jwt-assertion']);
+      const groups = claims?.['groups'];
+      if (claims?.['email'] !== 'alice@example.com' || !Array.isArray(groups) || !groups.includes('admins')) throw fail('the upstream did not receive an x-svc-jwt-assertion for alice in admins', JSON.stringify(seen));
+      if (seen['x-svc-claim-email'] !== 'alice@example.com' || !String(seen['x-svc-claim-groups']).split(',').includes('admins')) throw fail('the upstream did not receive the claim headers', JSON.stringify(seen));
+      if ((seen['cookie'] ?? '').includes('_svc=')) throw fail('the session cookie reached the upstream', JSON.stringify(seen));
+      // The policy is by group: bob (groups: guests) signs in and is refused.
+      const bob = browser();
+      const bobHops = await bob.signIn(`http://${HOST}/`, 'bob@other.example');
+      const bobCookie = bob.cookies(HOST)['_svc'];
+      const bobAnswer = bobCookie === undefined ? undefined : await probe(port, { host: HOST, cookie: `_svc=${bobCookie}`, accept: 'application/json' });
+      if (bobAnswer === undefined || !('status' in bobAnswer) || bobAnswer.status !== 403) throw fail('bob (not in admins) was not refused with 403', `${hopsText(bobHops)}\n${JSON.stringify(bobAnswer)}`);
+      const header = JSON.parse(Buffer.from(String(seen['x-svc-jwt-assertion']).split('.')[0] ?? '', 'base64url').toString('utf8')) as { alg?: string };
+      console.log(`  check: alice signed in through the dev IdP (${hops.length} hops), cookie ${value.length} chars: 200 ok with it, 401 without;`);
+      console.log(`         upstream got x-svc-jwt-assertion (${header.alg ?? '?'}, email ${String(claims['email'])}, groups ${groups.join(',')}), x-svc-claim-email/-groups, no _svc cookie; bob (guests): 403`);
+      const cores = processTree(child.pid!).map(coresOf).join('/');
+      await measure(`svc, 1 worker, authenticated${from}`, 'svc-auth', 1, port, [child.pid!], cores, log, { routes: 2, headers: [`Cookie: ${cookie}`] });
+    } finally {
+      await stop(child);
+      await echo.close();
+      await idp.close();
     }
   };
 
@@ -599,6 +909,9 @@ async function main(): Promise<number> {
     await runSvc(1, 0);
     await runSvc(1, 10_000);
   }
+  // svc-auth first: nginx-authreq then sends the same cookie (same request size).
+  if (opts.only.has('svc-auth')) await runSvcAuth();
+  if (opts.only.has('nginx-authreq')) await runNginxAuthRequest();
   console.log('two cores:');
   if (ALL !== undefined) repin(upstream.pid!, ALL); // everything shares every core
   if (opts.only.has('nginx')) await runNginx(2);
@@ -615,9 +928,14 @@ async function main(): Promise<number> {
   return 0;
 }
 
+/** CPU time the target's processes spent per answered request, in µs. */
+function cpuPerRequestUs(r: Row): number {
+  return (r.result.cpuCores * 1e6) / r.result.wrk.rps;
+}
+
 function report(rows: readonly Row[], connections: number, hasWorkers: boolean): void {
   console.log('');
-  const header = ['target', 'cores', 'requests/s', 'p50', 'p99', 'RSS total', 'RSS/worker', 'RSS at start', 'CPU used', 'non-2xx', 'socket errors'];
+  const header = ['target', 'cores', 'requests/s', 'p50', 'p99', 'RSS total', 'RSS/worker', 'RSS at start', 'CPU used', 'CPU/request', 'non-2xx', 'socket errors'];
   const body = rows.map((r) => {
     const w = r.result.wrk;
     const se = w.socketErrors;
@@ -631,6 +949,7 @@ function report(rows: readonly Row[], connections: number, hasWorkers: boolean):
       fmtMb(r.result.end.rssMaxProcess),
       fmtMb(r.startRss),
       `${r.result.cpuCores.toFixed(2)} cores`,
+      `${cpuPerRequestUs(r).toFixed(0)} µs`,
       String(w.non2xx),
       `c${se.connect} r${se.read} w${se.write} t${se.timeout}`,
     ];
@@ -642,7 +961,15 @@ function report(rows: readonly Row[], connections: number, hasWorkers: boolean):
   for (const b of body) console.log(line(b));
   console.log('RSS total: every process of the target at the end of the measured run (nginx: master + workers; svc: primary,');
   console.log("workers and tsx's esbuild service, which bin/svc starts to run from source). RSS/worker: the largest serving");
-  console.log('process. CPU used: user + system time of those processes over the measured run, in cores.');
+  console.log('process. CPU used: user + system time of those processes over the measured run, in cores. CPU/request:');
+  console.log('that CPU time divided by the requests answered (less sensitive than requests/s to other work on the machine).');
+  // A one-core proxy that did not use its core was held back by something else (wrk and the upstream
+  // on the load core, or other work on the machine): its figure measures that, not the proxy.
+  const idle = rows.filter((r) => r.cores === 1 && r.kind !== 'direct' && r.result.cpuCores < 0.85);
+  if (idle.length > 0) {
+    console.log('');
+    for (const r of idle) console.log(`note: ${r.label} used ${r.result.cpuCores.toFixed(2)} of its one core: the load side or other work on the machine limited it, so ratios against it are not proxy against proxy`);
+  }
 
   const find = (kind: Row['kind'], cores: 1 | 2, routes?: number) => rows.find((r) => r.kind === kind && r.cores === cores && (routes === undefined || r.routes === routes));
   const direct = find('direct', 1);
@@ -676,6 +1003,30 @@ function report(rows: readonly Row[], connections: number, hasWorkers: boolean):
   const rr = ratio(svc10k, svc1);
   if (rr !== undefined) console.log(`  10,001 routes vs 1 route, one core: ${rr.toFixed(3)}   target ≥ 0.95 (no more than 5% slower): ${verdict(rr >= 0.95)}`);
 
+  const svcAuth = find('svc-auth', 1);
+  const authReq = find('nginx-authreq', 1);
+  if (svcAuth || authReq) {
+    console.log('');
+    console.log('authenticated route, one core (session cookie, policy by group, identity headers):');
+    // The same ratio from CPU time per request (requests per CPU-second): what each would do with
+    // its core to itself, less moved by other work on the machine than requests/s.
+    const byCpu = (a: Row | undefined, b: Row | undefined) => (a && b ? `   (by CPU per request: ${(cpuPerRequestUs(b) / cpuPerRequestUs(a)).toFixed(2)})` : '');
+    const ra = ratio(svcAuth, nginx1);
+    if (ra !== undefined) console.log(`  svc-auth/nginx:          ${ra.toFixed(2)}   target ≥ 0.35: ${verdict(ra >= 0.35)}${byCpu(svcAuth, nginx1)}`);
+    const rq = ratio(svcAuth, authReq);
+    if (rq !== undefined) console.log(`  svc-auth/nginx-authreq:  ${rq.toFixed(2)}   target > 1.00 (ahead of nginx + auth_request to Node): ${verdict(rq > 1)}${byCpu(svcAuth, authReq)}`);
+    const rs = ratio(svcAuth, svc1);
+    if (rs !== undefined) console.log(`  svc-auth/svc:            ${rs.toFixed(2)}   (cost of the identity work; no target)${byCpu(svcAuth, svc1)}`);
+    const rn = ratio(authReq, nginx1);
+    if (rn !== undefined) console.log(`  nginx-authreq/nginx:     ${rn.toFixed(2)}   (cost of auth_request to a Node service; no target)${byCpu(authReq, nginx1)}`);
+    const perRequest = [nginx1, authReq, svc1, svcAuth].filter((r): r is Row => r !== undefined).map((r) => `${r.kind} ${cpuPerRequestUs(r).toFixed(0)} µs`);
+    console.log(`  CPU per request:         ${perRequest.join(', ')}`);
+    if (svcAuth) {
+      const p99 = svcAuth.result.wrk.p99Ms;
+      console.log(`  p99 at ${connections} connections, ${svcAuth.label}: ${fmtMs(p99)}${authReq ? ` (nginx + auth_request: ${fmtMs(authReq.result.wrk.p99Ms)})` : ''}`);
+    }
+  }
+
   const failing = rows.filter((r) => r.result.wrk.non2xx > 0 || Object.values(r.result.wrk.socketErrors).some((n) => n > 0));
   for (const r of failing) {
     console.log('');
@@ -683,7 +1034,7 @@ function report(rows: readonly Row[], connections: number, hasWorkers: boolean):
     console.log(r.result.wrk.raw.trimEnd());
     console.log(`log tail (${r.logFile}):`);
     console.log(tail(r.logFile));
-    if (r.kind === 'svc') {
+    if (r.kind === 'svc' || r.kind === 'svc-auth') {
       console.log('last log lines other than a 200 request:');
       console.log(tail(r.logFile, 20, (l) => !l.includes('"msg":"request"') || !l.includes('"status":200')) || '(none in the last 64 KiB)');
     }
@@ -694,7 +1045,7 @@ let code = 1;
 try {
   code = await main();
 } catch (e) {
-  console.error(`bench:proxy failed: ${(e as Error).stack ?? String(e)}`);
+  console.error(`bench:proxy failed: ${e instanceof CheckError ? `check before the load: ${e.message}` : ((e as Error).stack ?? String(e))}`);
 } finally {
   if (!interrupted) await cleanup();
 }
