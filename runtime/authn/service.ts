@@ -439,11 +439,10 @@ function absoluteTarget(raw: string | undefined | null, state: AuthState): strin
   return t === FALLBACK_TARGET || t.startsWith('/') ? undefined : t;
 }
 
+/** `url` is on the canonical `host` (URL.host already leaves out the scheme's default port). */
 function sameHost(url: string, host: string): boolean {
-  const u = new URL(url);
-  const defaultPort = u.protocol === 'http:' ? '80' : '443';
-  const h = u.port === '' || u.port === defaultPort ? u.hostname : `${u.hostname}:${u.port}`;
-  return h.toLowerCase() === host || `${h.toLowerCase()}` === host.replace(/:(443|80)$/, '');
+  const h = new URL(url).host.toLowerCase();
+  return h === host || h === host.replace(/:(443|80)$/, '');
 }
 
 /** The programmatic bearer token of a request (`Authorization: Bearer svc1.…`), if any. */
