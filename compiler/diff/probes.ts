@@ -90,7 +90,8 @@ function identityOf(facets: readonly Facet[]): Identity {
   let user = DEFAULT_USER;
   let email = `${DEFAULT_USER}@${DEFAULT_DOMAIN}`;
   const groups: string[] = [];
-  const claims: Record<string, string[]> = {};
+  // Claim names are the config's text ("toString", "__proto__"): a map, made an object at the end.
+  const claims = new Map<string, string[]>();
   let device: Identity['device'];
   for (const f of facets) {
     switch (f.kind) {
@@ -107,7 +108,7 @@ function identityOf(facets: readonly Facet[]): Identity {
         user = f.value;
         break;
       case 'claim':
-        (claims[f.claim] ??= []).push(f.value);
+        claims.set(f.claim, [...(claims.get(f.claim) ?? []), f.value]);
         break;
       case 'device':
         device = {
@@ -118,7 +119,8 @@ function identityOf(facets: readonly Facet[]): Identity {
         break;
     }
   }
-  return device ? { user, email, groups, claims, device } : { user, email, groups, claims };
+  const claimRecord: Record<string, string[]> = Object.fromEntries(claims);
+  return device ? { user, email, groups, claims: claimRecord, device } : { user, email, groups, claims: claimRecord };
 }
 
 /**

@@ -94,6 +94,14 @@ describe('probes', () => {
     expect(labels).toContain('group admins + domain example.com');
   });
 
+  it('claims named like Object members (toString, __proto__, constructor) are plain data (found by the property test)', () => {
+    const d = compareAccess(side('allow if claim/toString has "a"'), side('allow if claim/toString has "a" or claim/__proto__ has "b" or claim/constructor has "c"'));
+    expect(summary(d)).toEqual({ gains: ['claim/__proto__ b', 'claim/constructor c'], loses: [] });
+    const probe = identityProbes([ir('allow if claim/__proto__ has "b"')])[0]!;
+    expect(Object.getPrototypeOf(probe.identity!.claims)).toBe(Object.prototype);
+    expect(Object.keys(probe.identity!.claims)).toEqual(['__proto__']);
+  });
+
   it('requests: each named method plus GET, each named path plus /', () => {
     const labels = requestProbes([ir('allow if http_method is "POST" and http_path starts_with "/admin"')]).map((r) => r.label);
     expect(labels).toEqual(['GET /', 'GET /admin', 'POST /', 'POST /admin']);
