@@ -149,9 +149,9 @@ export class IdentityProvider {
 
   #user(tokens: oidc.TokenEndpointResponse & oidc.TokenEndpointResponseHelpers, previous: SignedInUser | undefined, nowMs: number): SignedInUser {
     const idClaims = tokens.claims();
-    const claims: Record<string, unknown> = {};
     const source = idClaims ?? previous?.claims ?? {};
-    for (const [k, v] of Object.entries(source)) if (!PROTOCOL_CLAIMS.has(k)) claims[k] = v;
+    // fromEntries keeps a claim named `__proto__` as data; an assignment would replace the prototype.
+    const claims: Record<string, unknown> = Object.fromEntries(Object.entries(source).filter(([k]) => !PROTOCOL_CLAIMS.has(k)));
     const userId = typeof claims['sub'] === 'string' ? claims['sub'] : previous?.userId;
     if (userId === undefined || userId === '') throw new IdentityProviderError('SVC_ERR_IDP_CALLBACK', 'the ID token has no subject');
     const email = typeof claims['email'] === 'string' ? claims['email'] : undefined;

@@ -37,8 +37,7 @@ const HIDDEN_CLAIMS = /token|secret|password/i;
 
 /** The user info page: id, email, groups, claims, session expiry, and a sign-out button. */
 export function userInfoPage(record: SessionRecord, csrf: string): string {
-  const claims: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(record.claims)) if (!HIDDEN_CLAIMS.test(k)) claims[k] = v;
+  const claims: Record<string, unknown> = Object.fromEntries(Object.entries(record.claims).filter(([k]) => !HIDDEN_CLAIMS.test(k)));
   const row = (name: string, value: string) => `<tr><th>${escapeHtml(name)}</th><td>${value}</td></tr>`;
   return page(
     'Signed in · svc',

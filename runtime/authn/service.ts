@@ -214,11 +214,10 @@ export class Authn {
   assertion(state: AuthState, session: ResolvedSession, audience: string): string | Promise<string> {
     const cached = state.signer.cached(session.publicId, audience);
     if (cached !== undefined) return cached;
-    const extra: Record<string, unknown> = {};
-    for (const claim of Object.values(state.body.settings.identity.claimHeaders)) {
-      const v = session.record.claims[claim];
-      if (v !== undefined) extra[claim] = v;
-    }
+    // Only the session's own claims: a configured name like `toString` must not reach the prototype.
+    const claims = session.record.claims;
+    const named = Object.values(state.body.settings.identity.claimHeaders).filter((c) => Object.hasOwn(claims, c));
+    const extra: Record<string, unknown> = Object.fromEntries(named.map((c) => [c, claims[c]]));
     return state.signer.sign({ sessionId: session.publicId, issuer: state.authenticateHost ?? audience, audience, identity: session.identity, extraClaims: extra });
   }
 
