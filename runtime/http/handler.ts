@@ -6,7 +6,6 @@
  * request id, never a hang.
  */
 import { randomUUID } from 'node:crypto';
-import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { Dispatcher } from 'undici';
@@ -21,7 +20,7 @@ import type { Decision, RequestHeaders } from '../decide/types.ts';
 import type { CompiledRoute } from '../plan/index.ts';
 import type { Generation, PlanStore } from '../plan/store.ts';
 import { errorAnswer, wantsJson } from './error-page.ts';
-import { editResponseHeaders } from './response-headers.ts';
+import { editResponseHeaders, responseDropSet } from './response-headers.ts';
 
 /** What a plan generation holds for forwarding (built by runtime/run/state.ts). */
 export interface ForwardState {
@@ -63,8 +62,6 @@ export interface HandlerOptions {
 
 type Req = IncomingMessage | Http2ServerRequest;
 type Res = ServerResponse | Http2ServerResponse;
-
-const HOP_BY_HOP_RESPONSE: ReadonlySet<string> = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'http2-settings']);
 
 /** Creates the `request` listener of a listener serving `store`. */
 export function createHandler(store: PlanStore<ForwardState>, options: HandlerOptions): (req: Req, res: Res) => void {
@@ -268,14 +265,15 @@ function forward(
   done: ((o: UpstreamOutcome) => void) | undefined,
   options: HandlerOptions,
 ): void {
-  // undici takes an EventEmitter as its abort signal: far cheaper per request than an
-  // AbortController (whose abort builds a DOMException with a stack trace). `aborted` says why.
-  const signal = new EventEmitter();
+  // undici's dispatch with a handler: the upstream body goes chunk by chunk into `res`, without a
+  // promise, a body stream or a pipe per request. `aborted` says why svc ended the exchange; an abort
+  // before undici hands over its controller (the request still queued) is applied when it does.
+  let controller: Dispatcher.DispatchController | undefined;
   let aborted: 'timeout' | 'client' | undefined;
   const abort = (why: 'timeout' | 'client') => {
     if (aborted) return;
     aborted = why;
-    signal.emit('abort');
+    controller?.abort(new UpstreamAbort(why));
   };
   let finished = false;
   const finish = (o: UpstreamOutcome) => {
@@ -286,69 +284,79 @@ function forward(
   };
   // The route timeout spans the whole exchange (0: none); the idle timeout is undici's body timeout.
   const timer = route.timeoutMs > 0 ? setTimeout(() => abort('timeout'), route.timeoutMs) : undefined;
+  let status = 0;
+  let early = false;
   res.on('close', () => {
     if (res.writableFinished) return;
     abort('client');
     finish({}); // the client left: nothing learned about the upstream
   });
+  res.once('finish', () => {
+    finish({ status });
+    if (early && !req.complete) req.destroy();
+  });
 
   const pathStart = url.indexOf('/', url.indexOf('://') + 3);
   const hasBody = req.headers['content-length'] !== undefined ? req.headers['content-length'] !== '0' : req.headers['transfer-encoding'] !== undefined || req.httpVersionMajor === 2;
   const method = (req.method ?? 'GET') as Dispatcher.HttpMethod;
-  pool
-    .request({
+  pool.dispatch(
+    {
       path: pathStart < 0 ? '/' : url.slice(pathStart),
       method,
       headers,
       body: hasBody && method !== 'GET' && method !== 'HEAD' ? (req as IncomingMessage) : null,
-      signal,
       headersTimeout: route.timeoutMs,
       bodyTimeout: route.idleTimeoutMs,
-    })
-    .then(
-      (up) => {
-        const headers: Record<string, string | string[]> = {};
-        const connection = up.headers['connection'];
-        const listed = connection === undefined ? undefined : new Set(String(connection).toLowerCase().split(',').map((s) => s.trim()));
-        for (const k in up.headers) {
-          const v = up.headers[k];
-          if (v !== undefined && !HOP_BY_HOP_RESPONSE.has(k) && !listed?.has(k)) headers[k] = v;
-        }
-        const edited = editResponseHeaders(route, headers);
+    },
+    {
+      onRequestStart(c) {
+        controller = c;
+        if (aborted) c.abort(new UpstreamAbort(aborted));
+      },
+      onResponseStart(_c, statusCode, upstreamHeaders) {
+        if (statusCode < 200) return; // informational (103 Early Hints): not passed on
+        status = statusCode;
+        const edited = editResponseHeaders(route, upstreamHeaders, responseDropSet(upstreamHeaders['connection']));
         edited['x-request-id'] = requestId;
         // An upstream that answers before reading the whole request body: the rest of the body is
         // never read, so the connection cannot carry another request; close it after the answer.
-        const early = 'complete' in req && !req.complete;
+        early = 'complete' in req && !req.complete;
         if (early && 'shouldKeepAlive' in res) res.shouldKeepAlive = false;
-        res.writeHead(up.statusCode, edited);
-        // pipe, not stream.pipeline: pipeline aborts an internal AbortController at every finish,
-        // which builds a DOMException with a stack trace per response (a third of the CPU here).
-        const body = up.body;
-        body.once('error', () => {
-          finish({ error: 'reset' });
-          res.destroy();
-        });
-        res.once('finish', () => {
-          finish({ status: up.statusCode });
-          if (early && !req.complete) req.destroy();
-        });
-        res.once('close', () => {
-          if (!body.readableEnded) body.destroy();
-        });
-        body.pipe(res as NodeJS.WritableStream);
+        res.writeHead(statusCode, edited);
       },
-      (err: unknown) => {
-        const kind = aborted ?? classify(err);
-        finish(kind === 'client' ? {} : { error: kind === 'timeout' ? 'timeout' : 'connect' });
-        if (kind === 'client') return;
-        options.log?.({ msg: 'upstream error', requestId, error: (err as Error).message, code: (err as { code?: string }).code });
+      onResponseData(c, chunk) {
+        if (res.destroyed) return;
+        // Back-pressure: a slow client pauses the upstream read until its socket drains.
+        if (!(res as NodeJS.WritableStream).write(chunk) && !c.paused) {
+          c.pause();
+          res.once('drain', () => c.resume());
+        }
+      },
+      onResponseEnd() {
+        res.end();
+      },
+      onResponseError(_c, err) {
         if (res.headersSent) {
+          // Mid-body: the client gets a cut response, never a silently short one.
+          finish(aborted === 'client' ? {} : { error: aborted === 'timeout' ? 'timeout' : 'reset' });
           res.destroy();
           return;
         }
+        const kind = aborted ?? classify(err);
+        finish(kind === 'client' ? {} : { error: kind === 'timeout' ? 'timeout' : 'connect' });
+        if (kind === 'client') return;
+        options.log?.({ msg: 'upstream error', requestId, error: err.message, code: (err as { code?: string }).code });
         answerError(res, kind === 'timeout' ? 504 : 502, requestId, kind === 'timeout' ? 'upstream-timeout' : 'upstream-unreachable', req.headers['accept'], false);
       },
-    );
+    },
+  );
+}
+
+/** Why svc aborted an upstream exchange (the reason undici reports back to the handler). */
+class UpstreamAbort extends Error {
+  constructor(readonly why: 'timeout' | 'client') {
+    super(why === 'timeout' ? 'route timeout' : 'client went away');
+  }
 }
 
 function classify(err: unknown): 'timeout' | 'upstream' {

@@ -1,0 +1,149 @@
+/**
+ * Response bodies streamed through `svc run` with real sockets on loopback: back-pressure from a
+ * slow client reaches the upstream (svc never buffers a whole body), a body cut by the upstream or
+ * by the route timeout is cut for the client too (never a short body that looks complete), and an
+ * informational 103 before the answer is not mistaken for it.
+ */
+import { createHash } from 'node:crypto';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { run, type Running } from '../../runtime/run/run.ts';
+import { configDir, startUpstream, type Upstream } from './support.ts';
+
+const CHUNK = Buffer.alloc(64 * 1024, 'x');
+const BIG_CHUNKS = 1024; // 64 MiB: far more than every socket buffer on the way
+const BIG_BYTES = CHUNK.length * BIG_CHUNKS;
+
+/** Starts a GET to svc; resolves with the response as soon as its head arrives. */
+function open(port: number, host: string, path: string): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, path, headers: { host } }, resolve);
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Reads a response to its end: the bytes' hash and count, and whether it ended complete. */
+function drain(res: IncomingMessage): Promise<{ sha256: string; bytes: number; complete: boolean }> {
+  return new Promise((resolve) => {
+    const hash = createHash('sha256');
+    let bytes = 0;
+    res.on('data', (c: Buffer) => {
+      hash.update(c);
+      bytes += c.length;
+    });
+    const done = () => resolve({ sha256: hash.digest('hex'), bytes, complete: res.complete });
+    res.once('end', done);
+    res.once('error', () => undefined);
+    res.once('close', () => {
+      if (!res.readableEnded) done();
+    });
+  });
+}
+
+describe('svc run: streamed response bodies', () => {
+  let up: Upstream;
+  let svc: Running;
+  let port: number;
+  let bigWritten = 0;
+  const cfg = configDir();
+
+  beforeAll(async () => {
+    up = await startUpstream((req, res) => {
+      if (req.url === '/big') {
+        // Writes as fast as its socket drains: how far it got says whether svc pushed back.
+        bigWritten = 0;
+        res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(BIG_BYTES) });
+        let i = 0;
+        const more = () => {
+          while (i < BIG_CHUNKS) {
+            i++;
+            bigWritten += CHUNK.length;
+            if (!res.write(CHUNK)) return void res.once('drain', more);
+          }
+          res.end();
+        };
+        more();
+        return;
+      }
+      if (req.url === '/cut') {
+        // Promises 1 MiB, sends 128 KiB, then resets the connection.
+        res.writeHead(200, { 'content-length': String(1024 * 1024) });
+        res.write(CHUNK);
+        res.write(CHUNK, () => setTimeout(() => req.socket.destroy(), 50));
+        return;
+      }
+      if (req.url === '/stall') {
+        // Sends part of the body, then nothing: the route timeout must end it.
+        res.writeHead(200, { 'content-length': String(1024 * 1024) });
+        res.write(CHUNK);
+        return;
+      }
+      if (req.url === '/hints') {
+        res.writeEarlyHints({ link: '</style.css>; rel=preload; as=style' }, () => {
+          res.writeHead(200, { 'content-type': 'text/plain' });
+          res.end('after the hints');
+        });
+        return;
+      }
+      res.writeHead(404);
+      res.end();
+    });
+    cfg.write({ address: '127.0.0.1:8443' }, [
+      { name: 'stream', from: 'https://stream.example.com', to: up.url, allow_public_unauthenticated_access: true, timeout: '1s', idle_timeout: '0s' },
+      { name: 'bulk', from: 'https://bulk.example.com', to: up.url, allow_public_unauthenticated_access: true, timeout: '20s' },
+    ]);
+    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false });
+    port = svc.listening.address.port;
+  });
+
+  afterAll(async () => {
+    await svc?.close();
+    await up?.close();
+    cfg.remove();
+  });
+
+  it('a client that does not read holds the upstream back; once it reads, every byte arrives', async () => {
+    const res = await open(port, 'bulk.example.com', '/big');
+    expect(res.statusCode).toBe(200);
+    res.pause();
+    await new Promise((r) => setTimeout(r, 700));
+    // Without back-pressure svc would have taken the whole 64 MiB from the upstream by now.
+    expect(bigWritten).toBeLessThan(BIG_BYTES / 2);
+    const got = await drain(res.resume());
+    const expected = createHash('sha256');
+    for (let i = 0; i < BIG_CHUNKS; i++) expected.update(CHUNK);
+    expect(got).toEqual({ sha256: expected.digest('hex'), bytes: BIG_BYTES, complete: true });
+    expect(bigWritten).toBe(BIG_BYTES);
+  });
+
+  it('an upstream that resets mid-body gives the client a cut response, not a short complete one', async () => {
+    const res = await open(port, 'bulk.example.com', '/cut');
+    expect(res.statusCode).toBe(200);
+    const got = await drain(res);
+    expect(got.complete).toBe(false);
+    expect(got.bytes).toBeLessThan(1024 * 1024);
+  });
+
+  it('the route timeout cuts a body the upstream stops sending (without it the test would hang)', async () => {
+    const res = await open(port, 'stream.example.com', '/stall');
+    expect(res.statusCode).toBe(200);
+    const got = await drain(res);
+    expect(got.complete).toBe(false);
+    expect(got.bytes).toBe(CHUNK.length);
+  });
+
+  it('an informational 103 from the upstream is not taken for the answer', async () => {
+    const res = await open(port, 'bulk.example.com', '/hints');
+    expect(res.statusCode).toBe(200);
+    let body = '';
+    for await (const c of res) body += String(c);
+    expect(body).toBe('after the hints');
+  });
+
+  it('still serves the next request on the same pool after the cuts', async () => {
+    const res = await open(port, 'bulk.example.com', '/hints');
+    expect(res.statusCode).toBe(200);
+    res.resume();
+  });
+});
