@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { PlanBody } from '../../compiler/plan/types.ts';
-import type { InternalEndpoint, RequestHeaders } from '../decide/types.ts';
+import type { InternalEndpoint, OutgoingHeaders, RequestHeaders } from '../decide/types.ts';
 import { newSessionId, type SessionRecord, type SessionStore } from '../databroker/session-store.ts';
 import { canonicalRequest } from '../http/canonical-request.ts';
 import { errorAnswer, wantsJson } from '../http/error-page.ts';
@@ -185,7 +185,7 @@ export class Authn {
    * impersonation headers, and removes svc's own credentials (session cookie, programmatic bearer
    * token) so an upstream never holds them. `audience` is the route's canonical host.
    */
-  upstreamIdentity(state: AuthState, session: ResolvedSession | null, routeIndex: number, assertion: boolean, audience: string, headers: Record<string, string | string[]>): void | Promise<void> {
+  upstreamIdentity(state: AuthState, session: ResolvedSession | null, routeIndex: number, assertion: boolean, audience: string, headers: OutgoingHeaders): void | Promise<void> {
     stripCredentials(headers, state.cookie.name);
     this.#orchestrator(state, session, routeIndex, headers);
     if (!session || !assertion) return;
@@ -197,12 +197,12 @@ export class Authn {
       });
   }
 
-  #orchestrator(state: AuthState, session: ResolvedSession | null, routeIndex: number, headers: Record<string, string | string[]>): void {
+  #orchestrator(state: AuthState, session: ResolvedSession | null, routeIndex: number, headers: OutgoingHeaders): void {
     const token = state.orchestratorTokens.get(routeIndex);
     if (token !== undefined) {
       headers['authorization'] = `Bearer ${token}`;
-      delete headers['impersonate-user'];
-      delete headers['impersonate-group'];
+      headers['impersonate-user'] = undefined;
+      headers['impersonate-group'] = undefined;
       if (session) {
         headers['impersonate-user'] = session.identity.email ?? session.identity.user;
         if (session.identity.groups.length > 0) headers['impersonate-group'] = [...session.identity.groups];
@@ -454,18 +454,22 @@ export function programmaticCredential(headers: RequestHeaders): string | undefi
 }
 
 /** Removes svc's session cookie and programmatic token from headers bound upstream. */
-export function stripCredentials(headers: Record<string, string | string[]>, cookieName: string): void {
+export function stripCredentials(headers: OutgoingHeaders, cookieName: string): void {
   const cookie = headers['cookie'];
-  if (typeof cookie === 'string' && cookie.includes(cookieName)) {
-    const kept = cookie
-      .split(';')
-      .map((p) => p.trim())
-      .filter((p) => p !== '' && !p.startsWith(`${cookieName}=`) && !p.startsWith(`${cookieName}_signin_`));
-    if (kept.length === 0) delete headers['cookie'];
-    else headers['cookie'] = kept.join('; ');
-  }
+  if (typeof cookie === 'string' && cookie.includes(cookieName)) headers['cookie'] = withoutSvcCookies(cookie, cookieName);
   const auth = headers['authorization'];
-  if (typeof auth === 'string' && auth.startsWith(`Bearer ${PROGRAMMATIC_TOKEN_PREFIX}`)) delete headers['authorization'];
+  if (typeof auth === 'string' && auth.startsWith(`Bearer ${PROGRAMMATIC_TOKEN_PREFIX}`)) headers['authorization'] = undefined;
+}
+
+/** A `Cookie` header without svc's session and sign-in cookies; undefined when nothing is left. */
+function withoutSvcCookies(cookie: string, cookieName: string): string | undefined {
+  // The common case on every request: the header is svc's session cookie alone.
+  if (cookie.startsWith(cookieName) && cookie.charCodeAt(cookieName.length) === 0x3d && !cookie.includes(';')) return undefined;
+  const kept = cookie
+    .split(';')
+    .map((p) => p.trim())
+    .filter((p) => p !== '' && !p.startsWith(`${cookieName}=`) && !p.startsWith(`${cookieName}_signin_`));
+  return kept.length === 0 ? undefined : kept.join('; ');
 }
 
 function canonicalHost(rawTarget: string, headers: RequestHeaders, scheme: 'http' | 'https'): string | undefined {

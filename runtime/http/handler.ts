@@ -16,7 +16,7 @@ import { forwardAuth, routeHost } from '../authn/forward-auth.ts';
 import type { ResolvedSession } from '../authn/session-cache.ts';
 import type { Authn } from '../authn/service.ts';
 import { decide } from '../decide/decide.ts';
-import type { Decision, RequestHeaders } from '../decide/types.ts';
+import type { Decision, OutgoingHeaders, RequestHeaders } from '../decide/types.ts';
 import type { CompiledRoute } from '../plan/index.ts';
 import type { Generation, PlanStore } from '../plan/store.ts';
 import { errorAnswer, wantsJson } from './error-page.ts';
@@ -81,7 +81,6 @@ export function createHandler(store: PlanStore<ForwardState>, options: HandlerOp
       res.setHeader('x-svc-plan-checksum', gen.plan.checksum);
       if (options.workerId !== undefined) res.setHeader('x-svc-worker', String(options.workerId));
     }
-    res.setHeader('x-request-id', requestId);
 
     if (req.httpVersionMajor === 1 && req.httpVersionMinor === 0) {
       // Spec §4 rule 2: HTTP/1.0 is not supported; say so instead of guessing its framing.
@@ -174,6 +173,9 @@ function respond(
 ): void {
   const accept = req.headers['accept'];
   const authn = options.authn;
+  // Every answer names the request id. A forwarded response carries it in its one writeHead: a
+  // setHeader before writeHead would send every upstream header through setHeader's slow path.
+  if (d.outcome !== 'allow') res.setHeader('x-request-id', requestId);
   switch (d.outcome) {
     case 'bad_request':
       answerError(res, 400, requestId, d.problem, accept, true);
@@ -224,7 +226,9 @@ function respond(
         answerError(res, 502, requestId, 'no-upstream-pool', accept, false);
         return;
       }
-      const headers: Record<string, string | string[]> = { ...d.upstream.headers, 'x-request-id': requestId };
+      // The decision's headers are this request's own copy: completed in place, not copied again.
+      const headers = d.upstream.headers as OutgoingHeaders;
+      headers['x-request-id'] = requestId;
       const identity = authn && state ? authn.upstreamIdentity(state, session, d.route.index, d.upstream.assertion, routeHost(gen.index, d.route.index), headers) : undefined;
       if (identity === undefined) forward(pool, route, d.upstream.url, headers, req, res, requestId, picked?.done, options);
       else
@@ -258,7 +262,7 @@ function forward(
   pool: Dispatcher,
   route: Route,
   url: string,
-  headers: Record<string, string | string[]>,
+  headers: OutgoingHeaders,
   req: Req,
   res: Res,
   requestId: string,

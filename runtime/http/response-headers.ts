@@ -52,7 +52,7 @@ export function editResponseHeaders(route: Route, headers: Readonly<Record<strin
  * plus every header the upstream listed in `Connection` (RFC 9110 §7.6.1).
  */
 export function responseDropSet(connection: string | string[] | undefined): ReadonlySet<string> {
-  if (connection === undefined) return HOP_BY_HOP_RESPONSE;
+  if (connection === undefined || connection === 'keep-alive' || connection === 'close') return HOP_BY_HOP_RESPONSE;
   let extra: Set<string> | undefined;
   for (const part of (Array.isArray(connection) ? connection.join(',') : connection).split(',')) {
     const token = part.trim().toLowerCase();

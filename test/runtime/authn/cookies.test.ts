@@ -42,4 +42,13 @@ describe('stripCredentials', () => {
     stripCredentials(only, '_svc');
     expect(only).toEqual({ authorization: 'Bearer app-token' });
   });
+
+  it('keeps cookies whose names only start with svc\'s (`_svcx`, `_svc_other`)', () => {
+    const h: Record<string, string | string[]> = { cookie: '_svcx=1' };
+    stripCredentials(h, '_svc');
+    expect(h).toEqual({ cookie: '_svcx=1' });
+    const two: Record<string, string | string[]> = { cookie: '_svc_other=2; _svc=secret' };
+    stripCredentials(two, '_svc');
+    expect(two).toEqual({ cookie: '_svc_other=2' });
+  });
 });

@@ -1,7 +1,7 @@
 /** Response header edits (docs/decisions.md §8): rewrites on the upstream's headers, then set headers. */
 import { stringify } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { editResponseHeaders } from '../../../runtime/http/response-headers.ts';
+import { editResponseHeaders, HOP_BY_HOP_RESPONSE, responseDropSet } from '../../../runtime/http/response-headers.ts';
 import { BASE_SETTINGS, compileText } from '../../support/compile-text.ts';
 
 function routeWith(route: Record<string, unknown>, settings: Record<string, unknown> = {}) {
@@ -24,5 +24,19 @@ describe('editResponseHeaders', () => {
     const route = routeWith({ rewrite_response_headers: [{ header: 'Location', prefix: 'http://up/', value: 'https://a.example.com/' }] }, { set_response_headers: { disable: true } });
     expect(editResponseHeaders(route, { location: 'http://up/x' })).toEqual({ location: 'https://a.example.com/x' });
     expect(editResponseHeaders(route, { Location: ['http://other/x', 'http://up/y'] })).toEqual({ location: ['http://other/x', 'https://a.example.com/y'] });
+  });
+});
+
+describe('responseDropSet', () => {
+  it('drops the hop-by-hop headers and every header the upstream lists in Connection', () => {
+    expect(responseDropSet(undefined)).toBe(HOP_BY_HOP_RESPONSE);
+    expect(responseDropSet('keep-alive')).toBe(HOP_BY_HOP_RESPONSE);
+    expect([...responseDropSet('Keep-Alive, X-Internal-Token')]).toEqual([...HOP_BY_HOP_RESPONSE, 'x-internal-token']);
+    expect(responseDropSet(['close', 'x-a , x-b']).has('x-b')).toBe(true);
+  });
+
+  it('edits without the dropped names', () => {
+    const route = routeWith({}, { set_response_headers: { disable: true } });
+    expect(editResponseHeaders(route, { connection: 'x-secret', 'x-secret': '1', 'transfer-encoding': 'chunked', a: 'b' }, responseDropSet('x-secret'))).toEqual({ a: 'b' });
   });
 });
