@@ -51,8 +51,8 @@ export interface HandlerOptions {
     /** False when the connection's certificate does not cover `host` (→ 421 Misdirected Request). */
     servesHost(socket: TLSSocket, host: string): boolean;
     /** Whether the route requires a valid client certificate (→ 495 without one). */
-    required(route: Route): boolean;
-    clientCertificate(route: Route, socket: TLSSocket): { readonly fingerprint: string; readonly valid: boolean } | undefined;
+    required(route: Route | null): boolean;
+    clientCertificate(route: Route | null, socket: TLSSocket): { readonly fingerprint: string; readonly valid: boolean } | undefined;
   };
   /** One line per request and per error; structured (pino in run.ts). */
   readonly log?: (entry: Record<string, unknown>) => void;
@@ -140,8 +140,12 @@ function decideAndRespond(gen: Generation<ForwardState>, req: Req, res: Res, req
         : {}),
     },
   );
-  if (tls && socket && 'route' in decision && decision.outcome !== 'unavailable') {
-    const route = gen.index.body.routes[decision.route.index]!;
+  // A route's client CA (or the global `client_ca`) is required before anything of the route is
+  // answered; svc's own endpoints (the forward-auth host among them: SECURITY S13, its callers are
+  // the proxies) answer under the global `client_ca` only.
+  const certFor = decision.outcome === 'internal' ? null : 'route' in decision && decision.outcome !== 'unavailable' ? gen.index.body.routes[decision.route.index]! : undefined;
+  if (tls && socket && certFor !== undefined) {
+    const route = certFor;
     if (tls.required(route) && !tls.clientCertificate(route, socket)?.valid) {
       picked?.done({});
       answerError(res, 495, requestId, 'client-certificate-required', req.headers['accept'], true);

@@ -114,6 +114,60 @@ describe('svc run over TLS', () => {
   });
 });
 
+describe('forward-auth callers under the global client_ca (SECURITY S13)', () => {
+  let up: Upstream;
+  let svc: Running;
+  let ca: Issued;
+  let proxyCert: Issued;
+  let stranger: Issued;
+  const cfg = configDir();
+
+  beforeAll(async () => {
+    up = await startUpstream(echo);
+    ca = await makeCa('svc test CA (TEST ONLY)');
+    const clientCa = await makeCa('svc test proxies CA (TEST ONLY)');
+    const otherCa = await makeCa('svc test unrelated CA (TEST ONLY)');
+    writeServerCert(cfg, await issue(ca, { cn: 'fwd.example.com', dns: ['fwd.example.com', 'app.example.com'], usage: 'server' }));
+    proxyCert = await issue(clientCa, { cn: 'nginx-proxy', usage: 'client' });
+    stranger = await issue(otherCa, { cn: 'stranger', usage: 'client' });
+    writeFileSync(join(cfg.dir, 'client-ca.pem'), clientCa.certPem);
+    writeTlsConfig(cfg, { client_ca_file: join(cfg.dir, 'client-ca.pem'), forward_auth_url: 'https://fwd.example.com' }, [
+      { from: 'https://app.example.com', to: up.url, allow_public_unauthenticated_access: true },
+    ]);
+    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false });
+  });
+
+  afterAll(async () => {
+    await svc?.close();
+    await up?.close();
+    cfg.remove();
+  });
+
+  const verify = (client?: Issued) => {
+    const port = svc.listening.address.port;
+    return new Promise<number>((resolve, reject) => {
+      const req = request(
+        { host: '127.0.0.1', port, path: '/verify?uri=https://app.example.com/x', servername: 'fwd.example.com', headers: { host: 'fwd.example.com' }, ca: ca.certPem, agent: false, ...(client ? { cert: client.certPem, key: client.keyPem } : {}) },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+  };
+
+  it('answers a proxy presenting a certificate of client_ca', async () => {
+    expect(await verify(proxyCert)).toBe(200);
+  });
+
+  it('refuses a caller without a certificate, or with one of another CA (495), never answering the check', async () => {
+    expect(await verify()).toBe(495);
+    expect(await verify(stranger)).toBe(495);
+  });
+});
+
 describe('svc run behind the PROXY protocol', () => {
   let up: Upstream;
   let svc: Running;
