@@ -5,6 +5,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { pino } from 'pino';
+import { isRequestEntry, requestLine } from './access-line.ts';
 
 export interface RunCommandOptions {
   readonly config?: string;
@@ -43,7 +44,11 @@ export async function runCommand(planPath: string | undefined, opts: RunCommandO
   process.once('exit', () => destination.flushSync());
   // Lines never wait more than half a second, and startup lines go out at once (below).
   setInterval(() => destination.flush(), 500).unref();
-  const log = (entry: Record<string, unknown>) => logger.info(entry);
+  // The per-request line is formatted by hand in pino's format (cli/access-line.ts); the rest by pino.
+  const log = (entry: Record<string, unknown>) => {
+    if (isRequestEntry(entry) && logger.isLevelEnabled('info')) destination.write(requestLine(entry, Date.now()));
+    else logger.info(entry);
+  };
   const announce = (entry: Record<string, unknown>) => {
     logger.info(entry);
     destination.flush();

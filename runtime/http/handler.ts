@@ -294,14 +294,15 @@ function forward(
   const timer = route.timeoutMs > 0 ? setTimeout(() => abort('timeout'), route.timeoutMs) : undefined;
   let status = 0;
   let early = false;
-  res.on('close', () => {
-    if (res.writableFinished) return;
+  // One listener for both ends ('close' follows 'finish' on a completed response).
+  res.once('close', () => {
+    if (res.writableFinished) {
+      finish({ status });
+      if (early && !req.complete) req.destroy();
+      return;
+    }
     abort('client');
     finish({}); // the client left: nothing learned about the upstream
-  });
-  res.once('finish', () => {
-    finish({ status });
-    if (early && !req.complete) req.destroy();
   });
 
   const pathStart = url.indexOf('/', url.indexOf('://') + 3);
