@@ -141,9 +141,17 @@ function decideAndRespond(gen: Generation<ForwardState>, req: Req, res: Res, req
     },
   );
   // A route's client CA (or the global `client_ca`) is required before anything of the route is
-  // answered; svc's own endpoints (the forward-auth host among them: SECURITY S13, its callers are
-  // the proxies) answer under the global `client_ca` only.
-  const certFor = decision.outcome === 'internal' ? null : 'route' in decision && decision.outcome !== 'unavailable' ? gen.index.body.routes[decision.route.index]! : undefined;
+  // answered. Of svc's own endpoints, the forward-auth check requires the global `client_ca`: its
+  // callers are the proxies, authenticated by their certificates (SECURITY S13). The sign-in
+  // endpoints stay open to browsers, which sign in there (docs/forward-auth.md).
+  const certFor =
+    decision.outcome === 'internal'
+      ? decision.endpoint.service === 'forward_auth'
+        ? null
+        : undefined
+      : 'route' in decision && decision.outcome !== 'unavailable'
+        ? gen.index.body.routes[decision.route.index]!
+        : undefined;
   if (tls && socket && certFor !== undefined) {
     const route = certFor;
     if (tls.required(route) && !tls.clientCertificate(route, socket)?.valid) {

@@ -127,7 +127,7 @@ describe('forward-auth callers under the global client_ca (SECURITY S13)', () =>
     ca = await makeCa('svc test CA (TEST ONLY)');
     const clientCa = await makeCa('svc test proxies CA (TEST ONLY)');
     const otherCa = await makeCa('svc test unrelated CA (TEST ONLY)');
-    writeServerCert(cfg, await issue(ca, { cn: 'fwd.example.com', dns: ['fwd.example.com', 'app.example.com'], usage: 'server' }));
+    writeServerCert(cfg, await issue(ca, { cn: 'fwd.example.com', dns: ['fwd.example.com', 'app.example.com', 'auth.example.com'], usage: 'server' }));
     proxyCert = await issue(clientCa, { cn: 'nginx-proxy', usage: 'client' });
     stranger = await issue(otherCa, { cn: 'stranger', usage: 'client' });
     writeFileSync(join(cfg.dir, 'client-ca.pem'), clientCa.certPem);
@@ -165,6 +165,22 @@ describe('forward-auth callers under the global client_ca (SECURITY S13)', () =>
   it('refuses a caller without a certificate, or with one of another CA (495), never answering the check', async () => {
     expect(await verify()).toBe(495);
     expect(await verify(stranger)).toBe(495);
+  });
+
+  it('leaves the sign-in endpoints open to browsers without a certificate, and routes svc serves closed', async () => {
+    const port = svc.listening.address.port;
+    // The JWKS of the authenticate service: svc's own, browser-facing, answered without a certificate.
+    const jwks = await new Promise<number>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port, path: '/.well-known/svc/jwks.json', servername: 'auth.example.com', headers: { host: 'auth.example.com' }, ca: ca.certPem, agent: false }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(jwks).toBe(200);
+    expect((await get(port, 'app.example.com', 'app.example.com', ca.certPem)).status).toBe(495);
+    expect((await get(port, 'app.example.com', 'app.example.com', ca.certPem, proxyCert)).status).toBe(200);
   });
 });
 

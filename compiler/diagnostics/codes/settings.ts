@@ -173,3 +173,10 @@ export const SettingWithoutEffect = diag<{ key: string; because: string }>(
   (a) => `\`${a.key}\` has no effect ${a.because}`,
   'set the setting it depends on, or remove this one',
 );
+
+export const ForwardAuthCallerUnauthenticated = diag<{ why: string }>(
+  'SVC3026', 'forward-auth-caller-unauthenticated', 'warning',
+  'The forward-authentication endpoint (`forward_auth_url`) answers callers it cannot authenticate: without `client_ca` over TLS, any client that reaches it can ask for decisions and identity headers (SECURITY S13).',
+  (a) => `\`forward_auth_url\` answers any caller: ${a.why}`,
+  'set `client_ca` (or `client_ca_file`) and give each proxy a client certificate (nginx `proxy_ssl_certificate`, Caddy `tls_client_auth`); until then keep the forward-auth host reachable by the proxies only',
+);

@@ -1,6 +1,7 @@
 import type { ValidationRule } from '../rule.ts';
 import { controlCharacter } from './control-character.ts';
 import { dependentSettingMissing } from './dependent-setting-missing.ts';
+import { forwardAuthCallerUnauthenticated } from './forward-auth-caller-unauthenticated.ts';
 import { groupsWithoutServiceAccount } from './groups-without-service-account.ts';
 import { insecureSetting } from './insecure-setting.ts';
 import { invalidValue } from './invalid-value.ts';
@@ -56,6 +57,7 @@ export const RULES: readonly ValidationRule[] = [
   invalidValue,
   insecureSetting,
   groupsWithoutServiceAccount,
+  forwardAuthCallerUnauthenticated,
   // routes (spec 2.7 to 2.9)
   routeFromHasPath,
   routeFromScheme,
