@@ -3,7 +3,8 @@
  * for a client that asks for `application/json`, always with the request id so an operator can find
  * the log line. Nothing from the request is echoed into the page except the request id svc made.
  */
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type ServerResponse } from 'node:http';
+import type { Http2ServerResponse } from 'node:http2';
 
 export interface ErrorAnswer {
   readonly status: number;
@@ -59,4 +60,12 @@ export function endSocketWithError(socket: { end(data: string): unknown }, statu
   const a = errorAnswer(status, requestId, reason, wantsJson(accept));
   const head = [`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}`, ...Object.entries(a.headers).map(([k, v]) => `${k}: ${v}`), 'connection: close', `content-length: ${Buffer.byteLength(a.body)}`];
   socket.end(`${head.join('\r\n')}\r\n\r\n${a.body}`);
+}
+
+/** Answers with the error page on a response; `close` ends the connection after it (HTTP/1.1). */
+export function sendError(res: ServerResponse | Http2ServerResponse, status: number, requestId: string, reason: string, accept: string | undefined, close: boolean): void {
+  const a = errorAnswer(status, requestId, reason, wantsJson(accept));
+  if (close && 'shouldKeepAlive' in res) res.shouldKeepAlive = false;
+  res.writeHead(a.status, a.headers);
+  res.end(a.body);
 }

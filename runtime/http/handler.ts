@@ -19,8 +19,8 @@ import { decide } from '../decide/decide.ts';
 import type { Decision, OutgoingHeaders, RequestHeaders } from '../decide/types.ts';
 import type { CompiledRoute } from '../plan/index.ts';
 import type { Generation, PlanStore } from '../plan/store.ts';
-import { errorAnswer, wantsJson } from './error-page.ts';
-import { editResponseHeaders, responseDropSet } from './response-headers.ts';
+import { sendError } from './error-page.ts';
+import { UpstreamExchange } from './upstream-exchange.ts';
 
 /** What a plan generation holds for forwarding (built by runtime/run/state.ts). */
 export interface ForwardState {
@@ -84,7 +84,7 @@ export function createHandler(store: PlanStore<ForwardState>, options: HandlerOp
 
     if (req.httpVersionMajor === 1 && req.httpVersionMinor === 0) {
       // Spec §4 rule 2: HTTP/1.0 is not supported; say so instead of guessing its framing.
-      answerError(res, 505, requestId, 'http-1.0-unsupported', req.headers['accept'], true);
+      sendError(res, 505, requestId, 'http-1.0-unsupported', req.headers['accept'], true);
       return;
     }
 
@@ -95,7 +95,7 @@ export function createHandler(store: PlanStore<ForwardState>, options: HandlerOp
       if (host !== '' && !tls.servesHost(socket, host)) {
         // Spec §7: a request for a host this connection's certificate does not cover (HTTP/2
         // connection coalescing) is misdirected; the client retries on a new connection.
-        answerError(res, 421, requestId, 'misdirected-request', req.headers['accept'], true);
+        sendError(res, 421, requestId, 'misdirected-request', req.headers['accept'], true);
         return;
       }
     }
@@ -156,7 +156,7 @@ function decideAndRespond(gen: Generation<ForwardState>, req: Req, res: Res, req
     const route = certFor;
     if (tls.required(route) && !tls.clientCertificate(route, socket)?.valid) {
       picked?.done({});
-      answerError(res, 495, requestId, 'client-certificate-required', req.headers['accept'], true);
+      sendError(res, 495, requestId, 'client-certificate-required', req.headers['accept'], true);
       return;
     }
   }
@@ -190,11 +190,11 @@ function respond(
   if (d.outcome !== 'allow') res.setHeader('x-request-id', requestId);
   switch (d.outcome) {
     case 'bad_request':
-      answerError(res, 400, requestId, d.problem, accept, true);
+      sendError(res, 400, requestId, d.problem, accept, true);
       return;
     case 'internal': {
       if (!authn || !state) {
-        answerError(res, 404, requestId, 'endpoint-not-available', accept, false);
+        sendError(res, 404, requestId, 'endpoint-not-available', accept, false);
         return;
       }
       const q = (req.url ?? '').indexOf('?');
@@ -205,18 +205,18 @@ function respond(
       done.catch((e: unknown) => {
         options.log?.({ msg: 'endpoint error', requestId, path: d.endpoint.path, error: (e as Error).message });
         if (res.headersSent) res.destroy();
-        else answerError(res, 500, requestId, 'internal-error', accept, false);
+        else sendError(res, 500, requestId, 'internal-error', accept, false);
       });
       return;
     }
     case 'not_found':
-      answerError(res, 404, requestId, 'no-route', accept, false);
+      sendError(res, 404, requestId, 'no-route', accept, false);
       return;
     case 'deny':
-      answerError(res, 403, requestId, d.reasons.join(',') || 'denied', accept, false);
+      sendError(res, 403, requestId, d.reasons.join(',') || 'denied', accept, false);
       return;
     case 'unavailable':
-      answerError(res, 503, requestId, 'no-healthy-upstream', accept, false);
+      sendError(res, 503, requestId, 'no-healthy-upstream', accept, false);
       return;
     case 'unauthenticated':
       if (d.location !== null) {
@@ -224,7 +224,7 @@ function respond(
         const location = authn && state ? (authn.signInLocation(state, d.location) ?? d.location) : d.location;
         res.writeHead(302, { location, 'cache-control': 'no-store' });
         res.end();
-      } else answerError(res, 401, requestId, 'sign-in-required', accept, false);
+      } else sendError(res, 401, requestId, 'sign-in-required', accept, false);
       return;
     case 'redirect':
       res.writeHead(d.status, { location: d.location });
@@ -235,7 +235,7 @@ function respond(
       const index = picked?.index ?? upstreamIndexOf(route, d.upstream.url);
       const pool = gen.extra.pools[d.route.index]?.[index];
       if (!pool) {
-        answerError(res, 502, requestId, 'no-upstream-pool', accept, false);
+        sendError(res, 502, requestId, 'no-upstream-pool', accept, false);
         return;
       }
       // The decision's headers are this request's own copy: completed in place, not copied again.
@@ -249,7 +249,7 @@ function respond(
           (e: unknown) => {
             picked?.done({});
             options.log?.({ msg: 'identity assertion failed', requestId, error: (e as Error).message });
-            answerError(res, 500, requestId, 'identity-assertion-failed', accept, false);
+            sendError(res, 500, requestId, 'identity-assertion-failed', accept, false);
           },
         );
     }
@@ -263,12 +263,6 @@ function upstreamIndexOf(route: Route, url: string): number {
   return i < 0 ? 0 : i;
 }
 
-function answerError(res: Res, status: number, requestId: string, reason: string, accept: string | undefined, close: boolean): void {
-  const a = errorAnswer(status, requestId, reason, wantsJson(accept));
-  if (close && 'shouldKeepAlive' in res) res.shouldKeepAlive = false;
-  res.writeHead(a.status, a.headers);
-  res.end(a.body);
-}
 
 function forward(
   pool: Dispatcher,
@@ -281,38 +275,6 @@ function forward(
   done: ((o: UpstreamOutcome) => void) | undefined,
   options: HandlerOptions,
 ): void {
-  // undici's dispatch with a handler: the upstream body goes chunk by chunk into `res`, without a
-  // promise, a body stream or a pipe per request. `aborted` says why svc ended the exchange; an abort
-  // before undici hands over its controller (the request still queued) is applied when it does.
-  let controller: Dispatcher.DispatchController | undefined;
-  let aborted: 'timeout' | 'client' | undefined;
-  const abort = (why: 'timeout' | 'client') => {
-    if (aborted) return;
-    aborted = why;
-    controller?.abort(new UpstreamAbort(why));
-  };
-  let finished = false;
-  const finish = (o: UpstreamOutcome) => {
-    if (finished) return;
-    finished = true;
-    clearTimeout(timer);
-    done?.(o);
-  };
-  // The route timeout spans the whole exchange (0: none); the idle timeout is undici's body timeout.
-  const timer = route.timeoutMs > 0 ? setTimeout(() => abort('timeout'), route.timeoutMs) : undefined;
-  let status = 0;
-  let early = false;
-  // One listener for both ends ('close' follows 'finish' on a completed response).
-  res.once('close', () => {
-    if (res.writableFinished) {
-      finish({ status });
-      if (early && !req.complete) req.destroy();
-      return;
-    }
-    abort('client');
-    finish({}); // the client left: nothing learned about the upstream
-  });
-
   const pathStart = url.indexOf('/', url.indexOf('://') + 3);
   const hasBody = req.headers['content-length'] !== undefined ? req.headers['content-length'] !== '0' : req.headers['transfer-encoding'] !== undefined || req.httpVersionMajor === 2;
   const method = (req.method ?? 'GET') as Dispatcher.HttpMethod;
@@ -325,59 +287,6 @@ function forward(
       headersTimeout: route.timeoutMs,
       bodyTimeout: route.idleTimeoutMs,
     },
-    {
-      onRequestStart(c) {
-        controller = c;
-        if (aborted) c.abort(new UpstreamAbort(aborted));
-      },
-      onResponseStart(_c, statusCode, upstreamHeaders) {
-        if (statusCode < 200) return; // informational (103 Early Hints): not passed on
-        status = statusCode;
-        const edited = editResponseHeaders(route, upstreamHeaders, responseDropSet(upstreamHeaders['connection']));
-        edited['x-request-id'] = requestId;
-        // An upstream that answers before reading the whole request body: the rest of the body is
-        // never read, so the connection cannot carry another request; close it after the answer.
-        early = 'complete' in req && !req.complete;
-        if (early && 'shouldKeepAlive' in res) res.shouldKeepAlive = false;
-        res.writeHead(statusCode, edited);
-      },
-      onResponseData(c, chunk) {
-        if (res.destroyed) return;
-        // Back-pressure: a slow client pauses the upstream read until its socket drains.
-        if (!(res as NodeJS.WritableStream).write(chunk) && !c.paused) {
-          c.pause();
-          res.once('drain', () => c.resume());
-        }
-      },
-      onResponseEnd() {
-        res.end();
-      },
-      onResponseError(_c, err) {
-        if (res.headersSent) {
-          // Mid-body: the client gets a cut response, never a silently short one.
-          finish(aborted === 'client' ? {} : { error: aborted === 'timeout' ? 'timeout' : 'reset' });
-          res.destroy();
-          return;
-        }
-        const kind = aborted ?? classify(err);
-        finish(kind === 'client' ? {} : { error: kind === 'timeout' ? 'timeout' : 'connect' });
-        if (kind === 'client') return;
-        options.log?.({ msg: 'upstream error', requestId, error: err.message, code: (err as { code?: string }).code });
-        answerError(res, kind === 'timeout' ? 504 : 502, requestId, kind === 'timeout' ? 'upstream-timeout' : 'upstream-unreachable', req.headers['accept'], false);
-      },
-    },
+    new UpstreamExchange(route, req, res, requestId, done, options.log),
   );
-}
-
-/** Why svc aborted an upstream exchange (the reason undici reports back to the handler). */
-class UpstreamAbort extends Error {
-  constructor(readonly why: 'timeout' | 'client') {
-    super(why === 'timeout' ? 'route timeout' : 'client went away');
-  }
-}
-
-function classify(err: unknown): 'timeout' | 'upstream' {
-  const code = (err as { code?: string }).code;
-  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') return 'timeout';
-  return 'upstream';
 }

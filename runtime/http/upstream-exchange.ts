@@ -1,0 +1,144 @@
+/**
+ * One forwarded exchange with an upstream, as undici's dispatch handler: the upstream's response
+ * goes chunk by chunk into the client's response, with the route's header edits and the request id.
+ *
+ * - A slow client pauses the upstream read until its socket drains (back-pressure; never a whole
+ *   body buffered).
+ * - The route timeout (`timeoutMs`, 0: none) spans the whole exchange; undici's own headers and
+ *   body timeouts are set by the caller.
+ * - Failures before the response head: 502 (refused, reset) or 504 (timeout) with the request id.
+ *   After it: the client's response is cut, never a short body that looks complete.
+ * - A client that goes away aborts the upstream request, even one still queued in the pool.
+ * - `done` hears once how the exchange ended, for the load balancer and outlier detection.
+ *
+ * One object per request, its methods on the prototype: no promise, body stream, pipe or set of
+ * per-request closures, which the profiles showed as garbage-collection time.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import type { Dispatcher } from 'undici';
+import type { Route } from '../../compiler/plan/types.ts';
+import { sendError } from './error-page.ts';
+import type { UpstreamOutcome } from './handler.ts';
+import { editResponseHeaders, responseDropSet } from './response-headers.ts';
+
+type Req = IncomingMessage | Http2ServerRequest;
+type Res = ServerResponse | Http2ServerResponse;
+type Why = 'timeout' | 'client';
+
+/** Why svc aborted an upstream exchange (the reason undici reports back to the handler). */
+class UpstreamAbort extends Error {
+  constructor(readonly why: Why) {
+    super(why === 'timeout' ? 'route timeout' : 'client went away');
+  }
+}
+
+export class UpstreamExchange implements Dispatcher.DispatchHandler {
+  readonly #route: Route;
+  readonly #req: Req;
+  readonly #res: Res;
+  readonly #requestId: string;
+  readonly #done: ((o: UpstreamOutcome) => void) | undefined;
+  readonly #log: ((entry: Record<string, unknown>) => void) | undefined;
+  readonly #timer: NodeJS.Timeout | undefined;
+  #controller: Dispatcher.DispatchController | undefined;
+  /** Why svc ended the exchange; applied to the controller as soon as undici hands it over. */
+  #aborted: Why | undefined;
+  #finished = false;
+  #status = 0;
+  /** The upstream answered before the request body was read whole. */
+  #early = false;
+
+  constructor(route: Route, req: Req, res: Res, requestId: string, done: ((o: UpstreamOutcome) => void) | undefined, log: ((entry: Record<string, unknown>) => void) | undefined) {
+    this.#route = route;
+    this.#req = req;
+    this.#res = res;
+    this.#requestId = requestId;
+    this.#done = done;
+    this.#log = log;
+    this.#timer = route.timeoutMs > 0 ? setTimeout(onRouteTimeout, route.timeoutMs, this) : undefined;
+    // One listener for both ends: 'close' follows 'finish' on a completed response.
+    res.once('close', () => this.#closed());
+  }
+
+  /** Ends the exchange from svc's side (route timeout, client gone). */
+  abort(why: Why): void {
+    if (this.#aborted) return;
+    this.#aborted = why;
+    this.#controller?.abort(new UpstreamAbort(why));
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.#controller = controller;
+    if (this.#aborted) controller.abort(new UpstreamAbort(this.#aborted));
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
+    if (statusCode < 200) return; // informational (103 Early Hints): not passed on
+    this.#status = statusCode;
+    const edited = editResponseHeaders(this.#route, headers, responseDropSet(headers['connection']));
+    edited['x-request-id'] = this.#requestId;
+    // An upstream that answers before reading the whole request body: the rest of the body is
+    // never read, so the connection cannot carry another request; close it after the answer.
+    const req = this.#req;
+    this.#early = 'complete' in req && !req.complete;
+    if (this.#early && 'shouldKeepAlive' in this.#res) this.#res.shouldKeepAlive = false;
+    this.#res.writeHead(statusCode, edited);
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    const res = this.#res;
+    if (res.destroyed) return;
+    if (!(res as NodeJS.WritableStream).write(chunk) && !controller.paused) {
+      controller.pause();
+      res.once('drain', () => controller.resume());
+    }
+  }
+
+  onResponseEnd(): void {
+    this.#res.end();
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+    const res = this.#res;
+    const aborted = this.#aborted;
+    if (res.headersSent) {
+      // Mid-body: the client gets a cut response, never a silently short one.
+      this.#finish(aborted === 'client' ? {} : { error: aborted === 'timeout' ? 'timeout' : 'reset' });
+      res.destroy();
+      return;
+    }
+    const kind = aborted ?? classify(err);
+    this.#finish(kind === 'client' ? {} : { error: kind === 'timeout' ? 'timeout' : 'connect' });
+    if (kind === 'client') return;
+    this.#log?.({ msg: 'upstream error', requestId: this.#requestId, error: err.message, code: (err as { code?: string }).code });
+    sendError(res, kind === 'timeout' ? 504 : 502, this.#requestId, kind === 'timeout' ? 'upstream-timeout' : 'upstream-unreachable', this.#req.headers['accept'], false);
+  }
+
+  #closed(): void {
+    if (this.#res.writableFinished) {
+      this.#finish({ status: this.#status });
+      if (this.#early && !this.#req.complete) this.#req.destroy();
+      return;
+    }
+    this.abort('client');
+    this.#finish({}); // the client left: nothing learned about the upstream
+  }
+
+  #finish(outcome: UpstreamOutcome): void {
+    if (this.#finished) return;
+    this.#finished = true;
+    clearTimeout(this.#timer);
+    this.#done?.(outcome);
+  }
+}
+
+function onRouteTimeout(exchange: UpstreamExchange): void {
+  exchange.abort('timeout');
+}
+
+function classify(err: unknown): 'timeout' | 'upstream' {
+  const code = (err as { code?: string }).code;
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') return 'timeout';
+  return 'upstream';
+}
