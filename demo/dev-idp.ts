@@ -28,6 +28,7 @@ import type {
   KoaContextWithOIDC,
 } from 'oidc-provider';
 import type OidcProvider from 'oidc-provider';
+import { escapeHtml } from '../runtime/http/error-page.ts';
 
 export interface DevUser {
   readonly id: string;
@@ -212,15 +213,6 @@ class DevAdapter implements Adapter {
 
 // ---------------------------------------------------------------------------------------------------------------
 // HTML
-
-function escapeHtml(value: string): string {
-  return value
-    .replaceAll('&', '&amp;')
-    .replaceAll('<', '&lt;')
-    .replaceAll('>', '&gt;')
-    .replaceAll('"', '&quot;')
-    .replaceAll("'", '&#39;');
-}
 
 function page(body: string): string {
   return `<!DOCTYPE html>

@@ -22,6 +22,7 @@ import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { escapeHtml } from '../runtime/http/error-page.ts';
 import { run, RunError, type Running } from '../runtime/run/run.ts';
 import { DEMO_USERS, DEV_PASSWORD, startDevIdp, type DevIdp } from './dev-idp.ts';
 
@@ -140,10 +141,6 @@ async function startServer(port: number, role: keyof DemoPorts, handler: (req: I
 
 // ---------------------------------------------------------------------------------------------------------------
 // The demo upstreams
-
-function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
 
 const STYLE = `body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f5f6f8;color:#1d2330}
 main{max-width:52rem;margin:2rem auto;padding:1.5rem 2rem;background:#fff;border-radius:8px;box-shadow:0 1px 3px #0002}

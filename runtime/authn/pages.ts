@@ -4,6 +4,7 @@
  * (SECURITY.md S26). Pages carry a strict CSP, no framing and no caching.
  */
 import type { SessionRecord } from '../databroker/session-store.ts';
+import { escapeHtml } from '../http/error-page.ts';
 
 export const PAGE_HEADERS: Readonly<Record<string, string>> = {
   'content-type': 'text/html; charset=utf-8',
@@ -19,10 +20,6 @@ export const PAGE_HEADERS: Readonly<Record<string, string>> = {
 
 const STYLE =
   'body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f5f6f8;color:#1d2330}main{max-width:44rem;margin:8vh auto;padding:2rem;background:#fff;border-radius:8px;box-shadow:0 1px 3px #0002}h1{font-size:1.4rem;margin:0 0 1rem}table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.35rem .5rem;border-bottom:1px solid #e3e6ea;vertical-align:top}th{width:10rem;color:#556}code,pre{font-size:.85rem}pre{margin:0;white-space:pre-wrap;word-break:break-all}button{font:inherit;padding:.45rem 1.1rem;border:0;border-radius:6px;background:#1d4ed8;color:#fff;cursor:pointer}footer{margin-top:1.5rem;font-size:.8rem;color:#667}';
-
-export function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
 
 function page(title: string, body: string): string {
   return `<!doctype html>

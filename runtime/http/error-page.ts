@@ -48,7 +48,8 @@ export function errorAnswer(status: number, requestId: string, reason: string, j
   return { status, headers: { ...common, 'content-type': 'text/html; charset=utf-8', 'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'" }, body: html };
 }
 
-function escapeHtml(s: string): string {
+/** Text made safe for HTML element content and quoted attribute values. */
+export function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
