@@ -16,21 +16,11 @@ import {
   type WorkerStoreOptions,
 } from '../../../runtime/databroker/ipc-store.ts';
 import { MemoryStore } from '../../../runtime/databroker/memory-store.ts';
-import { SessionStoreError, newSessionId, type SessionRecord, type SessionStoreErrorCode } from '../../../runtime/databroker/session-store.ts';
+import { SessionStoreError, type SessionRecord, type SessionStoreErrorCode } from '../../../runtime/databroker/session-store.ts';
+import { sessionRecord } from './records.ts';
 
 function record(over: Partial<SessionRecord> = {}): SessionRecord {
-  const now = Date.now();
-  return {
-    id: newSessionId(),
-    userId: 'user-1',
-    email: 'u@example.com',
-    groups: ['admins', 'ops'],
-    claims: { name: 'U', nested: { roles: ['a'] } },
-    idToken: 'id.tok.en',
-    expiresAtMs: now + 60_000,
-    createdAtMs: now,
-    ...over,
-  };
+  return sessionRecord(Date.now(), over);
 }
 
 /** What crosses node:cluster's default ('json') IPC serialization. */

@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryStore, type MemoryStoreOptions } from '../../../runtime/databroker/memory-store.ts';
 import { SessionStoreError, newSessionId, type SessionRecord } from '../../../runtime/databroker/session-store.ts';
+import { sessionRecord } from './records.ts';
 
 const T0 = 1_700_000_000_000;
 
@@ -12,17 +13,7 @@ function clock(start = T0) {
 }
 
 function record(over: Partial<SessionRecord> = {}): SessionRecord {
-  return {
-    id: newSessionId(),
-    userId: 'user-1',
-    email: 'u@example.com',
-    groups: ['admins', 'ops'],
-    claims: { name: 'U', nested: { roles: ['a'] } },
-    idToken: 'id.tok.en',
-    expiresAtMs: T0 + 60_000,
-    createdAtMs: T0,
-    ...over,
-  };
+  return sessionRecord(T0, over);
 }
 
 const stores: MemoryStore[] = [];
