@@ -140,20 +140,8 @@ function decideAndRespond(gen: Generation<ForwardState>, req: Req, res: Res, req
         : {}),
     },
   );
-  // A route's client CA (or the global `client_ca`) is required before anything of the route is
-  // answered. Of svc's own endpoints, the forward-auth check requires the global `client_ca`: its
-  // callers are the proxies, authenticated by their certificates (SECURITY S13). The sign-in
-  // endpoints stay open to browsers, which sign in there (docs/forward-auth.md).
-  const certFor =
-    decision.outcome === 'internal'
-      ? decision.endpoint.service === 'forward_auth'
-        ? null
-        : undefined
-      : 'route' in decision && decision.outcome !== 'unavailable'
-        ? gen.index.body.routes[decision.route.index]!
-        : undefined;
-  if (tls && socket && certFor !== undefined) {
-    const route = certFor;
+  const route = tls && socket ? clientCertificateScope(gen, decision) : undefined;
+  if (tls && socket && route !== undefined) {
     if (tls.required(route) && !tls.clientCertificate(route, socket)?.valid) {
       picked?.done({});
       sendError(res, 495, requestId, 'client-certificate-required', req.headers['accept'], true);
@@ -161,6 +149,18 @@ function decideAndRespond(gen: Generation<ForwardState>, req: Req, res: Res, req
     }
   }
   respond(gen, decision, req, res, requestId, picked, options, session, state);
+}
+
+/**
+ * Whose client CA a decision answers under: its route's (`tls_downstream_client_ca`, else the global
+ * `client_ca`); `null` for the forward-auth check, which requires the global `client_ca` (its callers
+ * are the proxies, authenticated by their certificates: SECURITY S13); `undefined` when none applies.
+ * The sign-in endpoints stay open to browsers, which sign in there (docs/forward-auth.md).
+ */
+function clientCertificateScope(gen: Generation<ForwardState>, d: Decision): Route | null | undefined {
+  if (d.outcome === 'internal') return d.endpoint.service === 'forward_auth' ? null : undefined;
+  if ('route' in d && d.outcome !== 'unavailable') return gen.index.body.routes[d.route.index];
+  return undefined;
 }
 
 /** Node's distinct headers, with HTTP/2's `:authority` as the Host a request was sent to. */
