@@ -17,7 +17,7 @@ import { routeHost } from '../authn/forward-auth.ts';
 import type { ResolvedSession } from '../authn/session-cache.ts';
 import type { Authn } from '../authn/service.ts';
 import { decide } from '../decide/decide.ts';
-import type { Decision } from '../decide/types.ts';
+import type { Decision, OutgoingHeaders } from '../decide/types.ts';
 import type { Generation, PlanStore } from '../plan/store.ts';
 import { endSocketWithError } from './error-page.ts';
 import type { ForwardState } from './handler.ts';
@@ -61,11 +61,12 @@ function upgrade(gen: Generation<ForwardState>, req: IncomingMessage, socket: Du
     u.protocol === 'https:'
       ? tlsConnect({ host, port, servername: route.tls.serverName ?? host, rejectUnauthorized: !route.tls.skipVerify, ALPNProtocols: ['http/1.1'] })
       : netConnect({ host, port });
-  const headers: Record<string, string | string[]> = { ...d.upstream.headers };
+  const headers: OutgoingHeaders = { ...d.upstream.headers };
   const identity = authn && state ? authn.upstreamIdentity(state, session, d.route.index, d.upstream.assertion, routeHost(gen.index, d.route.index), headers) : undefined;
   const lines = [`${req.method ?? 'GET'} ${u.pathname}${u.search} HTTP/1.1`];
   const head = () => {
-    for (const [k, v] of Object.entries(headers)) for (const one of Array.isArray(v) ? v : [v]) lines.push(`${k}: ${one}`);
+    // A header set to undefined (svc's own credentials, taken out) is not sent.
+    for (const [k, v] of Object.entries(headers)) if (v !== undefined) for (const one of Array.isArray(v) ? v : [v]) lines.push(`${k}: ${one}`);
     lines.push(`x-request-id: ${requestId}`, 'connection: Upgrade', `upgrade: ${req.headers['upgrade']}`);
     return `${lines.join('\r\n')}\r\n\r\n`;
   };

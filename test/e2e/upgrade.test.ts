@@ -13,6 +13,7 @@ describe('svc run: websocket upgrades', () => {
   let wss: WebSocketServer;
   let svc: Running;
   const seenPaths: string[] = [];
+  const seenCookies: (string | undefined)[] = [];
   const cfg = configDir();
 
   beforeAll(async () => {
@@ -20,6 +21,7 @@ describe('svc run: websocket upgrades', () => {
     wss = new WebSocketServer({ server: up.server });
     wss.on('connection', (ws, req) => {
       seenPaths.push(`${req.url} host=${req.headers.host} id=${req.headers['x-svc-jwt-assertion'] ?? '-'}`);
+      seenCookies.push(req.headers.cookie);
       ws.on('message', (m) => ws.send(`echo:${m.toString()}`));
     });
     cfg.write({ address: '127.0.0.1:8443' }, [
@@ -37,9 +39,9 @@ describe('svc run: websocket upgrades', () => {
     cfg.remove();
   });
 
-  const open = (host: string, path = '/chat') =>
+  const open = (host: string, path = '/chat', extra: Record<string, string> = {}) =>
     new Promise<{ ws: WebSocket; status?: number }>((resolve) => {
-      const ws = new WebSocket(`ws://127.0.0.1:${svc.listening.address.port}${path}`, { headers: { host, 'x-svc-jwt-assertion': 'forged' } });
+      const ws = new WebSocket(`ws://127.0.0.1:${svc.listening.address.port}${path}`, { headers: { host, 'x-svc-jwt-assertion': 'forged', ...extra } });
       ws.once('open', () => resolve({ ws }));
       ws.once('unexpected-response', (_req, res) => resolve({ ws, status: res.statusCode ?? 0 }));
       ws.once('error', () => resolve({ ws, status: -1 }));
@@ -53,6 +55,17 @@ describe('svc run: websocket upgrades', () => {
     expect(await reply).toBe('echo:hello');
     ws.close();
     expect(seenPaths).toContain(`/socket/chat host=127.0.0.1:${up.port} id=-`);
+  });
+
+  it("keeps svc's session cookie from the upstream, and sends no Cookie header when nothing else is left", async () => {
+    seenCookies.length = 0;
+    for (const cookie of ['_svc=not-a-session; app=1', '_svc=not-a-session']) {
+      const { ws, status } = await open('ws.example.com', '/chat', { cookie });
+      expect(status).toBeUndefined();
+      ws.close();
+    }
+    await expect.poll(() => seenCookies.length).toBe(2);
+    expect(seenCookies).toEqual(['app=1', undefined]);
   });
 
   it('refuses an upgrade on a route without allow_websockets, and before authorization', async () => {
