@@ -22,10 +22,10 @@ interface Answer {
   subject: string;
 }
 
-function get(port: number, servername: string, host: string, ca: string, client?: Issued): Promise<Answer> {
+function get(port: number, servername: string, host: string, ca: string, client?: Issued, path = '/'): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: '127.0.0.1', port, path: '/', servername, headers: { host }, ca, agent: false, ...(client ? { cert: client.certPem, key: client.keyPem } : {}), checkServerIdentity: () => undefined },
+      { host: '127.0.0.1', port, path, servername, headers: { host }, ca, agent: false, ...(client ? { cert: client.certPem, key: client.keyPem } : {}), checkServerIdentity: () => undefined },
       (res) => {
         let body = '';
         res.on('data', (c: Buffer) => (body += c.toString()));
@@ -143,20 +143,7 @@ describe('forward-auth callers under the global client_ca (SECURITY S13)', () =>
     cfg.remove();
   });
 
-  const verify = (client?: Issued) => {
-    const port = svc.listening.address.port;
-    return new Promise<number>((resolve, reject) => {
-      const req = request(
-        { host: '127.0.0.1', port, path: '/verify?uri=https://app.example.com/x', servername: 'fwd.example.com', headers: { host: 'fwd.example.com' }, ca: ca.certPem, agent: false, ...(client ? { cert: client.certPem, key: client.keyPem } : {}) },
-        (res) => {
-          res.resume();
-          resolve(res.statusCode ?? 0);
-        },
-      );
-      req.on('error', reject);
-      req.end();
-    });
-  };
+  const verify = async (client?: Issued) => (await get(svc.listening.address.port, 'fwd.example.com', 'fwd.example.com', ca.certPem, client, '/verify?uri=https://app.example.com/x')).status;
 
   it('answers a proxy presenting a certificate of client_ca', async () => {
     expect(await verify(proxyCert)).toBe(200);
@@ -170,14 +157,7 @@ describe('forward-auth callers under the global client_ca (SECURITY S13)', () =>
   it('leaves the sign-in endpoints open to browsers without a certificate, and routes svc serves closed', async () => {
     const port = svc.listening.address.port;
     // The JWKS of the authenticate service: svc's own, browser-facing, answered without a certificate.
-    const jwks = await new Promise<number>((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port, path: '/.well-known/svc/jwks.json', servername: 'auth.example.com', headers: { host: 'auth.example.com' }, ca: ca.certPem, agent: false }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
-      req.on('error', reject);
-      req.end();
-    });
+    const jwks = (await get(port, 'auth.example.com', 'auth.example.com', ca.certPem, undefined, '/.well-known/svc/jwks.json')).status;
     expect(jwks).toBe(200);
     expect((await get(port, 'app.example.com', 'app.example.com', ca.certPem)).status).toBe(495);
     expect((await get(port, 'app.example.com', 'app.example.com', ca.certPem, proxyCert)).status).toBe(200);
