@@ -29,7 +29,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
-import { decide } from '../decide/decide.ts';
+import { canonicalize, decide } from '../decide/decide.ts';
 import type { RequestHeaders } from '../decide/types.ts';
 import { errorAnswer, wantsJson } from '../http/error-page.ts';
 import { claimHeaderValue } from '../http/forward.ts';
@@ -78,9 +78,11 @@ export async function forwardAuth(authn: Authn, state: AuthState, index: PlanInd
   }
   headers['host'] = [m[2]!];
   const target = m[3] ?? '/';
-  const lookup = authn.resolve(state, headers as RequestHeaders, target);
+  // Normalized once: the same canonical host binds a bearer token and chooses the route.
+  const canonical = canonicalize(index, { target, headers, scheme });
+  const lookup = canonical.ok ? authn.resolve(state, headers as RequestHeaders, canonical.request.host) : null;
   const session = lookup instanceof Promise ? await lookup : lookup;
-  const d = decide(index, { method, target, scheme, headers, peer, nowMs: Date.now() }, session?.identity ?? null, { reasons: false });
+  const d = decide(index, { method, target, scheme, headers, peer, nowMs: Date.now() }, session?.identity ?? null, { reasons: false, canonical });
   switch (d.outcome) {
     case 'allow':
     case 'redirect': {

@@ -17,7 +17,7 @@ import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { PlanBody } from '../../compiler/plan/types.ts';
 import type { InternalEndpoint, OutgoingHeaders, RequestHeaders } from '../decide/types.ts';
 import { newSessionId, type SessionRecord, type SessionStore } from '../databroker/session-store.ts';
-import { canonicalRequest } from '../http/canonical-request.ts';
+import type { CanonicalRequest } from '../http/canonical-request.ts';
 import { errorAnswer, wantsJson } from '../http/error-page.ts';
 import { buildAuthState, type AuthCarry, type AuthState } from './auth-state.ts';
 import { cookieDomainFor, readCookie, serializeCookie } from './cookies.ts';
@@ -95,19 +95,17 @@ export class Authn {
   // Sessions
 
   /**
-   * The session of a request: its session cookie, or a programmatic bearer token bound to `host`.
+   * The session of a request: its session cookie, or a programmatic bearer token bound to `host`
+   * (the request's canonical host, from the gate: the one normalization of DESIGN §2.2).
    * Synchronous on a cache hit (the common request); a promise on a miss. Never rejects.
    */
-  resolve(state: AuthState, headers: RequestHeaders, rawTarget: string): SessionLookup {
+  resolve(state: AuthState, headers: RequestHeaders, host: string): SessionLookup {
     if (state.keys === null || state.cookieSecret === null) return null;
     const now = this.#now();
     const bearer = programmaticCredential(headers);
     let credential: string;
-    if (bearer !== undefined) {
-      const host = canonicalHost(rawTarget, headers, this.#options.scheme);
-      if (host === undefined) return null;
-      credential = `bearer ${host} ${bearer}`;
-    } else {
+    if (bearer !== undefined) credential = `bearer ${host} ${bearer}`;
+    else {
       const cookie = readCookie(headers['cookie'], state.cookie.name);
       if (cookie === undefined || cookie === '') return null;
       credential = cookie;
@@ -236,10 +234,8 @@ export class Authn {
   // svc's own endpoints
 
   /** Answers a request for one of svc's own endpoints on a route or authenticate host. */
-  async endpoint(state: AuthState, endpoint: InternalEndpoint, session: ResolvedSession | null, req: Req, res: Res, requestId: string): Promise<void> {
-    const c = canonicalRequest(req.url ?? '/', hostOf(req), this.#options.scheme);
-    if (!c.ok) return answerError(res, 400, requestId, c.problem, req);
-    const { host, path, query } = c.request;
+  async endpoint(state: AuthState, endpoint: InternalEndpoint, request: CanonicalRequest, session: ResolvedSession | null, req: Req, res: Res, requestId: string): Promise<void> {
+    const { host, path, query } = request;
     const method = req.method ?? 'GET';
     const params = new URLSearchParams(query);
     const onAuthHost = endpoint.service === 'authenticate';
@@ -470,16 +466,6 @@ function withoutSvcCookies(cookie: string, cookieName: string): string | undefin
     .map((p) => p.trim())
     .filter((p) => p !== '' && !p.startsWith(`${cookieName}=`) && !p.startsWith(`${cookieName}_signin_`));
   return kept.length === 0 ? undefined : kept.join('; ');
-}
-
-function canonicalHost(rawTarget: string, headers: RequestHeaders, scheme: 'http' | 'https'): string | undefined {
-  const c = canonicalRequest(rawTarget, headers['host']?.[0], scheme);
-  return c.ok ? c.request.host : undefined;
-}
-
-function hostOf(req: Req): string | undefined {
-  const h = req.headers['host'] ?? req.headers[':authority'];
-  return h === undefined ? undefined : String(h);
 }
 
 /** The identity and tokens of a record, without its id and times. */

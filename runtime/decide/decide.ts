@@ -34,11 +34,36 @@ export interface DecideOptions {
    * route's `tls_downstream_client_ca`); overrides `request.clientCertificate` for the policy.
    */
   readonly clientCertificate?: (route: Route) => { readonly fingerprint: string; readonly valid: boolean } | undefined;
+  /**
+   * The request's canonical form, when the caller already has it from `canonicalize` (the gate
+   * normalizes once and uses that form for the session lookup too: DESIGN §2.2).
+   */
+  readonly canonical?: Canonical;
+}
+
+/**
+ * A request's canonical form (DESIGN §2.2), or the 400 decision for a request that has none.
+ * `rawForm`: the S07 opt-in form, kept only when the route it reaches takes it.
+ */
+export type Canonical = { readonly ok: true; readonly request: CanonicalRequest; readonly rawForm: boolean } | { readonly ok: false; readonly decision: Decision & { readonly outcome: 'bad_request' } };
+
+/** Normalizes a request once: duplicate Host, then the canonical target and host. */
+export function canonicalize(index: PlanIndex, request: Pick<DecisionRequest, 'target' | 'headers' | 'scheme'>): Canonical {
+  const hostValues = request.headers['host'];
+  if (hostValues !== undefined && hostValues.length > 1) return { ok: false, decision: { outcome: 'bad_request', status: 400, problem: 'host-duplicate', reasons: ['host-duplicate'] } };
+  const c = canonicalRequest(request.target, hostValues?.[0], request.scheme);
+  if (c.ok) return { ok: true, request: c.request, rawForm: false };
+  if (c.problem === 'target-forbidden-escape' && index.rawPathHosts.size > 0) {
+    // S07 opt-in: the raw form may reach a route that takes it; any other route still refuses it.
+    const raw = canonicalRequest(request.target, hostValues?.[0], request.scheme, { keepForbiddenEscapes: true });
+    if (raw.ok && index.rawPathHosts.has(raw.request.host)) return { ok: true, request: raw.request, rawForm: true };
+  }
+  return { ok: false, decision: { outcome: 'bad_request', status: 400, problem: c.problem, reasons: [c.problem] } };
 }
 
 /** Decides one request. Never throws for any request (fail closed: a policy error is a deny). */
 export function decide(index: PlanIndex, request: DecisionRequest, identity: Identity | null, options: DecideOptions = {}): Decision {
-  return run(index, request, identity, options.reasons !== false, false, options.pickUpstream, options.clientCertificate).decision;
+  return run(index, request, identity, options.reasons !== false, false, options).decision;
 }
 
 /** A decision with what led to it, for `svc explain` and `svc test`. */
@@ -54,33 +79,17 @@ export interface DecisionExplanation {
 
 /** Decides one request and keeps the full policy trace. */
 export function explainDecision(index: PlanIndex, request: DecisionRequest, identity: Identity | null): DecisionExplanation {
-  return run(index, request, identity, true, true);
+  return run(index, request, identity, true, true, {});
 }
 
-function run(
-  index: PlanIndex,
-  request: DecisionRequest,
-  identity: Identity | null,
-  wantReasons: boolean,
-  wantTrace = false,
-  pick?: DecideOptions['pickUpstream'],
-  certificateFor?: DecideOptions['clientCertificate'],
-): DecisionExplanation {
+function run(index: PlanIndex, request: DecisionRequest, identity: Identity | null, wantReasons: boolean, wantTrace: boolean, options: DecideOptions): DecisionExplanation {
   const none = { route: null, policy: null };
-  const hostValues = request.headers['host'];
-  if (hostValues !== undefined && hostValues.length > 1) return { ...none, canonical: null, decision: { outcome: 'bad_request', status: 400, problem: 'host-duplicate', reasons: ['host-duplicate'] } };
-  let c = canonicalRequest(request.target, hostValues?.[0], request.scheme);
-  let rawForm = false;
-  if (!c.ok && c.problem === 'target-forbidden-escape' && index.rawPathHosts.size > 0) {
-    // S07 opt-in: the raw form may reach a route that takes it; any other route still refuses it.
-    const raw = canonicalRequest(request.target, hostValues?.[0], request.scheme, { keepForbiddenEscapes: true });
-    if (raw.ok && index.rawPathHosts.has(raw.request.host)) {
-      c = raw;
-      rawForm = true;
-    }
-  }
-  if (!c.ok) return { ...none, canonical: null, decision: { outcome: 'bad_request', status: 400, problem: c.problem, reasons: [c.problem] } };
+  const c = options.canonical ?? canonicalize(index, request);
+  if (!c.ok) return { ...none, canonical: null, decision: c.decision };
   const req = c.request;
+  const rawForm = c.rawForm;
+  const pick = options.pickUpstream;
+  const certificateFor = options.clientCertificate;
   const address = clientAddress(request.peer, request.headers, index.body.settings.server.xffNumTrustedHops);
   if (address === undefined) return { ...none, canonical: req, decision: { outcome: 'bad_request', status: 400, problem: 'client-address-invalid', reasons: ['client-address-invalid'] } };
 
@@ -164,7 +173,7 @@ const AUTHORITY = /^([a-z0-9](?:[a-z0-9.-]*[a-z0-9])?|\[[0-9a-f:.]+\]):([0-9]{1,
  * `tcp://` upstream to open. Anonymous callers get 401, never a sign-in redirect (no browser does
  * CONNECT through svc).
  */
-export function decideConnect(index: PlanIndex, request: DecisionRequest, identity: Identity | null, options: Pick<DecideOptions, 'pickUpstream'> = {}): Decision {
+export function decideConnect(index: PlanIndex, request: DecisionRequest, identity: Identity | null, options: Pick<DecideOptions, 'pickUpstream' | 'clientCertificate'> = {}): Decision {
   const m = AUTHORITY.exec(request.target.toLowerCase());
   const port = m ? Number(m[2]) : 0;
   if (!m || port < 1 || port > 65535) return { outcome: 'bad_request', status: 400, problem: 'target-not-origin-form', reasons: ['target-not-origin-form'] };
@@ -176,7 +185,7 @@ export function decideConnect(index: PlanIndex, request: DecisionRequest, identi
   let verdict: Verdict = 'allow';
   let reasons: readonly string[] = ['public-route'];
   if (!r.route.public) {
-    const e = r.program.explain({ identity, method: 'CONNECT', path: '/', headers: request.headers, clientAddress: address, clientCertificate: request.clientCertificate ?? null, nowMs: request.nowMs });
+    const e = r.program.explain({ identity, method: 'CONNECT', path: '/', headers: request.headers, clientAddress: address, clientCertificate: (options.clientCertificate ? options.clientCertificate(r.route) : request.clientCertificate) ?? null, nowMs: request.nowMs });
     verdict = e.verdict;
     reasons = e.reasons;
   }

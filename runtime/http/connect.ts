@@ -1,55 +1,102 @@
 /**
- * `CONNECT host:port` for `tcp+https` routes: decided by `decideConnect` (route, policy), then a TCP
- * tunnel to the route's `tcp://` upstream. svc's 200 is sent only once the upstream connection is
- * open, so a client never writes into a tunnel that does not exist. The route timeout bounds the
- * tunnel, its idle timeout the silence.
+ * `CONNECT host:port` for `tcp+https` routes, over HTTP/1.1 and HTTP/2 (RFC 9113 §8.5): the one
+ * gate (gate.ts: 421, session from the programmatic bearer token, policy, client certificate,
+ * upstream choice through the route's upstream set) decides, then a TCP tunnel to the route's
+ * `tcp://` upstream. svc's 200 is sent only once the upstream connection is open, and nothing from
+ * the client is relayed before it, so a client never writes into a tunnel that does not exist.
+ * The route timeout bounds the tunnel, its idle timeout the silence.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import { connect } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { decideConnect } from '../decide/decide.ts';
+import type { Route } from '../../compiler/plan/types.ts';
 import type { PlanStore } from '../plan/store.ts';
-import { endSocketWithError } from './error-page.ts';
-import type { ForwardState, UpstreamOutcome } from './handler.ts';
-import { tunnel } from './tunnel.ts';
+import { endSocketWithError, sendError } from './error-page.ts';
+import { admit, type Admission, type GateOptions, type GateResult } from './gate.ts';
+import type { ForwardState } from './handler.ts';
+import { joinTunnel } from './tunnel.ts';
 
-/** Creates the `connect` listener of an HTTP/1.1 server. */
-export function createConnectHandler(store: PlanStore<ForwardState>): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
-  return (req, socket, head) => {
+/** What a refused CONNECT is answered with. */
+function refusal(r: GateResult): { readonly status: number; readonly reason: string } | undefined {
+  if (!r.admitted) return { status: r.status, reason: r.problem };
+  const d = r.decision;
+  if (d.outcome === 'allow') return undefined;
+  const reason = d.outcome === 'bad_request' ? d.problem : d.outcome === 'not_found' ? 'no-route' : d.outcome === 'unauthenticated' ? 'sign-in-required' : d.reasons.join(',') || d.outcome;
+  return { status: d.status === 200 ? 404 : d.status, reason };
+}
+
+/**
+ * Creates the `connect` listener of a server. Node calls it with `(req, socket, head)` for an
+ * HTTP/1.1 CONNECT and with `(req, res)` for an HTTP/2 one.
+ */
+export function createConnectHandler(store: PlanStore<ForwardState>, options: GateOptions): (req: IncomingMessage | Http2ServerRequest, second: Duplex | Http2ServerResponse, head?: Buffer) => void {
+  return (req, second, head) => {
     const requestId = randomUUID();
     const gen = store.acquire();
+    const h2 = req.httpVersionMajor === 2;
+    // HTTP/2: the tunnel is the request's stream; HTTP/1.1: the connection itself.
+    const client: Duplex = h2 ? (req as Http2ServerRequest).stream : (second as Duplex);
     let released = false;
-    socket.on('close', () => {
+    client.once('close', () => {
       if (!released) {
         released = true;
         store.release(gen);
       }
     });
-    socket.on('error', () => socket.destroy());
-    let picked: { readonly index: number; readonly done: (outcome: UpstreamOutcome) => void } | undefined;
-    const pick = gen.extra.pick;
-    const d = decideConnect(
-      gen.index,
-      { method: 'CONNECT', target: req.url ?? '', scheme: 'http', headers: req.headersDistinct, peer: req.socket.remoteAddress ?? '', nowMs: Date.now(), upstreamSample: Math.random() },
-      null,
-      pick ? { pickUpstream: (r) => (picked = pick(r, req.socket.remoteAddress))?.index } : {},
-    );
-    if (d.outcome !== 'allow') {
-      const reason = d.outcome === 'bad_request' ? d.problem : d.outcome === 'not_found' ? 'no-route' : d.outcome === 'unauthenticated' ? 'sign-in-required' : d.reasons.join(',');
-      endSocketWithError(socket, d.status === 200 ? 404 : d.status, requestId, reason, req.headers['accept']);
-      return;
-    }
-    const route = gen.index.body.routes[d.route.index]!;
-    const [host = '', port = '0'] = d.upstream.host.split(/:(?=\d+$)/);
-    const upstream = connect({ host: host.replace(/^\[(.*)\]$/, '$1'), port: Number(port) });
-    tunnel(socket, upstream, head, {
-      route,
-      requestId,
-      accept: req.headers['accept'],
-      openEvent: 'connect',
-      onOpen: () => socket.write(`HTTP/1.1 200 Connection Established\r\nx-request-id: ${requestId}\r\n\r\n`),
-      onClose: (opened) => picked?.done(opened ? {} : { error: 'connect' }),
+    client.on('error', () => client.destroy());
+    const accept = typeof req.headers['accept'] === 'string' ? req.headers['accept'] : undefined;
+    const authority = h2 ? String(req.headers[':authority'] ?? '') : (req.url ?? '');
+    const headers = (req as IncomingMessage).headersDistinct ?? distinct(req.headers);
+    admit(gen, { kind: 'connect', method: 'CONNECT', target: authority, headers, httpVersion: req.httpVersion, socket: req.socket }, options, (r) => {
+      if (client.destroyed) {
+        if (r.admitted) r.upstream?.done({});
+        return;
+      }
+      const refused = refusal(r);
+      if (refused) {
+        if (h2) sendError(second as Http2ServerResponse, refused.status, requestId, refused.reason, accept, false);
+        else endSocketWithError(client, refused.status, requestId, refused.reason, accept);
+        return;
+      }
+      const a = r as Admission;
+      open(gen.index.body.routes[(a.decision as { route: { index: number } }).route.index]!, a, client, head ?? Buffer.alloc(0), (status) => {
+        if (h2) {
+          const res = second as Http2ServerResponse;
+          if (status === 200) res.stream.respond({ ':status': 200, 'x-request-id': requestId });
+          else sendError(res, status, requestId, 'upstream-unreachable', accept, false);
+        } else if (status === 200) client.write(`HTTP/1.1 200 Connection Established\r\nx-request-id: ${requestId}\r\n\r\n`);
+        else endSocketWithError(client, status, requestId, 'upstream-unreachable', accept);
+      });
     });
   };
+}
+
+/** Opens the upstream of an admitted CONNECT; `answer` tells the client 200 (then the tunnel) or 502. */
+function open(route: Route, a: Admission, client: Duplex, head: Buffer, answer: (status: 200 | 502) => void): void {
+  const d = a.decision;
+  if (d.outcome !== 'allow') return;
+  const chosen = a.upstream!;
+  const [host = '', port = '0'] = d.upstream.host.split(/:(?=\d+$)/);
+  const upstream = connect({ host: host.replace(/^\[(.*)\]$/, '$1'), port: Number(port), ...(chosen.tls.family ? { family: chosen.tls.family } : {}) });
+  const onClientClose = () => upstream.destroy();
+  client.once('close', onClientClose);
+  upstream.once('error', () => {
+    chosen.done({ error: 'connect' });
+    if (client.writable) answer(502);
+    else client.destroy();
+  });
+  upstream.once('connect', () => {
+    client.off('close', onClientClose);
+    upstream.removeAllListeners('error');
+    answer(200);
+    joinTunnel(client, upstream, head, route, () => chosen.done({}));
+  });
+}
+
+function distinct(h: Http2ServerRequest['headers']): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const [k, v] of Object.entries(h)) if (v !== undefined) out[k] = Array.isArray(v) ? v : [v];
+  return out;
 }

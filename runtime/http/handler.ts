@@ -1,6 +1,6 @@
 /**
- * The request handler of `svc run`: one snapshot of the plan per request, the decision core, and
- * the answer: svc's own pages, a redirect, or the upstream's response streamed through with the
+ * The request handler of `svc run`: one snapshot of the plan per request, the gate (gate.ts: the
+ * same checks as upgrades and CONNECT), and the answer: svc's own pages, a redirect, or the upstream's response streamed through with the
  * route's response header edits. Bodies stream both ways (never buffered whole); a client that goes
  * away aborts the upstream request; an upstream that refuses or times out gives 502/504 with the
  * request id, never a hang.
@@ -9,17 +9,14 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { Dispatcher } from 'undici';
-import type { TLSSocket } from 'node:tls';
 import type { Route } from '../../compiler/plan/types.ts';
-import type { AuthState } from '../authn/auth-state.ts';
 import { forwardAuth, routeHost } from '../authn/forward-auth.ts';
-import type { ResolvedSession } from '../authn/session-cache.ts';
-import type { Authn } from '../authn/service.ts';
-import { decide } from '../decide/decide.ts';
-import type { Decision, OutgoingHeaders, RequestHeaders } from '../decide/types.ts';
+import type { OutgoingHeaders, RequestHeaders } from '../decide/types.ts';
 import type { CompiledRoute } from '../plan/index.ts';
 import type { Generation, PlanStore } from '../plan/store.ts';
 import { sendError } from './error-page.ts';
+import { admit, type Admission, type GateOptions } from './gate.ts';
+import type { PoolOptions } from './pools.ts';
 import { UpstreamExchange } from './upstream-exchange.ts';
 
 /** What a plan generation holds for forwarding (built by runtime/run/state.ts). */
@@ -31,6 +28,8 @@ export interface ForwardState {
    * policies: the client address), or undefined when none is healthy (503).
    */
   readonly pick?: (route: CompiledRoute, hashKey: string | undefined) => { readonly index: number; readonly done: (outcome: UpstreamOutcome) => void } | undefined;
+  /** The TLS options of a route's upstream connections (read once per generation and route). */
+  readonly upstreamTls: (routeIndex: number) => PoolOptions;
 }
 
 /** How an upstream request ended, for the load balancer and outlier detection. */
@@ -39,25 +38,13 @@ export interface UpstreamOutcome {
   readonly error?: 'connect' | 'timeout' | 'reset';
 }
 
-export interface HandlerOptions {
-  /** `https` on a TLS listener, `http` with `insecure_server`. */
-  readonly scheme: 'http' | 'https';
+export interface HandlerOptions extends GateOptions {
   /** Test mode: every response names the plan checksum that produced it (`x-svc-plan-checksum`). */
   readonly exposeChecksum?: boolean;
   /** With `exposeChecksum`: also name the worker process that answered (`x-svc-worker`). */
   readonly workerId?: number;
-  /** TLS listeners: the connection checks of spec §7 and §5.5 (runtime/listen/). */
-  readonly tls?: {
-    /** False when the connection's certificate does not cover `host` (→ 421 Misdirected Request). */
-    servesHost(socket: TLSSocket, host: string): boolean;
-    /** Whether the route requires a valid client certificate (→ 495 without one). */
-    required(route: Route | null): boolean;
-    clientCertificate(route: Route | null, socket: TLSSocket): { readonly fingerprint: string; readonly valid: boolean } | undefined;
-  };
   /** One line per request and per error; structured (pino in run.ts). */
   readonly log?: (entry: Record<string, unknown>) => void;
-  /** Sessions, svc's own endpoints and upstream identity; without it every request is anonymous. */
-  readonly authn?: Authn;
 }
 
 type Req = IncomingMessage | Http2ServerRequest;
@@ -81,86 +68,16 @@ export function createHandler(store: PlanStore<ForwardState>, options: HandlerOp
       res.setHeader('x-svc-plan-checksum', gen.plan.checksum);
       if (options.workerId !== undefined) res.setHeader('x-svc-worker', String(options.workerId));
     }
-
-    if (req.httpVersionMajor === 1 && req.httpVersionMinor === 0) {
-      // Spec §4 rule 2: HTTP/1.0 is not supported; say so instead of guessing its framing.
-      sendError(res, 505, requestId, 'http-1.0-unsupported', req.headers['accept'], true);
-      return;
-    }
-
-    const tls = options.tls;
-    const socket = req.socket as TLSSocket | undefined;
-    if (tls && socket) {
-      const host = String(req.headers['host'] ?? req.headers[':authority'] ?? '');
-      if (host !== '' && !tls.servesHost(socket, host)) {
-        // Spec §7: a request for a host this connection's certificate does not cover (HTTP/2
-        // connection coalescing) is misdirected; the client retries on a new connection.
-        sendError(res, 421, requestId, 'misdirected-request', req.headers['accept'], true);
+    const headers = requestHeaders(req);
+    admit(gen, { kind: 'request', method: req.method ?? 'GET', target: req.url ?? '/', headers, httpVersion: req.httpVersion, socket: req.socket }, options, (r) => {
+      if (res.destroyed) {
+        if (r.admitted) r.upstream?.done({});
         return;
       }
-    }
-    const headers = requestHeaders(req);
-    const authn = options.authn;
-    // Built and checked before the plan was swapped in (serve/run): a cached lookup here.
-    const state = authn?.state(gen.plan.body);
-    const lookup = authn && state ? authn.resolve(state, headers, req.url ?? '/') : null;
-    if (lookup instanceof Promise) void lookup.then((session) => decideAndRespond(gen, req, res, requestId, headers, session, state, options));
-    else decideAndRespond(gen, req, res, requestId, headers, lookup, state, options);
+      if (!r.admitted) sendError(res, r.status, requestId, r.problem, req.headers['accept'], true);
+      else respond(gen, r, req, res, requestId, options);
+    });
   };
-}
-
-/** Decides a request with its session and answers it. */
-function decideAndRespond(gen: Generation<ForwardState>, req: Req, res: Res, requestId: string, headers: RequestHeaders, session: ResolvedSession | null, state: AuthState | undefined, options: HandlerOptions): void {
-  if (res.destroyed) return;
-  const tls = options.tls;
-  const socket = req.socket as TLSSocket | undefined;
-  let picked: { readonly index: number; readonly done: (outcome: UpstreamOutcome) => void } | undefined;
-  const decision = decide(
-    gen.index,
-    {
-      method: req.method ?? 'GET',
-      target: req.url ?? '/',
-      scheme: options.scheme,
-      headers,
-      peer: req.socket?.remoteAddress ?? '',
-      nowMs: Date.now(),
-      upstreamSample: Math.random(),
-    },
-    session?.identity ?? null,
-    {
-      reasons: false,
-      ...(tls && socket ? { clientCertificate: (route: Route) => tls.clientCertificate(route, socket) } : {}),
-      ...(gen.extra.pick
-        ? {
-            pickUpstream: (r: CompiledRoute) => {
-              picked = gen.extra.pick!(r, req.socket?.remoteAddress);
-              return picked?.index;
-            },
-          }
-        : {}),
-    },
-  );
-  const route = tls && socket ? clientCertificateScope(gen, decision) : undefined;
-  if (tls && socket && route !== undefined) {
-    if (tls.required(route) && !tls.clientCertificate(route, socket)?.valid) {
-      picked?.done({});
-      sendError(res, 495, requestId, 'client-certificate-required', req.headers['accept'], true);
-      return;
-    }
-  }
-  respond(gen, decision, req, res, requestId, picked, options, session, state);
-}
-
-/**
- * Whose client CA a decision answers under: its route's (`tls_downstream_client_ca`, else the global
- * `client_ca`); `null` for the forward-auth check, which requires the global `client_ca` (its callers
- * are the proxies, authenticated by their certificates: SECURITY S13); `undefined` when none applies.
- * The sign-in endpoints stay open to browsers, which sign in there (docs/forward-auth.md).
- */
-function clientCertificateScope(gen: Generation<ForwardState>, d: Decision): Route | null | undefined {
-  if (d.outcome === 'internal') return d.endpoint.service === 'forward_auth' ? null : undefined;
-  if ('route' in d && d.outcome !== 'unavailable') return gen.index.body.routes[d.route.index];
-  return undefined;
 }
 
 /** Node's distinct headers, with HTTP/2's `:authority` as the Host a request was sent to. */
@@ -172,17 +89,10 @@ function requestHeaders(req: Req): RequestHeaders {
   return h;
 }
 
-function respond(
-  gen: Generation<ForwardState>,
-  d: Decision,
-  req: Req,
-  res: Res,
-  requestId: string,
-  picked: { readonly index: number; readonly done: (o: UpstreamOutcome) => void } | undefined,
-  options: HandlerOptions,
-  session: ResolvedSession | null,
-  state: AuthState | undefined,
-): void {
+function respond(gen: Generation<ForwardState>, a: Admission, req: Req, res: Res, requestId: string, options: HandlerOptions): void {
+  const d = a.decision;
+  const session = a.session;
+  const state = a.auth;
   const accept = req.headers['accept'];
   const authn = options.authn;
   // Every answer names the request id. A forwarded response carries it in its one writeHead: a
@@ -201,7 +111,7 @@ function respond(
       const done =
         d.endpoint.service === 'forward_auth'
           ? forwardAuth(authn, state, gen.index, d.endpoint.path, q < 0 ? '' : (req.url ?? '').slice(q + 1), req, res, requestId, req.socket?.remoteAddress ?? '')
-          : authn.endpoint(state, d.endpoint, session, req, res, requestId);
+          : authn.endpoint(state, d.endpoint, a.canonical!, session, req, res, requestId);
       done.catch((e: unknown) => {
         options.log?.({ msg: 'endpoint error', requestId, path: d.endpoint.path, error: (e as Error).message });
         if (res.headersSent) res.destroy();
@@ -232,9 +142,9 @@ function respond(
       return;
     case 'allow': {
       const route = gen.index.body.routes[d.route.index]!;
-      const index = picked?.index ?? upstreamIndexOf(route, d.upstream.url);
-      const pool = gen.extra.pools[d.route.index]?.[index];
-      if (!pool) {
+      const upstream = a.upstream!;
+      if (!upstream.pool) {
+        upstream.done({});
         sendError(res, 502, requestId, 'no-upstream-pool', accept, false);
         return;
       }
@@ -242,12 +152,12 @@ function respond(
       const headers = d.upstream.headers as OutgoingHeaders;
       headers['x-request-id'] = requestId;
       const identity = authn && state ? authn.upstreamIdentity(state, session, d.route.index, d.upstream.assertion, routeHost(gen.index, d.route.index), headers) : undefined;
-      if (identity === undefined) forward(pool, route, d.upstream.url, headers, req, res, requestId, picked?.done, options);
+      if (identity === undefined) forward(upstream.pool, route, d.upstream.url, headers, req, res, requestId, upstream.done, options);
       else
         identity.then(
-          () => forward(pool, route, d.upstream.url, headers, req, res, requestId, picked?.done, options),
+          () => forward(upstream.pool!, route, d.upstream.url, headers, req, res, requestId, upstream.done, options),
           (e: unknown) => {
-            picked?.done({});
+            upstream.done({});
             options.log?.({ msg: 'identity assertion failed', requestId, error: (e as Error).message });
             sendError(res, 500, requestId, 'identity-assertion-failed', accept, false);
           },
@@ -255,14 +165,6 @@ function respond(
     }
   }
 }
-
-/** Without a load balancer, the upstream the core chose is found back by its URL's origin. */
-function upstreamIndexOf(route: Route, url: string): number {
-  if (route.action.kind !== 'forward') return 0;
-  const i = route.action.upstreams.findIndex((u) => url.startsWith(`${u.scheme}://${u.host}`));
-  return i < 0 ? 0 : i;
-}
-
 
 function forward(
   pool: Dispatcher,

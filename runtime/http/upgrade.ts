@@ -1,94 +1,167 @@
 /**
- * Protocol upgrades (websockets, SPDY) on an HTTP/1.1 listener. An upgrade is decided like any
- * request (route, policy) and then allowed only when the route enables that protocol
- * (`allow_websockets`, `allow_spdy`) — after authorization, never before (SECURITY.md S20). `h2c`
- * and any other protocol are refused. The upstream handshake is written from the decision's
- * upstream request (the same path, Host and headers a plain request would get) plus the upgrade
- * headers; then bytes flow both ways. The route's timeout bounds the tunnel's life and its idle
- * timeout its silence; the global timeouts do not apply (spec 2.7 `allow_websockets`).
+ * Protocol upgrades (websockets, SPDY) on an HTTP/1.1 listener. An upgrade passes the one gate
+ * (gate.ts: canonical request, 421, session, policy, client certificate, upstream choice through
+ * the route's upstream set and its TLS settings) like any request, and is then allowed only when
+ * the route enables that protocol (`allow_websockets`, `allow_spdy`), never before authorization
+ * (SECURITY.md S20). `h2c` and any other protocol are refused.
+ *
+ * Smuggling discipline (issue 13 §1): svc writes its own request head to the upstream first and
+ * relays nothing from the client until the upstream has answered `101`. Any other answer is given to
+ * the client as a plain response and the connection closes: it never becomes a tunnel, so bytes the
+ * client sent behind its upgrade request are never read upstream as a request of their own.
+ *
+ * The route's timeout bounds the handshake and the tunnel's life, its idle timeout the silence; the
+ * global timeouts do not apply (spec 2.7 `allow_websockets`).
  */
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
-import { connect as netConnect, type Socket } from 'node:net';
+import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { isIP, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { connect as tlsConnect } from 'node:tls';
-import type { AuthState } from '../authn/auth-state.ts';
 import { routeHost } from '../authn/forward-auth.ts';
-import type { ResolvedSession } from '../authn/session-cache.ts';
-import type { Authn } from '../authn/service.ts';
-import { decide } from '../decide/decide.ts';
-import type { Decision, OutgoingHeaders } from '../decide/types.ts';
+import type { OutgoingHeaders } from '../decide/types.ts';
 import type { Generation, PlanStore } from '../plan/store.ts';
 import { endSocketWithError } from './error-page.ts';
+import { admit, type Admission, type GateOptions, type GateResult } from './gate.ts';
 import type { ForwardState } from './handler.ts';
-import { tunnel } from './tunnel.ts';
+import { joinTunnel } from './tunnel.ts';
 
 /** Creates the `upgrade` listener of an HTTP/1.1 server. */
-export function createUpgradeHandler(store: PlanStore<ForwardState>, scheme: 'http' | 'https', authn?: Authn): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
+export function createUpgradeHandler(store: PlanStore<ForwardState>, options: GateOptions): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
   return (req, socket, head) => {
     const requestId = randomUUID();
     const gen = store.acquire();
     let released = false;
-    const release = () => {
+    socket.on('close', () => {
       if (!released) {
         released = true;
         store.release(gen);
       }
-    };
-    socket.on('close', release);
+    });
     socket.on('error', () => socket.destroy());
-    const state = authn?.state(gen.plan.body);
-    const lookup = authn && state ? authn.resolve(state, req.headersDistinct, req.url ?? '/') : null;
-    if (lookup instanceof Promise) void lookup.then((session) => upgrade(gen, req, socket, head, requestId, scheme, session, state, authn));
-    else upgrade(gen, req, socket, head, requestId, scheme, lookup, state, authn);
+    admit(gen, { kind: 'upgrade', method: req.method ?? 'GET', target: req.url ?? '/', headers: req.headersDistinct, httpVersion: req.httpVersion, socket: req.socket }, options, (r) => {
+      if (socket.destroyed) {
+        if (r.admitted) r.upstream?.done({});
+        return;
+      }
+      if (r.admitted && r.decision.outcome === 'allow') upgrade(gen, r, req, socket, head, requestId, options);
+      else refuse(socket, r, requestId, req.headers['accept'], options);
+    });
   };
 }
 
-/** Decides an upgrade with its session, then tunnels it to the upstream or refuses it. */
-function upgrade(gen: Generation<ForwardState>, req: IncomingMessage, socket: Duplex, headBytes: Buffer, requestId: string, scheme: 'http' | 'https', session: ResolvedSession | null, state: AuthState | undefined, authn: Authn | undefined): void {
-  if (socket.destroyed) return;
-  const protocol = String(req.headers['upgrade'] ?? '').trim().toLowerCase();
-  const d = decide(gen.index, { method: req.method ?? 'GET', target: req.url ?? '/', scheme, headers: req.headersDistinct, peer: req.socket.remoteAddress ?? '', nowMs: Date.now(), upstreamSample: Math.random() }, session?.identity ?? null, { reasons: false });
-  if (d.outcome !== 'allow') return refuse(socket, d, requestId, req.headers['accept'], authn && state ? (l) => authn.signInLocation(state, l) : undefined);
+/** Opens the upstream handshake of an admitted upgrade; switches only on the upstream's 101. */
+function upgrade(gen: Generation<ForwardState>, a: Admission, req: IncomingMessage, client: Duplex, clientHead: Buffer, requestId: string, options: GateOptions): void {
+  const d = a.decision;
+  if (d.outcome !== 'allow') return;
+  const upstream = a.upstream!;
   const route = gen.index.body.routes[d.route.index]!;
+  const protocol = String(req.headers['upgrade'] ?? '').trim().toLowerCase();
   const enabled = (protocol === 'websocket' && route.allowWebsockets) || (protocol.startsWith('spdy/') && route.allowSpdy);
-  if (!enabled) return endSocketWithError(socket, 400, requestId, `upgrade-not-enabled:${protocol || 'none'}`, req.headers['accept']);
+  if (!enabled) {
+    upstream.done({});
+    return endSocketWithError(client, 400, requestId, `upgrade-not-enabled:${protocol || 'none'}`, req.headers['accept']);
+  }
 
-  const u = new URL(d.upstream.url);
-  const port = Number(u.port || (u.protocol === 'https:' ? 443 : 80));
-  const host = u.hostname.replace(/^\[(.*)\]$/, '$1');
-  const upstream: Socket =
-    u.protocol === 'https:'
-      ? tlsConnect({ host, port, servername: route.tls.serverName ?? host, rejectUnauthorized: !route.tls.skipVerify, ALPNProtocols: ['http/1.1'] })
-      : netConnect({ host, port });
   const headers: OutgoingHeaders = { ...d.upstream.headers };
-  const identity = authn && state ? authn.upstreamIdentity(state, session, d.route.index, d.upstream.assertion, routeHost(gen.index, d.route.index), headers) : undefined;
-  const lines = [`${req.method ?? 'GET'} ${u.pathname}${u.search} HTTP/1.1`];
-  const head = () => {
+  const authn = options.authn;
+  const identity = authn && a.auth ? authn.upstreamIdentity(a.auth, a.session, d.route.index, d.upstream.assertion, routeHost(gen.index, d.route.index), headers) : undefined;
+  const open = () => {
+    if (client.destroyed) return upstream.done({});
     // A header set to undefined (svc's own credentials, taken out) is not sent.
-    for (const [k, v] of Object.entries(headers)) if (v !== undefined) for (const one of Array.isArray(v) ? v : [v]) lines.push(`${k}: ${one}`);
-    lines.push(`x-request-id: ${requestId}`, 'connection: Upgrade', `upgrade: ${req.headers['upgrade']}`);
-    return `${lines.join('\r\n')}\r\n\r\n`;
+    const out: Record<string, string | string[]> = {};
+    for (const [k, v] of Object.entries(headers)) if (v !== undefined) out[k] = v;
+    out['x-request-id'] = requestId;
+    out['connection'] = 'Upgrade';
+    out['upgrade'] = String(req.headers['upgrade']);
+    const u = new URL(d.upstream.url);
+    const host = u.hostname.replace(/^\[(.*)\]$/, '$1');
+    const base = { method: req.method ?? 'GET', host, port: Number(u.port || (u.protocol === 'https:' ? 443 : 80)), path: `${u.pathname}${u.search}`, headers: out, setHost: false, agent: false as const, ...(upstream.tls.family ? { family: upstream.tls.family } : {}) };
+    const t = upstream.tls;
+    const up: ClientRequest =
+      u.protocol === 'https:'
+        ? httpsRequest({
+            ...base,
+            rejectUnauthorized: !route.tls.skipVerify,
+            ...(route.tls.serverName !== null ? { servername: route.tls.serverName } : isIP(host) === 0 ? { servername: host } : {}),
+            ...(t.ca !== undefined ? { ca: t.ca } : {}),
+            ...(t.cert !== undefined && t.key !== undefined ? { cert: t.cert, key: t.key } : {}),
+          })
+        : httpRequest(base);
+    handshake(up, client, clientHead, requestId, req.headers['accept'], a, route.timeoutMs, (socket, head) => joinTunnel(client, socket, head, route));
   };
-  tunnel(socket, upstream, headBytes, {
-    route,
-    requestId,
-    accept: req.headers['accept'],
-    openEvent: u.protocol === 'https:' ? 'secureConnect' : 'connect',
-    // The assertion is signed (when not cached) while the upstream connection opens.
-    onOpen: () => {
-      if (identity === undefined) upstream.write(head());
-      else identity.then(() => upstream.write(head()), () => upstream.destroy());
-    },
-  });
+  if (identity === undefined) open();
+  else
+    identity.then(open, () => {
+      upstream.done({});
+      endSocketWithError(client, 500, requestId, 'identity-assertion-failed', req.headers['accept']);
+    });
 }
 
-function refuse(socket: Duplex, d: Decision, requestId: string, accept: string | undefined, sign?: (location: string) => string | null): void {
+/**
+ * Sends svc's handshake and waits for the upstream's answer. On 101 the upstream's switch is passed
+ * to the client and `switched` joins the tunnel, with the client's buffered bytes relayed only now.
+ * Any other answer is the client's plain response, after which both connections close.
+ */
+function handshake(up: ClientRequest, client: Duplex, clientHead: Buffer, requestId: string, accept: string | undefined, a: Admission, timeoutMs: number, switched: (upstream: Socket, clientHead: Buffer) => void): void {
+  const done = a.upstream!.done;
+  let answered = false;
+  const onClientClose = () => {
+    if (!answered) up.destroy();
+  };
+  client.once('close', onClientClose);
+  if (timeoutMs > 0) up.setTimeout(timeoutMs, () => up.destroy(Object.assign(new Error('upgrade handshake timed out'), { code: 'SVC_ERR_UPSTREAM_TIMEOUT' })));
+  up.once('upgrade', (res: IncomingMessage, socket: Socket, upstreamHead: Buffer) => {
+    answered = true;
+    client.off('close', onClientClose);
+    socket.setTimeout(0);
+    done({ status: 101 });
+    client.write(`HTTP/1.1 101 Switching Protocols\r\n${rawHeaderLines(res.rawHeaders)}\r\n`);
+    if (upstreamHead.length > 0) client.write(upstreamHead);
+    switched(socket, clientHead);
+  });
+  up.once('response', (res: IncomingMessage) => {
+    answered = true;
+    done({ status: res.statusCode ?? 0 });
+    // Not switched: a plain response, framed by the connection's end (no keep-alive, no tunnel).
+    const raw: string[] = [];
+    for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) {
+      const name = res.rawHeaders[i]!.toLowerCase();
+      if (name === 'connection' || name === 'transfer-encoding' || name === 'keep-alive' || name === 'upgrade') continue;
+      raw.push(res.rawHeaders[i]!, res.rawHeaders[i + 1]!);
+    }
+    client.write(`HTTP/1.1 ${res.statusCode} ${res.statusMessage ?? ''}\r\n${rawHeaderLines(raw)}x-request-id: ${requestId}\r\nconnection: close\r\n\r\n`);
+    res.pipe(client);
+    res.once('end', () => client.end());
+    res.once('error', () => client.destroy());
+  });
+  up.once('error', (e: NodeJS.ErrnoException) => {
+    if (answered) return client.destroy();
+    answered = true;
+    const timeout = e.code === 'SVC_ERR_UPSTREAM_TIMEOUT';
+    done({ error: timeout ? 'timeout' : 'connect' });
+    if (client.writable) endSocketWithError(client, timeout ? 504 : 502, requestId, timeout ? 'upstream-timeout' : 'upstream-unreachable', accept);
+  });
+  up.end();
+}
+
+function rawHeaderLines(raw: readonly string[]): string {
+  let s = '';
+  for (let i = 0; i + 1 < raw.length; i += 2) s += `${raw[i]}: ${raw[i + 1]}\r\n`;
+  return s;
+}
+
+/** Answers a refused upgrade on the raw socket: the same statuses a plain request would get. */
+function refuse(socket: Duplex, r: GateResult, requestId: string, accept: string | undefined, options: GateOptions): void {
+  if (!r.admitted) return endSocketWithError(socket, r.status, requestId, r.problem, accept);
+  const d = r.decision;
   if (d.outcome === 'unauthenticated' && d.location !== null) {
-    socket.end(`HTTP/1.1 302 Found\r\nlocation: ${sign?.(d.location) ?? d.location}\r\ncache-control: no-store\r\nx-request-id: ${requestId}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
+    const authn = options.authn;
+    const location = (authn && r.auth ? authn.signInLocation(r.auth, d.location) : null) ?? d.location;
+    socket.end(`HTTP/1.1 302 Found\r\nlocation: ${location}\r\ncache-control: no-store\r\nx-request-id: ${requestId}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
     return;
   }
-  const reason = d.outcome === 'bad_request' ? d.problem : d.outcome === 'not_found' ? 'no-route' : d.outcome === 'unauthenticated' ? 'sign-in-required' : d.outcome === 'redirect' ? 'redirect-route' : d.reasons.join(',') || d.outcome;
-  const status = d.outcome === 'redirect' ? 400 : d.status === 200 ? 404 : d.status;
+  const reason = d.outcome === 'bad_request' ? d.problem : d.outcome === 'not_found' ? 'no-route' : d.outcome === 'unauthenticated' ? 'sign-in-required' : d.outcome === 'redirect' ? 'redirect-route' : d.outcome === 'internal' ? 'no-upgrade-endpoint' : d.reasons.join(',') || d.outcome;
+  const status = d.outcome === 'redirect' ? 400 : d.outcome === 'internal' ? 404 : d.status;
   endSocketWithError(socket, status, requestId, reason, accept);
 }

@@ -15,6 +15,7 @@ import type { TLSSocket } from 'node:tls';
 import type { PlanBody, PlanSettings } from '../../compiler/plan/types.ts';
 import { createConnectHandler } from '../http/connect.ts';
 import { createHandler, type ForwardState, type HandlerOptions } from '../http/handler.ts';
+import type { GateOptions } from '../http/gate.ts';
 import { createUpgradeHandler } from '../http/upgrade.ts';
 import { defaultSecureContext, loadTlsMaterial, secureContextOptions, type TlsMaterial } from '../listen/material.ts';
 import { createProxyProtocolServer } from '../listen/proxy-protocol.ts';
@@ -23,7 +24,7 @@ import { Authn } from '../authn/service.ts';
 import { MemoryStore } from '../databroker/memory-store.ts';
 import type { SessionStore } from '../databroker/session-store.ts';
 
-export interface ServeOptions extends Omit<HandlerOptions, 'scheme' | 'tls' | 'sessions'> {
+export interface ServeOptions extends Omit<HandlerOptions, 'scheme' | 'tls' | 'authn'> {
   /** Overrides `settings.server.address` (tests listen on port 0). */
   readonly listen?: { readonly host: string; readonly port: number };
   /**
@@ -82,10 +83,11 @@ export async function serve(store: PlanStore<ForwardState>, options: ServeOption
   const source = { current: () => material! };
 
   let server: Server | HttpsServer | Http2SecureServer;
+  let tls: HandlerOptions['tls'];
   if (insecure) {
     server = createServer(serverOptions(settings), createHandler(store, { ...options, scheme: 'http', authn }));
   } else {
-    const tls: HandlerOptions['tls'] = {
+    tls = {
       servesHost: (socket: TLSSocket, host: string) => source.current().certificates.servesHost(socket.servername, host),
       required: (route) => source.current().clients.required(route),
       clientCertificate: (route, socket) => source.current().clients.clientCertificateFor(route, socket),
@@ -100,9 +102,11 @@ export async function serve(store: PlanStore<ForwardState>, options: ServeOption
   if (settings.server.timeoutWriteMs > 0) server.setTimeout(settings.server.timeoutWriteMs);
   const scheme = insecure ? 'http' : 'https';
   // Upgrades only where the route enables them, after authorization; never h2c (S20).
-  server.on('upgrade', createUpgradeHandler(store, scheme, authn));
-  // CONNECT host:port: tunnels of `tcp+https` routes, after authorization.
-  server.on('connect', createConnectHandler(store));
+  // Every way in passes the same gate, with the same listener checks (gate.ts).
+  const gate: GateOptions = { scheme, authn, ...(tls ? { tls } : {}) };
+  server.on('upgrade', createUpgradeHandler(store, gate));
+  // CONNECT host:port (HTTP/1.1 and HTTP/2): tunnels of `tcp+https` routes, after authorization.
+  server.on('connect', createConnectHandler(store, gate));
   // A request the parser refuses (smuggling shapes, bad bytes, oversized head, too slow): answered
   // and the connection closed, never passed on.
   server.on('clientError', (err: NodeJS.ErrnoException, socket: import('node:stream').Duplex) => {

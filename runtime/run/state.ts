@@ -8,7 +8,7 @@
 import type { Dispatcher } from 'undici';
 import type { PlanEnvelope, Route } from '../../compiler/plan/types.ts';
 import type { ForwardState } from '../http/handler.ts';
-import { openPool, poolKey, upstreamTlsOptions } from '../http/pools.ts';
+import { openPool, poolKey, upstreamTlsOptions, type PoolOptions } from '../http/pools.ts';
 import type { Generation, StoreHooks } from '../plan/store.ts';
 import { createUpstreamSet, type UpstreamSet } from '../upstream/index.ts';
 
@@ -69,7 +69,14 @@ export function forwardStateHooks(options: ForwardStateOptions = {}): StoreHooks
           return pool;
         });
       });
+      // Read once per generation and route, when a route's first upgrade or tunnel needs it.
+      const tlsByRoute = new Map<number, PoolOptions>();
       const state: RuntimeState = {
+        upstreamTls: (i) => {
+          let t = tlsByRoute.get(i);
+          if (!t) tlsByRoute.set(i, (t = upstreamTlsOptions(plan.body.routes[i]!, plan.body.settings)));
+          return t;
+        },
         pools,
         byKey,
         sets,

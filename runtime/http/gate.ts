@@ -1,0 +1,185 @@
+/**
+ * The one gate (DESIGN.md §5): every way into svc — a plain request, a websocket or SPDY upgrade,
+ * a CONNECT tunnel, over HTTP/1.1 or HTTP/2 — is admitted or refused here, by the same checks in
+ * the same order:
+ *
+ *   HTTP/1.0 (505) → canonical request, once (400) → the connection's certificate covers the host
+ *   (421) → session (cookie, or programmatic bearer token) → decision core: svc's own endpoints,
+ *   route, policy, upstream choice through the route's upstream set (load balancing, health,
+ *   ejection) → client certificate of the route or of `client_ca` (495) → upstream TLS options.
+ *
+ * The entry points (handler.ts, upgrade.ts, connect.ts) differ only in what they do with an
+ * admission: stream a response, switch protocols after the upstream's 101, or open a tunnel.
+ *
+ * INVARIANT (one-gate): no entry point decides, looks up a session or chooses an upstream itself.
+ * INVARIANT (no-bytes-before-gate): an entry point reads nothing from the client for the upstream
+ * before `admit` has answered.
+ */
+import type { Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
+import type { Dispatcher } from 'undici';
+import type { Route } from '../../compiler/plan/types.ts';
+import type { AuthState } from '../authn/auth-state.ts';
+import type { ResolvedSession } from '../authn/session-cache.ts';
+import type { Authn, SessionLookup } from '../authn/service.ts';
+import { canonicalize, decide, decideConnect, type Canonical } from '../decide/decide.ts';
+import type { Decision, DecisionRequest, RequestHeaders } from '../decide/types.ts';
+import type { CompiledRoute } from '../plan/index.ts';
+import type { Generation } from '../plan/store.ts';
+import type { CanonicalRequest } from './canonical-request.ts';
+import type { ForwardState, UpstreamOutcome } from './handler.ts';
+import type { PoolOptions } from './pools.ts';
+
+/** The ways into svc. */
+export type EntryKind = 'request' | 'upgrade' | 'connect';
+
+/** One request at the door, as its listener received it. */
+export interface Entry {
+  readonly kind: EntryKind;
+  readonly method: string;
+  /** The request target as received; for CONNECT the `host:port` authority. */
+  readonly target: string;
+  readonly headers: RequestHeaders;
+  /** `1.0`, `1.1` or `2.0`. */
+  readonly httpVersion: string;
+  /** The client's connection (its peer address, and on TLS listeners its certificate and SNI). */
+  readonly socket: Socket | undefined;
+}
+
+/** What a listener tells the gate about its connections. Fixed for the listener's life. */
+export interface GateOptions {
+  /** `https` on a TLS listener, `http` with `insecure_server`. */
+  readonly scheme: 'http' | 'https';
+  /** TLS listeners: the connection checks of spec §7 and §5.5 (runtime/listen/). */
+  readonly tls?: ListenerTls;
+  /** Sessions and svc's own endpoints; without it every request is anonymous. */
+  readonly authn?: Authn;
+}
+
+export interface ListenerTls {
+  /** False when the connection's certificate does not cover `host` (→ 421 Misdirected Request). */
+  servesHost(socket: TLSSocket, host: string): boolean;
+  /** Whether the route (null: the forward-auth endpoint) requires a valid client certificate (→ 495 without one). */
+  required(route: Route | null): boolean;
+  clientCertificate(route: Route | null, socket: TLSSocket): { readonly fingerprint: string; readonly valid: boolean } | undefined;
+}
+
+/** The upstream an allowed forward goes to: chosen through the route's upstream set. */
+export interface ChosenUpstream {
+  /** Index into the route's `to` list. */
+  readonly index: number;
+  /** The pool of `https` routes' upstreams (undefined for `tcp+https` routes). */
+  readonly pool: Dispatcher | undefined;
+  /** How to reach it over TLS (the route's `tls_*` settings and `certificate_authority`). */
+  readonly tls: PoolOptions;
+  /** Tells the load balancer and outlier detection once how the exchange ended. */
+  readonly done: (outcome: UpstreamOutcome) => void;
+}
+
+/** Refused at the door, before or beside the decision core. */
+export interface Refusal {
+  readonly admitted: false;
+  readonly status: 421 | 495 | 505;
+  readonly problem: 'http-1.0-unsupported' | 'misdirected-request' | 'client-certificate-required';
+}
+
+/** The decision core's answer for a request that passed the door, with what the entry point needs. */
+export interface Admission {
+  readonly admitted: true;
+  readonly decision: Decision;
+  /** The canonical request (null for CONNECT, whose target is an authority). */
+  readonly canonical: CanonicalRequest | null;
+  readonly session: ResolvedSession | null;
+  /** The generation's authentication state (undefined without `authn`). */
+  readonly auth: AuthState | undefined;
+  /** Set exactly when `decision.outcome` is `allow` for a forward route. */
+  readonly upstream: ChosenUpstream | undefined;
+}
+
+export type GateResult = Refusal | Admission;
+
+const NO_OUTCOME = (): void => undefined;
+
+/**
+ * Admits or refuses one entry under generation `gen`. Calls `then` exactly once: synchronously when
+ * the session is cached (the common request), after the store answers otherwise. Never throws for
+ * any request; a session lookup that fails makes the request anonymous (fail closed).
+ */
+export function admit(gen: Generation<ForwardState>, entry: Entry, options: GateOptions, then: (result: GateResult) => void): void {
+  if (entry.httpVersion === '1.0') return then(REFUSED_HTTP_10);
+  const authority = entry.kind === 'connect' ? entry.target : undefined;
+  let canonical: Canonical | undefined;
+  let host: string;
+  if (authority === undefined) {
+    canonical = canonicalize(gen.index, { target: entry.target, headers: entry.headers, scheme: options.scheme });
+    host = canonical.ok ? canonical.request.host : '';
+  } else host = authority.toLowerCase();
+
+  const tls = options.tls;
+  const socket = tls ? (entry.socket as TLSSocket | undefined) : undefined;
+  // Spec §7: a request for a host this connection's certificate does not cover (HTTP/2 connection
+  // coalescing) is misdirected; the client retries on a new connection.
+  if (tls && socket && host !== '' && !tls.servesHost(socket, host)) return then(REFUSED_MISDIRECTED);
+
+  const authn = options.authn;
+  const auth = authn?.state(gen.plan.body);
+  let lookup: SessionLookup = null;
+  // CONNECT carries no cookie; its credential arrives with programmatic login for tcp routes.
+  if (authn && auth && host !== '' && authority === undefined) lookup = authn.resolve(auth, entry.headers, host);
+  if (lookup instanceof Promise) void lookup.then((session) => then(decideEntry(gen, entry, options, canonical, session, auth)));
+  else then(decideEntry(gen, entry, options, canonical, lookup, auth));
+}
+
+const REFUSED_HTTP_10: Refusal = { admitted: false, status: 505, problem: 'http-1.0-unsupported' };
+const REFUSED_MISDIRECTED: Refusal = { admitted: false, status: 421, problem: 'misdirected-request' };
+const REFUSED_CERTIFICATE: Refusal = { admitted: false, status: 495, problem: 'client-certificate-required' };
+
+function decideEntry(gen: Generation<ForwardState>, entry: Entry, options: GateOptions, canonical: Canonical | undefined, session: ResolvedSession | null, auth: AuthState | undefined): GateResult {
+  const tls = options.tls;
+  const socket = tls ? (entry.socket as TLSSocket | undefined) : undefined;
+  const forward = gen.extra;
+  let picked: { readonly index: number; readonly done: (outcome: UpstreamOutcome) => void } | undefined;
+  const peer = entry.socket?.remoteAddress ?? '';
+  const request: DecisionRequest = { method: entry.method, target: entry.target, scheme: options.scheme, headers: entry.headers, peer, nowMs: Date.now(), upstreamSample: Math.random() };
+  const pickUpstream = forward.pick ? (r: CompiledRoute) => (picked = forward.pick!(r, peer))?.index : undefined;
+  const clientCertificate = tls && socket ? (route: Route) => tls.clientCertificate(route, socket) : undefined;
+  const identity = session?.identity ?? null;
+  const decision =
+    canonical === undefined
+      ? decideConnect(gen.index, request, identity, { ...(pickUpstream ? { pickUpstream } : {}), ...(clientCertificate ? { clientCertificate } : {}) })
+      : decide(gen.index, request, identity, { reasons: false, canonical, ...(pickUpstream ? { pickUpstream } : {}), ...(clientCertificate ? { clientCertificate } : {}) });
+
+  if (tls && socket) {
+    const scope = clientCertificateScope(gen, decision);
+    if (scope !== undefined && tls.required(scope) && !tls.clientCertificate(scope, socket)?.valid) {
+      picked?.done({});
+      return REFUSED_CERTIFICATE;
+    }
+  }
+  let upstream: ChosenUpstream | undefined;
+  if (decision.outcome === 'allow') {
+    const route = gen.index.body.routes[decision.route.index]!;
+    const index = picked?.index ?? upstreamIndexOf(route, decision.upstream.url);
+    upstream = { index, pool: forward.pools[decision.route.index]?.[index], tls: forward.upstreamTls(decision.route.index), done: picked?.done ?? NO_OUTCOME };
+  }
+  return { admitted: true, decision, canonical: canonical?.ok ? canonical.request : null, session, auth, upstream };
+}
+
+/**
+ * Whose client CA a decision answers under: its route's (`tls_downstream_client_ca`, else the global
+ * `client_ca`); `null` for the forward-auth check, which requires the global `client_ca` (its callers
+ * are the proxies, authenticated by their certificates: SECURITY S13); `undefined` when none applies.
+ * The sign-in endpoints stay open to browsers, which sign in there (docs/forward-auth.md).
+ */
+function clientCertificateScope(gen: Generation<ForwardState>, d: Decision): Route | null | undefined {
+  if (d.outcome === 'internal') return d.endpoint.service === 'forward_auth' ? null : undefined;
+  if ('route' in d && d.outcome !== 'unavailable') return gen.index.body.routes[d.route.index];
+  return undefined;
+}
+
+/** Without a load balancer, the upstream the core chose is found back by its URL's origin. */
+function upstreamIndexOf(route: Route, url: string): number {
+  if (route.action.kind !== 'forward') return 0;
+  const i = route.action.upstreams.findIndex((u) => url.startsWith(`${u.scheme}://${u.host}`));
+  return i < 0 ? 0 : i;
+}
