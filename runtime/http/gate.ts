@@ -44,6 +44,10 @@ export interface Entry {
   readonly httpVersion: string;
   /** The client's connection (its peer address, and on TLS listeners its certificate and SNI). */
   readonly socket: Socket | undefined;
+  /** The request time (ms since the epoch); now when absent. Tests pin it. */
+  readonly nowMs?: number;
+  /** The load balancer's sample in [0, 1) for routes without an upstream set; random when absent. */
+  readonly upstreamSample?: number;
 }
 
 /** What a listener tells the gate about its connections. Fixed for the listener's life. */
@@ -140,7 +144,7 @@ function decideEntry(gen: Generation<ForwardState>, entry: Entry, options: GateO
   const forward = gen.extra;
   let picked: { readonly index: number; readonly done: (outcome: UpstreamOutcome) => void } | undefined;
   const peer = entry.socket?.remoteAddress ?? '';
-  const request: DecisionRequest = { method: entry.method, target: entry.target, scheme: options.scheme, headers: entry.headers, peer, nowMs: Date.now(), upstreamSample: Math.random() };
+  const request: DecisionRequest = { method: entry.method, target: entry.target, scheme: options.scheme, headers: entry.headers, peer, nowMs: entry.nowMs ?? Date.now(), upstreamSample: entry.upstreamSample ?? Math.random() };
   const pickUpstream = forward.pick ? (r: CompiledRoute) => (picked = forward.pick!(r, peer))?.index : undefined;
   const clientCertificate = tls && socket ? (route: Route) => tls.clientCertificate(route, socket) : undefined;
   const identity = session?.identity ?? null;
