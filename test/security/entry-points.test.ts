@@ -12,7 +12,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createNetServer, type Server as NetServer } from 'node:net';
 import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
-import { WebSocket, WebSocketServer } from 'ws';
+import { WebSocket, WebSocketServer, type ClientOptions } from 'ws';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run, type Running } from '../../runtime/run/run.ts';
@@ -169,7 +169,9 @@ describe('one gate for upgrades and CONNECT', () => {
   /** Opens a websocket through svc and exchanges one message. */
   const echoOver = (host: string, withCert = false) =>
     new Promise<string>((resolve, reject) => {
-      const ws = new WebSocket(`wss://127.0.0.1:${port}/chat`, { headers: { host }, servername: host, ca: ca.certPem, ...(withCert ? { cert: client.certPem, key: client.keyPem } : {}) });
+      // `servername` reaches tls.connect (SNI for the route's host); ws's types do not list it.
+      const options = { headers: { host }, servername: host, ca: ca.certPem, ...(withCert ? { cert: client.certPem, key: client.keyPem } : {}) } as ClientOptions;
+      const ws = new WebSocket(`wss://127.0.0.1:${port}/chat`, options);
       ws.once('open', () => ws.send('hi'));
       ws.once('message', (m) => {
         resolve(m.toString());
