@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { canonicalCopy, canonicalJson, INDEX_KEY, NO_JSON_FORM } from './canonical-json.ts';
 import type { PlanBody, PlanEnvelope, SourceMap } from './types.ts';
+import { deepFreeze } from './deep-freeze.ts';
 
 export const FORMAT_VERSION = 1;
 export const GENERATOR = 'svc-compiler/0.1.0';
@@ -8,15 +9,6 @@ export const GENERATOR = 'svc-compiler/0.1.0';
 /** `sha256:` of the canonical JSON of a plan body. Spans and provenance are outside it. */
 export function checksumOf(body: PlanBody): string {
   return `sha256:${createHash('sha256').update(canonicalJson(body)).digest('hex')}`;
-}
-
-/** Freezes an object graph deeply, so a plan can never be mutated after it is sealed (invariant 6). */
-export function deepFreeze<T>(value: T): T {
-  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value as Record<string, unknown>)) deepFreeze(v);
-  }
-  return value;
 }
 
 /**

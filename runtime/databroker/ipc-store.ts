@@ -22,6 +22,7 @@
  * rejects with `SVC_ERR_SESSION_STORE_UNAVAILABLE`; callers treat a rejection as "no session".
  */
 import { SessionStoreError, type SessionRecord, type SessionStore, type SessionStoreErrorCode } from './session-store.ts';
+import { deepFreeze } from '../../compiler/plan/deep-freeze.ts';
 
 /** The store operations a worker may ask the primary for. */
 export const STORE_OPS = ['get', 'put', 'delete', 'isRevoked', 'consumeOnce'] as const;
@@ -401,12 +402,4 @@ function checkValue(op: StoreOp, key: string, value: unknown): unknown {
     case 'delete':
       return undefined;
   }
-}
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const key of Reflect.ownKeys(value)) deepFreeze((value as Record<PropertyKey, unknown>)[key]);
-  }
-  return value;
 }

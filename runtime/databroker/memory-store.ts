@@ -7,6 +7,7 @@
  * of a full store, which is fine at the sizes one process holds; a Redis store replaces this one at scale.
  */
 import { SessionStoreError, type SessionRecord, type SessionStore } from './session-store.ts';
+import { deepFreeze } from '../../compiler/plan/deep-freeze.ts';
 
 /** Options of {@link MemoryStore}. */
 export interface MemoryStoreOptions {
@@ -244,12 +245,4 @@ function freezeCopy(record: SessionRecord): SessionRecord {
     throw invalid('record is not cloneable', err);
   }
   return deepFreeze(copy);
-}
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const key of Reflect.ownKeys(value)) deepFreeze((value as Record<PropertyKey, unknown>)[key]);
-  }
-  return value;
 }

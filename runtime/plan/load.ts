@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
 import { createRequire } from 'node:module';
 import type { PlanEnvelope } from '../../compiler/plan/types.ts';
+import { deepFreeze } from '../../compiler/plan/deep-freeze.ts';
 
 /** Why a plan was refused. `code` is stable (STYLE.md convention 8). */
 export class PlanLoadError extends Error {
@@ -66,12 +67,4 @@ export function loadPlanFile(path: string): PlanEnvelope {
     throw new PlanLoadError('SVC_ERR_PLAN_READ', `${path}: cannot read: ${(e as Error).message}`, { cause: e });
   }
   return parsePlan(text, path);
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value as Record<string, unknown>)) deepFreeze(v);
-  }
-  return value;
 }
