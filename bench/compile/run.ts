@@ -10,8 +10,8 @@ import { performance } from 'node:perf_hooks';
 import { parse, stringify } from 'yaml';
 import { compile } from '../../compiler/compile.ts';
 import { prettyJson } from '../../compiler/plan/canonical-json.ts';
+import { BASE_SETTINGS } from '../../test/support/compile-text.ts';
 
-const SECRET = Buffer.alloc(32, 7).toString('base64');
 
 /** A config with `n` routes over n/10 hosts, deterministic. */
 export function generateConfig(n: number): string {
@@ -46,15 +46,7 @@ export function generateConfig(n: number): string {
     routes.push(r);
   }
   return stringify({
-    insecure_server: true,
-    shared_secret: SECRET,
-    cookie_secret: SECRET,
-    authenticate_service_url: 'https://auth.bench.example.com',
-    signout_redirect_url: 'https://bench.example.com/',
-    idp_provider: 'oidc',
-    idp_provider_url: 'https://idp.bench.example.com',
-    idp_client_id: 'bench',
-    idp_client_secret: 'bench-secret',
+    ...BASE_SETTINGS,
     idp_service_account: 'bench-account',
     routes,
   });

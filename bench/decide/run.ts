@@ -11,8 +11,8 @@ import { compile } from '../../compiler/compile.ts';
 import { decide } from '../../runtime/decide/decide.ts';
 import type { DecisionRequest, Identity } from '../../runtime/decide/types.ts';
 import { buildIndex } from '../../runtime/plan/index.ts';
+import { BASE_SETTINGS } from '../../test/support/compile-text.ts';
 
-const SECRET = Buffer.alloc(32, 7).toString('base64');
 
 /** A JSON config of `n` routes, 10 per host: exact paths, prefixes, a regex, one public route. */
 function config(n: number): string {
@@ -41,15 +41,7 @@ function config(n: number): string {
     routes.push(r);
   }
   return JSON.stringify({
-    insecure_server: true,
-    shared_secret: SECRET,
-    cookie_secret: SECRET,
-    authenticate_service_url: 'https://auth.bench.example.com',
-    signout_redirect_url: 'https://bench.example.com/',
-    idp_provider: 'oidc',
-    idp_provider_url: 'https://idp.bench.example.com',
-    idp_client_id: 'bench',
-    idp_client_secret: 'bench',
+    ...BASE_SETTINGS,
     jwt_claims_headers: ['email', 'groups'],
     routes,
   });

@@ -39,11 +39,10 @@ import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { startDevIdp } from '../../demo/dev-idp.ts';
 import { HttpBrowser } from '../../test/support/http-browser.ts';
+import { BASE_SETTINGS, TEST_SECRET } from '../../test/support/compile-text.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const HOST = 'bench.example.com';
-/** Test-only secret, the same as BASE_SETTINGS in test/support/compile-text.ts. */
-const TEST_SECRET = Buffer.alloc(32, 1).toString('base64');
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -477,15 +476,7 @@ function svcConfig(port: number, upstreamPort: number, extra: number): string {
   const routes: Record<string, unknown>[] = [{ from: `https://${HOST}`, to, allow_public_unauthenticated_access: true }];
   for (let i = 0; i < extra; i++) routes.push({ from: `https://h${i}.${HOST}`, to, allow_public_unauthenticated_access: true });
   return stringify({
-    insecure_server: true,
-    shared_secret: TEST_SECRET,
-    cookie_secret: TEST_SECRET,
-    authenticate_service_url: 'https://auth.example.com',
-    signout_redirect_url: 'https://example.com/',
-    idp_provider: 'oidc',
-    idp_provider_url: 'https://idp.example.com',
-    idp_client_id: 'client',
-    idp_client_secret: 'client-secret',
+    ...BASE_SETTINGS,
     address: `127.0.0.1:${port}`,
     routes,
   });
