@@ -28,17 +28,17 @@ export interface DecideOptions {
    * the route's `to` list), or `undefined` when none is healthy (→ 503 `no-healthy-upstream`).
    * Without it the request's `upstreamSample` picks by weight.
    */
-  readonly pickUpstream?: (route: CompiledRoute) => number | undefined;
+  readonly pickUpstream?: ((route: CompiledRoute) => number | undefined) | undefined;
   /**
    * The connection's client certificate as the chosen route's CA sees it (`client_ca`, or the
    * route's `tls_downstream_client_ca`); overrides `request.clientCertificate` for the policy.
    */
-  readonly clientCertificate?: (route: Route) => { readonly fingerprint: string; readonly valid: boolean } | undefined;
+  readonly clientCertificate?: ((route: Route) => { readonly fingerprint: string; readonly valid: boolean } | undefined) | undefined;
   /**
    * The request's canonical form, when the caller already has it from `canonicalize` (the gate
    * normalizes once and uses that form for the session lookup too: DESIGN §2.2).
    */
-  readonly canonical?: Canonical;
+  readonly canonical?: Canonical | undefined;
 }
 
 /**

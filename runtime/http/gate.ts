@@ -150,8 +150,8 @@ function decideEntry(gen: Generation<ForwardState>, entry: Entry, options: GateO
   const identity = session?.identity ?? null;
   const decision =
     canonical === undefined
-      ? decideConnect(gen.index, request, identity, { ...(pickUpstream ? { pickUpstream } : {}), ...(clientCertificate ? { clientCertificate } : {}) })
-      : decide(gen.index, request, identity, { reasons: false, canonical, ...(pickUpstream ? { pickUpstream } : {}), ...(clientCertificate ? { clientCertificate } : {}) });
+      ? decideConnect(gen.index, request, identity, { pickUpstream, clientCertificate })
+      : decide(gen.index, request, identity, { reasons: false, canonical, pickUpstream, clientCertificate });
 
   if (tls && socket) {
     const scope = clientCertificateScope(gen, decision);
