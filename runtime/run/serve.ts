@@ -102,7 +102,7 @@ export async function serve(store: PlanStore<ForwardState>, options: ServeOption
   // Upgrades only where the route enables them, after authorization; never h2c (S20).
   server.on('upgrade', createUpgradeHandler(store, scheme, authn));
   // CONNECT host:port: tunnels of `tcp+https` routes, after authorization.
-  server.on('connect', createConnectHandler(store));
+  server.on('connect', createConnectHandler(store, authn));
   // A request the parser refuses (smuggling shapes, bad bytes, oversized head, too slow): answered
   // and the connection closed, never passed on.
   server.on('clientError', (err: NodeJS.ErrnoException, socket: import('node:stream').Duplex) => {
