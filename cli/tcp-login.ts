@@ -23,7 +23,7 @@ import { request as httpsRequest } from 'node:https';
 /** A login failure with a stable code. */
 export class TcpLoginError extends Error {
   constructor(
-    readonly code: 'SVC_ERR_LOGIN_REQUEST' | 'SVC_ERR_LOGIN_URL_UNTRUSTED' | 'SVC_ERR_LOGIN_CALLBACK' | 'SVC_ERR_LOGIN_TIMEOUT',
+    readonly code: 'SVC_ERR_LOGIN_REQUEST' | 'SVC_ERR_LOGIN_URL_UNTRUSTED' | 'SVC_ERR_LOGIN_TIMEOUT',
     message: string,
     options?: { cause?: unknown },
   ) {
