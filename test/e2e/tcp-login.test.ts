@@ -185,7 +185,8 @@ describeWithCommands(['redis-server'], 'tcp+https routes with a policy, signed i
 
   it('a token stored for another proxy origin is not used; a refused stored token is replaced by one new sign-in', async () => {
     const dir = tokenDir();
-    const good = await credential(REDIS, 'alice@example.com', tokenDir()).current();
+    const good = String(await credential(REDIS, 'alice@example.com', tokenDir()).current());
+    expect(good).toMatch(/^svc1\./);
     // Stored for the same route through another proxy: this proxy must not get it, so svc tcp signs in.
     saveToken(dir, { route: REDIS, proxy: 'http://127.0.0.1:1', token: good, expiresAtMs: Date.now() + 3_600_000 });
     const presented: string[] = [];
