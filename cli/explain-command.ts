@@ -7,7 +7,7 @@
  * 2 on a usage error (bad URL, header, identity or time) or an unreadable file or plan.
  */
 import { buildIndex } from '../runtime/plan/index.ts';
-import { explainDecision } from '../runtime/decide/decide.ts';
+import { explainConnect, explainDecision } from '../runtime/decide/decide.ts';
 import { explainJson, renderExplainText } from './explain-render.ts';
 import { loadPlanInput } from './plan-input.ts';
 import { buildRequest, parseHeaderFlag, parseTime, readIdentityFlag } from './request-input.ts';
@@ -71,7 +71,9 @@ export function explainCommand(planArg: string | undefined, opts: ExplainOptions
     io.err(input.message);
     return input.status;
   }
-  const x = explainDecision(buildIndex(input.plan.body), request.value, identity.value);
+  // CONNECT is decided as the listener's CONNECT handler does: the tcp+https route of `host:port`.
+  const explain = request.value.method === 'CONNECT' ? explainConnect : explainDecision;
+  const x = explain(buildIndex(input.plan.body), request.value, identity.value);
   if (opts.format === 'json') io.out(`${JSON.stringify(explainJson(x), null, 2)}\n`);
   else io.out(renderExplainText(x, { plan: input.plan, request: request.value, url: opts.url, identity: identity.value }));
   return 0;

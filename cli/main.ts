@@ -86,7 +86,10 @@ export async function main(argv: readonly string[], io: { out: (s: string) => vo
     .argument('<route>', 'the route, tcp+https://host:port')
     .requiredOption('--listen <host:port>', 'local address for TCP clients, e.g. 127.0.0.1:6379')
     .option('--proxy <url>', "where svc listens (default https://<route host>:443)")
-    .action(async (route: string, opts: { listen: string; proxy?: string }) => {
+    .option('--browser', 'open the sign-in page in a browser (default: print its URL)')
+    .option('--auth-origin <url>', "an origin svc's sign-in page may be on besides the proxy's and the route host's (repeatable)", (v: string, acc: string[]) => [...acc, v], [] as string[])
+    .option('--no-login', 'send no credential: for public routes, never sign in')
+    .action(async (route: string, opts: { listen: string; proxy?: string; browser?: boolean; authOrigin: string[]; login: boolean }) => {
       const { tcpCommand } = await import('./tcp-command.ts');
       code = await tcpCommand(route, opts, io);
     });

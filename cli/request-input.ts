@@ -16,7 +16,10 @@ export type Checked<T> = { readonly ok: true; readonly value: T } | { readonly o
 
 /** What a person specifies about a request; everything but `url` has a default. */
 export interface RequestSpec {
-  /** `http(s)://authority/target`: the scheme, the `Host` header and the raw request target. */
+  /**
+   * `http(s)://authority/target`: the scheme, the `Host` header and the raw request target; or, with
+   * method `CONNECT`, `tcp+https://host:port`: the CONNECT target of a `tcp+https` route.
+   */
   readonly url: string;
   /** Default `GET`. */
   readonly method?: string;
@@ -44,11 +47,16 @@ export function buildRequest(spec: RequestSpec): Checked<DecisionRequest> {
   const m = URL_PARTS.exec(spec.url);
   if (!m) return { ok: false, message: `url \`${spec.url}\` is not an absolute URL (\`https://host/path\`)` };
   const scheme = m[1]!.toLowerCase();
-  if (scheme !== 'http' && scheme !== 'https') return { ok: false, message: `url \`${spec.url}\` has scheme \`${m[1]!}\`; only http and https requests can be explained` };
+  const method = spec.method ?? 'GET';
+  const connect = method.toUpperCase() === 'CONNECT';
+  if (scheme === 'tcp+https' || connect) {
+    // A CONNECT carries only its target, `host:port` (the listener's CONNECT handler decides it).
+    if (scheme !== 'tcp+https' || !connect) return { ok: false, message: `url \`${spec.url}\`: a tcp+https route is explained with -X CONNECT and a tcp+https://host:port URL` };
+    if (m[3]! !== '' && m[3]! !== '/') return { ok: false, message: `url \`${spec.url}\`: a tcp+https URL has no path` };
+  } else if (scheme !== 'http' && scheme !== 'https') return { ok: false, message: `url \`${spec.url}\` has scheme \`${m[1]!}\`; only http, https and (with -X CONNECT) tcp+https requests can be explained` };
   const authority = m[2]!;
   const rest = m[3]!;
-  const target = rest === '' ? '/' : rest.startsWith('?') ? `/${rest}` : rest;
-  const method = spec.method ?? 'GET';
+  const target = connect ? authority : rest === '' ? '/' : rest.startsWith('?') ? `/${rest}` : rest;
   if (!TOKEN.test(method)) return { ok: false, message: `method \`${method}\` is not an HTTP method token` };
   const headers: Record<string, string[]> = { host: [authority] };
   for (const [rawName, value] of spec.headers ?? []) {
@@ -58,7 +66,7 @@ export function buildRequest(spec: RequestSpec): Checked<DecisionRequest> {
   }
   return {
     ok: true,
-    value: { method, target, scheme, headers, peer: spec.peer ?? DEFAULT_PEER, nowMs: spec.nowMs ?? Date.now() },
+    value: { method: connect ? 'CONNECT' : method, target, scheme: connect ? 'https' : (scheme as 'http' | 'https'), headers, peer: spec.peer ?? DEFAULT_PEER, nowMs: spec.nowMs ?? Date.now() },
   };
 }
 

@@ -15,7 +15,7 @@
 import { resolve } from 'node:path';
 import { printRule } from '../compiler/policy/print.ts';
 import type { PlanEnvelope } from '../compiler/plan/types.ts';
-import { explainDecision } from '../runtime/decide/decide.ts';
+import { explainConnect, explainDecision } from '../runtime/decide/decide.ts';
 import { buildIndex, type PlanIndex } from '../runtime/plan/index.ts';
 import type { CommandIo } from './explain-command.ts';
 import { explainJson, renderExplainText, routeLabel, routeLocation, ruleIsTrue, type Explained, type ExplainJson } from './explain-render.ts';
@@ -108,7 +108,7 @@ function indent(text: string, by: string): string {
 }
 
 function runCase(run: ConfigRun, c: PolicyTestCase): { result: CaseResult; trace: string } {
-  const x: Explained = explainDecision(run.index, c.request, c.identity);
+  const x: Explained = (c.request.method === 'CONNECT' ? explainConnect : explainDecision)(run.index, c.request, c.identity);
   const json = explainJson(x);
   if (json.route && x.route) run.routes.add(json.route.index);
   if (x.route && x.policy) {

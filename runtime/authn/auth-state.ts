@@ -41,6 +41,11 @@ export interface AuthState {
   readonly redirects: RedirectPolicy;
   /** Canonical route hosts (`name`, or `name:port` off the default port) that take sign-in hand-offs. */
   readonly routeHosts: ReadonlySet<string>;
+  /**
+   * `host:port` of every `tcp+https` route (the CONNECT authority, as `PlanIndex.tcpHosts` keys it):
+   * programmatic login for a tunnel is asked for with this as the `Host`.
+   */
+  readonly tcpRouteHosts: ReadonlySet<string>;
   /** Resolved `orchestrator_service_account_token` per route index. */
   readonly orchestratorTokens: ReadonlyMap<number, string>;
 }
@@ -95,7 +100,9 @@ export function buildAuthState(body: PlanBody, scheme: 'http' | 'https', carry: 
   const allowHttp = scheme === 'http' && !s.cookie.secure;
   const origins = new Set<string>();
   const routeHosts = new Set<string>();
+  const tcpRouteHosts = new Set<string>();
   for (const r of body.routes) {
+    if (r.from.scheme === 'tcp+https' && r.from.port !== null) tcpRouteHosts.add(`${r.from.host}:${r.from.port}`);
     if (r.from.scheme !== 'https') continue;
     const host = r.from.port === null || r.from.port === 443 ? r.from.host : `${r.from.host}:${r.from.port}`;
     routeHosts.add(host);
@@ -120,6 +127,7 @@ export function buildAuthState(body: PlanBody, scheme: 'http' | 'https', carry: 
     callbackUrl,
     redirects: { allowedOrigins: origins, allowHttp },
     routeHosts,
+    tcpRouteHosts,
     orchestratorTokens,
   };
 }

@@ -10,6 +10,14 @@
  *   → `{auth}{callback_path}`: code exchanged, a NEW session id (no fixation), record stored,
  *     auth-host cookie set → 302 `{route}/.svc/callback?svc_handoff=…` (sealed, 60 s, single use,
  *     bound to the route's host) → route-host cookie set → 302 back to the validated target.
+ *
+ * Programmatic login for a `tcp+https` route (docs/tcp.md): the CLI asks for the login URL with the
+ * route's `host:port` as `Host`; the signed sign-in link names `tcp+https://host:port` as its target.
+ * No browser can reach that authority (it names a CONNECT target, not a listener), so there is no
+ * route-host hand-off: the authenticate service, which checked the signed link, seals the token
+ * itself with `aud: tcp+https://host:port` and sends it to the local client. Such a token opens
+ * only CONNECT to that route ({@link Authn.resolveTunnel}); an https route's token (`aud` = its
+ * host) never opens a tunnel, and a tunnel token never opens an https route (SECURITY.md S32).
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -37,6 +45,8 @@ type Res = ServerResponse | Http2ServerResponse;
 
 /** The prefix of a programmatic-login bearer token (`Authorization: Bearer svc1.…`). */
 export const PROGRAMMATIC_TOKEN_PREFIX = 'svc1.';
+/** The audience prefix of a tunnel token: `tcp+https://host:port`, never a bare host. */
+const TUNNEL_AUDIENCE_PREFIX = 'tcp+https://';
 /** How long a signed sign-in link stays valid. */
 const SIGN_IN_LINK_TTL_MS = 10 * 60_000;
 /** How long the provider round trip may take (the flow cookie's life). */
@@ -104,27 +114,48 @@ export class Authn {
     const now = this.#now();
     const bearer = programmaticCredential(headers);
     let credential: string;
-    if (bearer !== undefined) credential = `bearer ${host} ${bearer}`;
-    else {
+    let audience: string | undefined;
+    if (bearer !== undefined) {
+      credential = `bearer ${host} ${bearer}`;
+      audience = host;
+    } else {
       const cookie = readCookie(headers['cookie'], state.cookie.name);
       if (cookie === undefined || cookie === '') return null;
       credential = cookie;
     }
+    return this.#lookup(state, credential, bearer, audience, now);
+  }
+
+  /**
+   * The session of a `CONNECT` to a `tcp+https` route: its `Proxy-Authorization: Bearer svc1.…`
+   * token, accepted only when it was issued for `tcp+https://<authority>` (`authority` is the
+   * canonical `host:port` the route is indexed by). Same cache, refresh and revocation as
+   * {@link resolve}; no cookie is read. Never rejects.
+   */
+  resolveTunnel(state: AuthState, headers: RequestHeaders, authority: string): SessionLookup {
+    if (state.keys === null || state.cookieSecret === null) return null;
+    const bearer = bearerToken(headers['proxy-authorization']);
+    if (bearer === undefined) return null;
+    const audience = `${TUNNEL_AUDIENCE_PREFIX}${authority}`;
+    return this.#lookup(state, `tunnel ${audience} ${bearer}`, bearer, audience, this.#now());
+  }
+
+  #lookup(state: AuthState, credential: string, bearer: string | undefined, audience: string | undefined, now: number): SessionLookup {
     const hit = this.cache.get(credential, state, now);
     if (hit) return hit;
-    return this.#load(state, credential, bearer, now).catch((e: unknown) => {
+    return this.#load(state, credential, bearer, audience, now).catch((e: unknown) => {
       this.#options.log?.({ msg: 'session lookup failed; treating the request as signed out', error: (e as Error).message });
       return null;
     });
   }
 
-  async #load(state: AuthState, credential: string, bearer: string | undefined, now: number): Promise<ResolvedSession | null> {
+  /** `bearer` set: a programmatic token that must name `audience`; else `credential` is a session cookie. */
+  async #load(state: AuthState, credential: string, bearer: string | undefined, audience: string | undefined, now: number): Promise<ResolvedSession | null> {
     let handle: string;
     let until: number;
     if (bearer !== undefined) {
       const claims = await openToken(bearer, state.keys!.programmatic, now);
-      const host = credential.split(' ')[1];
-      if (!claims || typeof claims['sid'] !== 'string' || claims['aud'] !== host || typeof claims.exp !== 'number') return null;
+      if (!claims || typeof claims['sid'] !== 'string' || audience === undefined || claims['aud'] !== audience || typeof claims.exp !== 'number') return null;
       handle = claims['sid'];
       until = claims.exp * 1000;
     } else {
@@ -242,8 +273,14 @@ export class Authn {
     if (path === '/.well-known/svc/jwks.json') {
       return answer(res, 200, { 'content-type': 'application/json', 'cache-control': 'public, max-age=300' }, `${JSON.stringify(jwksDocument(state.signingKey))}\n`);
     }
-    if (!onAuthHost && !state.routeHosts.has(host)) return answerError(res, 404, requestId, 'no-route', req);
+    // A tcp+https route's `host:port` (not also an https route's host) serves programmatic login only.
+    const tunnelOnly = !onAuthHost && !state.routeHosts.has(host) && state.tcpRouteHosts.has(host);
+    if (!onAuthHost && !state.routeHosts.has(host) && !tunnelOnly) return answerError(res, 404, requestId, 'no-route', req);
     if (state.keys === null) return answerError(res, 404, requestId, 'authentication-not-configured', req);
+    if (tunnelOnly) {
+      if (path === '/.svc/api/v1/login' && method === 'GET') return this.#programmaticLogin(state, params, `${TUNNEL_AUDIENCE_PREFIX}${host}`, req, res, requestId);
+      return answerError(res, 404, requestId, 'no-such-endpoint', req);
+    }
     if (onAuthHost && path === '/.svc/sign_in' && method === 'GET') return this.#signIn(state, session, params, req, res, requestId);
     if (onAuthHost && path === state.body.settings.authenticate.callbackPath && method === 'GET') return this.#callback(state, params, host, req, res, requestId);
     if (path === '/.svc/callback' && method === 'GET' && !onAuthHost) return this.#handoff(state, params, host, req, res, requestId);
@@ -254,7 +291,10 @@ export class Authn {
       return this.#signOut(state, session, form, method, host, req, res, requestId);
     }
     if ((path === '/.svc' || path === '/.svc/') && method === 'GET') return this.#userInfo(state, session, host, req, res, requestId);
-    if (path === '/.svc/api/v1/login' && method === 'GET' && !onAuthHost) return this.#programmaticLogin(state, params, host, req, res, requestId);
+    if (path === '/.svc/api/v1/login' && method === 'GET' && !onAuthHost) {
+      const scheme = this.#options.scheme === 'http' && !state.cookie.secure ? 'http' : 'https';
+      return this.#programmaticLogin(state, params, `${scheme}://${host}/`, req, res, requestId);
+    }
     return answerError(res, 404, requestId, 'no-such-endpoint', req);
   }
 
@@ -263,9 +303,10 @@ export class Authn {
     const now = this.#now();
     const v = verifyParams(params, state.keys!.params, now);
     if (!v.ok) return answerError(res, 400, requestId, `sign-in-link-${v.reason}`, req);
-    const target = absoluteTarget(v.params['svc_redirect_uri'], state);
-    if (target === undefined) return answerError(res, 400, requestId, 'redirect-target-invalid', req);
     const programmatic = v.params['svc_programmatic_uri'];
+    // A tunnel target only with a programmatic client: no browser is ever sent to one.
+    const target = absoluteTarget(v.params['svc_redirect_uri'], state) ?? (programmatic !== undefined ? tunnelTarget(v.params['svc_redirect_uri'], state) : undefined);
+    if (target === undefined) return answerError(res, 400, requestId, 'redirect-target-invalid', req);
     if (programmatic !== undefined && programmaticTarget(programmatic, state.body.settings.authenticate.programmaticRedirectDomains) === undefined) {
       return answerError(res, 400, requestId, 'programmatic-redirect-invalid', req);
     }
@@ -311,12 +352,20 @@ export class Authn {
     await this.#store.put(record);
     this.#options.log?.({ msg: 'signed in', requestId, user: record.userId, email: record.email, session: shortId(record.id) });
     const cookies = [clearFlow, this.#sessionCookie(state, host, record)];
-    const target = absoluteTarget(flow['r'], state) ?? `${state.authenticateOrigin}/.svc/`;
-    return this.#redirectWithHandoff(state, record, target, typeof flow['p'] === 'string' ? flow['p'] : undefined, cookies, res);
+    const programmatic = typeof flow['p'] === 'string' ? flow['p'] : undefined;
+    const target = absoluteTarget(flow['r'], state) ?? (programmatic !== undefined ? tunnelTarget(flow['r'], state) : undefined) ?? `${state.authenticateOrigin}/.svc/`;
+    return this.#redirectWithHandoff(state, record, target, programmatic, cookies, res);
   }
 
   /** Redirects to `target`: directly on the authenticate host, else through a route-host hand-off. */
   async #redirectWithHandoff(state: AuthState, record: SessionRecord, target: string, programmatic: string | undefined, cookies: string[], res: Res): Promise<void> {
+    if (target.startsWith(TUNNEL_AUDIENCE_PREFIX)) {
+      // A tunnel's token is sealed here: its target was checked against the plan's tcp routes
+      // (tunnelTarget) in the signed sign-in link; `programmatic` was checked there too.
+      const client = programmatic === undefined ? undefined : programmaticTarget(programmatic, state.body.settings.authenticate.programmaticRedirectDomains);
+      if (client === undefined) throw new Error('a tunnel sign-in without a programmatic client');
+      return this.#sendToken(state, record, client, target, cookies, res);
+    }
     const origin = new URL(target).origin;
     let location = target;
     if (origin !== state.authenticateOrigin || programmatic !== undefined) {
@@ -344,14 +393,25 @@ export class Authn {
       // Programmatic login: the token goes to the local client, never into a cookie.
       const client = programmaticTarget(t['p'], state.body.settings.authenticate.programmaticRedirectDomains);
       if (client === undefined) return answerError(res, 400, requestId, 'programmatic-redirect-invalid', req);
-      const token = await sealToken({ sid: record.id, aud: host }, state.keys!.programmatic, now, record.expiresAtMs - now);
-      const u = new URL(client);
-      u.searchParams.set('svc_jwt', `${PROGRAMMATIC_TOKEN_PREFIX}${token}`);
-      res.writeHead(302, { location: u.href, 'cache-control': 'no-store' });
-      res.end();
-      return;
+      return this.#sendToken(state, record, client, host, [], res);
     }
     res.writeHead(302, { location: to, 'cache-control': 'no-store', 'set-cookie': this.#sessionCookie(state, host, record) });
+    res.end();
+  }
+
+  /**
+   * Sends a programmatic token for `audience` (a route host, or `tcp+https://host:port`) to the local
+   * client: `svc_jwt` the token, `svc_jwt_expiry` when it expires (seconds since the epoch; the
+   * token itself is encrypted, so a client reads its life here).
+   */
+  async #sendToken(state: AuthState, record: SessionRecord, client: string, audience: string, cookies: string[], res: Res): Promise<void> {
+    const now = this.#now();
+    const ttlMs = record.expiresAtMs - now;
+    const token = await sealToken({ sid: record.id, aud: audience }, state.keys!.programmatic, now, ttlMs);
+    const u = new URL(client);
+    u.searchParams.set('svc_jwt', `${PROGRAMMATIC_TOKEN_PREFIX}${token}`);
+    u.searchParams.set('svc_jwt_expiry', String(Math.ceil((now + ttlMs) / 1000)));
+    res.writeHead(302, { location: u.href, 'cache-control': 'no-store', ...(cookies.length > 0 ? { 'set-cookie': cookies } : {}) });
     res.end();
   }
 
@@ -400,13 +460,16 @@ export class Authn {
     answer(res, 200, PAGE_HEADERS, userInfoPage(session.record, csrfToken(state.keys!.csrf, session.record.id)));
   }
 
-  /** `/.svc/api/v1/login?svc_redirect_uri=<local callback>`: the sign-in URL for a CLI (spec 5.6). */
-  #programmaticLogin(state: AuthState, params: URLSearchParams, host: string, req: Req, res: Res, requestId: string): void {
+  /**
+   * `/.svc/api/v1/login?svc_redirect_uri=<local callback>`: the sign-in URL for a CLI (spec 5.6).
+   * `target` is what the token will be for: the route's origin (`https://host/`), or
+   * `tcp+https://host:port` for a tunnel.
+   */
+  #programmaticLogin(state: AuthState, params: URLSearchParams, target: string, req: Req, res: Res, requestId: string): void {
     const client = programmaticTarget(params.get('svc_redirect_uri'), state.body.settings.authenticate.programmaticRedirectDomains);
     if (client === undefined) return answerError(res, 400, requestId, 'programmatic-redirect-invalid', req);
     if (state.authenticateOrigin === null) return answerError(res, 404, requestId, 'authentication-not-configured', req);
-    const scheme = this.#options.scheme === 'http' && !state.cookie.secure ? 'http' : 'https';
-    answer(res, 200, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' }, `${this.#signInUrl(state, { svc_redirect_uri: `${scheme}://${host}/`, svc_programmatic_uri: client })}\n`);
+    answer(res, 200, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' }, `${this.#signInUrl(state, { svc_redirect_uri: target, svc_programmatic_uri: client })}\n`);
   }
 
   #sessionCookie(state: AuthState, host: string, record: SessionRecord): string {
@@ -434,6 +497,12 @@ function absoluteTarget(raw: string | undefined | null, state: AuthState): strin
   return t === FALLBACK_TARGET || t.startsWith('/') ? undefined : t;
 }
 
+/** `tcp+https://host:port` when `raw` is exactly a tcp route's target in this plan, else undefined. */
+function tunnelTarget(raw: string | undefined | null, state: AuthState): string | undefined {
+  if (typeof raw !== 'string' || !raw.startsWith(TUNNEL_AUDIENCE_PREFIX)) return undefined;
+  return state.tcpRouteHosts.has(raw.slice(TUNNEL_AUDIENCE_PREFIX.length)) ? raw : undefined;
+}
+
 /** `url` is on the canonical `host` (URL.host already leaves out the scheme's default port). */
 function sameHost(url: string, host: string): boolean {
   const h = new URL(url).host.toLowerCase();
@@ -442,7 +511,11 @@ function sameHost(url: string, host: string): boolean {
 
 /** The programmatic bearer token of a request (`Authorization: Bearer svc1.…`), if any. */
 export function programmaticCredential(headers: RequestHeaders): string | undefined {
-  const auth = headers['authorization'];
+  return bearerToken(headers['authorization']);
+}
+
+/** The token of a single `Bearer svc1.…` header value (`Authorization` or `Proxy-Authorization`). */
+function bearerToken(auth: readonly string[] | undefined): string | undefined {
   if (!auth || auth.length !== 1) return undefined;
   const v = auth[0]!;
   const prefix = `Bearer ${PROGRAMMATIC_TOKEN_PREFIX}`;

@@ -168,31 +168,56 @@ function acceptsHtml(accept: readonly string[] | undefined): boolean {
 const AUTHORITY = /^([a-z0-9](?:[a-z0-9.-]*[a-z0-9])?|\[[0-9a-f:.]+\]):([0-9]{1,5})$/;
 
 /**
+ * The canonical `host:port` of a CONNECT target (lower-case, port without leading zeros), as
+ * `PlanIndex.tcpHosts` keys routes and as a tunnel token names its route; undefined when the target
+ * is not `host:port`.
+ */
+export function connectAuthority(target: string): string | undefined {
+  const m = AUTHORITY.exec(target.toLowerCase());
+  const port = m ? Number(m[2]) : 0;
+  return m && port >= 1 && port <= 65535 ? `${m[1]}:${port}` : undefined;
+}
+
+/**
  * Decides a `CONNECT host:port` request (a `tcp+https` route, docs/decisions.md §3): the route
  * whose `from` names that host and port, its policy (method `CONNECT`, path `/`), and on allow the
  * `tcp://` upstream to open. Anonymous callers get 401, never a sign-in redirect (no browser does
- * CONNECT through svc).
+ * CONNECT through svc); a tunnel's identity comes from its `Proxy-Authorization` token (docs/tcp.md).
  */
 export function decideConnect(index: PlanIndex, request: DecisionRequest, identity: Identity | null, options: Pick<DecideOptions, 'pickUpstream' | 'clientCertificate'> = {}): Decision {
-  const m = AUTHORITY.exec(request.target.toLowerCase());
-  const port = m ? Number(m[2]) : 0;
-  if (!m || port < 1 || port > 65535) return { outcome: 'bad_request', status: 400, problem: 'target-not-origin-form', reasons: ['target-not-origin-form'] };
+  return runConnect(index, request, identity, false, options.pickUpstream, options.clientCertificate).decision;
+}
+
+/** A CONNECT decision with its route and full policy trace, for `svc explain -X CONNECT`. */
+export function explainConnect(index: PlanIndex, request: DecisionRequest, identity: Identity | null): DecisionExplanation {
+  return runConnect(index, request, identity, true);
+}
+
+function runConnect(index: PlanIndex, request: DecisionRequest, identity: Identity | null, wantTrace: boolean, pick?: DecideOptions['pickUpstream'], certificateFor?: DecideOptions['clientCertificate']): DecisionExplanation {
+  const none = { route: null, policy: null, canonical: null };
+  const authority = connectAuthority(request.target);
+  if (authority === undefined) return { ...none, decision: { outcome: 'bad_request', status: 400, problem: 'target-not-origin-form', reasons: ['target-not-origin-form'] } };
   const address = clientAddress(request.peer, request.headers, index.body.settings.server.xffNumTrustedHops);
-  if (address === undefined) return { outcome: 'bad_request', status: 400, problem: 'client-address-invalid', reasons: ['client-address-invalid'] };
-  const r = index.tcpHosts.get(`${m[1]}:${port}`)?.[0];
-  if (!r || r.route.action.kind !== 'forward') return { outcome: 'not_found', status: 404, reasons: ['no-route'] };
+  if (address === undefined) return { ...none, decision: { outcome: 'bad_request', status: 400, problem: 'client-address-invalid', reasons: ['client-address-invalid'] } };
+  const r = index.tcpHosts.get(authority)?.[0];
+  const action = r?.route.action;
+  if (!r || action?.kind !== 'forward') return { ...none, decision: { outcome: 'not_found', status: 404, reasons: ['no-route'] } };
   const route = r.ref;
   let verdict: Verdict = 'allow';
   let reasons: readonly string[] = ['public-route'];
+  let trace: PolicyExplanation | null = null;
   if (!r.route.public) {
-    const e = r.program.explain({ identity, method: 'CONNECT', path: '/', headers: request.headers, clientAddress: address, clientCertificate: (options.clientCertificate ? options.clientCertificate(r.route) : request.clientCertificate) ?? null, nowMs: request.nowMs });
-    verdict = e.verdict;
-    reasons = e.reasons;
+    trace = r.program.explain({ identity, method: 'CONNECT', path: '/', headers: request.headers, clientAddress: address, clientCertificate: (certificateFor ? certificateFor(r.route) : request.clientCertificate) ?? null, nowMs: request.nowMs });
+    verdict = trace.verdict;
+    reasons = trace.reasons;
   }
-  if (verdict === 'deny') return { outcome: 'deny', status: 403, route, reasons };
-  if (verdict === 'unauthenticated') return { outcome: 'unauthenticated', status: 401, route, reasons, location: null };
-  const i = options.pickUpstream ? options.pickUpstream(r) : upstreamBySample(r, request.upstreamSample ?? 0);
-  if (i === undefined) return { outcome: 'unavailable', status: 503, route, reasons: ['no-healthy-upstream'] };
-  const u = r.route.action.upstreams[i]!;
-  return { outcome: 'allow', status: 200, route, reasons, upstream: { url: `tcp://${u.host}:${u.port}`, host: `${u.host}:${u.port}`, headers: {}, assertion: false } };
+  const decision = ((): Decision => {
+    if (verdict === 'deny') return { outcome: 'deny', status: 403, route, reasons };
+    if (verdict === 'unauthenticated') return { outcome: 'unauthenticated', status: 401, route, reasons, location: null };
+    const i = pick ? pick(r) : upstreamBySample(r, request.upstreamSample ?? 0);
+    if (i === undefined) return { outcome: 'unavailable', status: 503, route, reasons: ['no-healthy-upstream'] };
+    const u = action.upstreams[i]!;
+    return { outcome: 'allow', status: 200, route, reasons, upstream: { url: `tcp://${u.host}:${u.port}`, host: `${u.host}:${u.port}`, headers: {}, assertion: false } };
+  })();
+  return { route: r.route, policy: wantTrace ? trace : null, canonical: null, decision };
 }

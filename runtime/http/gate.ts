@@ -22,7 +22,7 @@ import type { Route } from '../../compiler/plan/types.ts';
 import type { AuthState } from '../authn/auth-state.ts';
 import type { ResolvedSession } from '../authn/session-cache.ts';
 import type { Authn, SessionLookup } from '../authn/service.ts';
-import { canonicalize, decide, decideConnect, type Canonical } from '../decide/decide.ts';
+import { canonicalize, connectAuthority, decide, decideConnect, type Canonical } from '../decide/decide.ts';
 import type { Decision, DecisionRequest, RequestHeaders } from '../decide/types.ts';
 import type { CompiledRoute } from '../plan/index.ts';
 import type { Generation } from '../plan/store.ts';
@@ -117,7 +117,7 @@ export function admit(gen: Generation<ForwardState>, entry: Entry, options: Gate
   if (authority === undefined) {
     canonical = canonicalize(gen.index, { target: entry.target, headers: entry.headers, scheme: options.scheme });
     host = canonical.ok ? canonical.request.host : '';
-  } else host = authority.toLowerCase();
+  } else host = connectAuthority(authority) ?? '';
 
   const tls = options.tls;
   const socket = tls ? (entry.socket as TLSSocket | undefined) : undefined;
@@ -128,8 +128,8 @@ export function admit(gen: Generation<ForwardState>, entry: Entry, options: Gate
   const authn = options.authn;
   const auth = authn?.state(gen.plan.body);
   let lookup: SessionLookup = null;
-  // CONNECT carries no cookie; its credential arrives with programmatic login for tcp routes.
-  if (authn && auth && host !== '' && authority === undefined) lookup = authn.resolve(auth, entry.headers, host);
+  // A CONNECT carries no cookie: its credential is a programmatic token bound to its tcp route.
+  if (authn && auth && host !== '') lookup = authority === undefined ? authn.resolve(auth, entry.headers, host) : authn.resolveTunnel(auth, entry.headers, host);
   if (lookup instanceof Promise) void lookup.then((session) => then(decideEntry(gen, entry, options, canonical, session, auth)));
   else then(decideEntry(gen, entry, options, canonical, lookup, auth));
 }

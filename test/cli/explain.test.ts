@@ -263,3 +263,44 @@ describe('svc explain errors', () => {
     expect(JSON.parse(r.out)).toMatchObject({ outcome: 'deny', route: { id: 'app' } });
   });
 });
+
+describe('svc explain -X CONNECT (tcp+https routes)', () => {
+  function tcpConfig(): string {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-explain-tcp-'));
+    const file = join(dir, 'config.yaml');
+    writeFileSync(
+      file,
+      stringify({
+        ...BASE_SETTINGS,
+        routes: [
+          { name: 'web', from: 'https://redis.example.com', to: 'http://127.0.0.1:9000', allow_public_unauthenticated_access: true },
+          { name: 'redis', from: 'tcp+https://redis.example.com:6379', to: 'tcp://127.0.0.1:6380', policy: 'allow if domain is "example.com"' },
+        ],
+      }),
+    );
+    return file;
+  }
+  const connect = (config: string, url: string, identity?: string) => svc(['explain', config, '-X', 'CONNECT', '--url', url, '--format', 'json', ...(identity === undefined ? [] : ['--identity', identity])]);
+
+  it('finds the tcp route and decides it with the given identity', async () => {
+    const config = tcpConfig();
+    const alice = await connect(config, 'tcp+https://Redis.Example.com:6379', ALICE);
+    expect(alice.err).toBe('');
+    expect(JSON.parse(alice.out)).toMatchObject({ route: { index: 1, name: 'redis' }, outcome: 'allow', status: 200, upstream: { url: 'tcp://127.0.0.1:6380' }, policy: 'allow if domain is "example.com"' });
+    expect(JSON.parse((await connect(config, 'tcp+https://redis.example.com:6379', BOB)).out)).toMatchObject({ route: { name: 'redis' }, outcome: 'deny', status: 403 });
+    expect(JSON.parse((await connect(config, 'tcp+https://redis.example.com:6379')).out)).toMatchObject({ route: { name: 'redis' }, outcome: 'unauthenticated', status: 401, location: null });
+    expect(JSON.parse((await connect(config, 'tcp+https://redis.example.com:6380')).out)).toMatchObject({ route: null, outcome: 'not_found', status: 404 });
+    const text = await svc(['explain', config, '-X', 'CONNECT', '--url', 'tcp+https://redis.example.com:6379', '--identity', BOB]);
+    expect(text.out).toMatch(/redis/);
+    expect(text.out).toMatch(/deny/);
+  });
+
+  it('a tcp+https URL needs -X CONNECT, and CONNECT needs a tcp+https URL', async () => {
+    const config = tcpConfig();
+    for (const args of [['--url', 'tcp+https://redis.example.com:6379'], ['-X', 'CONNECT', '--url', 'https://redis.example.com/'], ['-X', 'CONNECT', '--url', 'tcp+https://redis.example.com:6379/x']]) {
+      const r = await svc(['explain', config, ...args]);
+      expect(r.code).toBe(2);
+      expect(r.err).toMatch(/^error: url .*tcp\+https/);
+    }
+  });
+});
