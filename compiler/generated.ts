@@ -66,8 +66,9 @@ function configurationDoc(): string {
   }
   lines.push('', '## Route fields', '', 'Each entry of `routes` (file only, or `ROUTES`) may set:', '');
   for (const [k, v] of Object.entries(ROUTE_FIELDS)) {
-    const t = v['type'] ?? (v['$ref'] ? 'duration' : 'policy');
-    lines.push(`- \`${k}\`: ${Array.isArray(t) ? t.join(' or ') : String(t)}`);
+    const shapes = Array.isArray(v['anyOf']) ? (v['anyOf'] as Record<string, unknown>[]).map((x) => String(x['type'])) : undefined;
+    const t = shapes ? shapes.join(' or ') : String(v['type'] ?? (v['$ref'] ? 'duration' : 'policy'));
+    lines.push(`- \`${k}\`: ${t}`);
   }
   lines.push('', '## Removed keys', '', 'These keys were removed in the release notes; using one is an error (SVC2004) that names the replacement.', '');
   for (const [k, v] of Object.entries(REMOVED_KEYS)) lines.push(`- \`${k}\`: ${v}`);

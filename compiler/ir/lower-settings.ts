@@ -57,10 +57,10 @@ export function lowerSettings(data: Record<string, unknown>, cx: LowerCtx): Plan
     }
     return lowerDuration(def(key), key, undefined, cx.r) ?? 0;
   };
-  const url = (key: string, schemes?: readonly string[]): string | null => {
+  const url = (key: string): string | null => {
     const v = get(key);
     if (!v) return null;
-    return lowerUrl(v.value, key, v.at, cx.r, schemes)?.href ?? null;
+    return lowerUrl(v.value, key, v.at, cx.r, SETTINGS.find((s) => s.key === key)?.schemes)?.href ?? null;
   };
   const urlList = (key: string): string[] => {
     const v = raw(key);
@@ -265,16 +265,16 @@ export function lowerSettings(data: Record<string, unknown>, cx: LowerCtx): Plan
       expireMs: duration('cookie_expire'),
     },
     authenticate: {
-      serviceUrl: url('authenticate_service_url', ['https', 'http']),
-      internalServiceUrl: url('authenticate_internal_service_url', ['https', 'http']),
+      serviceUrl: url('authenticate_service_url'),
+      internalServiceUrl: url('authenticate_internal_service_url'),
       callbackPath: str('authenticate_callback_path') ?? '/oauth2/callback',
-      signoutRedirectUrl: url('signout_redirect_url', ['https', 'http']),
-      forwardAuthUrl: url('forward_auth_url', ['https', 'http']),
+      signoutRedirectUrl: url('signout_redirect_url'),
+      forwardAuthUrl: url('forward_auth_url'),
       programmaticRedirectDomains: (raw('programmatic_redirect_domain_whitelist') as string[] | undefined) ?? ['localhost'],
     },
     idp: {
       provider: str('idp_provider') ?? null,
-      providerUrl: url('idp_provider_url', ['https', 'http']),
+      providerUrl: url('idp_provider_url'),
       clientId: str('idp_client_id') ?? null,
       clientSecret: secret('idp_client_secret', 'idp_client_secret_file'),
       scopes: (raw('idp_scopes') as string[] | undefined) ?? ['openid', 'profile', 'email', 'offline_access'],
