@@ -9,7 +9,7 @@ import type { Span } from '../source/source-file.ts';
 import type { CertificatePair, HostPort, LogLevel, PemSource, PlanSettings, RedisConnection, Secret } from '../plan/types.ts';
 import { SETTINGS } from '../settings/table.ts';
 import { spanAt, type LowerCtx } from './lower-ctx.ts';
-import { certificateNames, fingerprint, keySource, pemSource, secretFromValue } from './material.ts';
+import { certificateNames, fingerprint, keySource, pemSource, secretSource } from './material.ts';
 import { parseRedisUrl } from './redis.ts';
 import { decodeBase64, hasControlChar, isHeaderName, lowerDuration, lowerHostPort, lowerUrl } from './values.ts';
 import { headerMap } from './headers.ts';
@@ -57,10 +57,10 @@ export function lowerSettings(data: Record<string, unknown>, cx: LowerCtx): Plan
     }
     return lowerDuration(def(key), key, undefined, cx.r) ?? 0;
   };
-  const url = (key: string, schemes?: readonly string[]): string | null => {
+  const url = (key: string): string | null => {
     const v = get(key);
     if (!v) return null;
-    return lowerUrl(v.value, key, v.at, cx.r, schemes)?.href ?? null;
+    return lowerUrl(v.value, key, v.at, cx.r, SETTINGS.find((s) => s.key === key)?.schemes)?.href ?? null;
   };
   const urlList = (key: string): string[] => {
     const v = raw(key);
@@ -78,17 +78,18 @@ export function lowerSettings(data: Record<string, unknown>, cx: LowerCtx): Plan
     if (v) return lowerHostPort(v.value, key, v.at, cx.r) ?? null;
     return fallback === undefined ? null : (lowerHostPort(fallback, key, undefined, cx.r) ?? null);
   };
-  const secret = (key: string): Secret | null => {
-    const v = get(key);
-    return v ? secretFromValue(v.value, key, v.at, cx) : null;
+  // A secret with a `_file` form (`fileKey`) is read from either; the plan holds a reference to a file.
+  const secret = (key: string, fileKey?: string): Secret | null => {
+    const v = fileKey ? secretSource(key, fileKey, cx, get) : secretSource(key, '-', cx, (k) => (k === key ? get(k) : undefined));
+    return v?.secret ?? null;
   };
-  const secret32 = (key: string): Secret | null => {
-    const v = get(key);
+  const secret32 = (key: string, fileKey: string): Secret | null => {
+    const v = secretSource(key, fileKey, cx, get);
     if (!v) return null;
-    const buf = decodeBase64(v.value);
-    if (!buf) cx.r.report(D.InvalidBase64, v.at, { key }, key);
-    else if (buf.length !== 32) cx.r.report(D.SecretWrongSize, v.at, { key, bytes: buf.length }, key);
-    return secretFromValue(v.value, key, v.at, cx);
+    const buf = decodeBase64(v.text);
+    if (!buf) cx.r.report(D.InvalidBase64, v.at, { key: v.name }, v.name);
+    else if (buf.length !== 32) cx.r.report(D.SecretWrongSize, v.at, { key: v.name, bytes: buf.length }, v.name);
+    return v.secret;
   };
   const singularOrPlural = (one: string, many: string): string[] => {
     if (get(one) && Array.isArray(raw(many))) cx.r.report(D.MutuallyExclusiveSettings, at(many), { a: one, b: many }, many);
@@ -174,7 +175,7 @@ export function lowerSettings(data: Record<string, unknown>, cx: LowerCtx): Plan
 
   // Signing key: ECDSA or RSA only; the algorithm is inferred.
   let signingAlgorithm: PlanSettings['identity']['signingAlgorithm'] = null;
-  const sk = keySource('signing_key', undefined, cx, get);
+  const sk = keySource('signing_key', 'signing_key_file', cx, get);
   if (sk?.key) {
     const type = sk.key.asymmetricKeyType;
     const curve = sk.key.asymmetricKeyDetails?.namedCurve;
@@ -188,11 +189,12 @@ export function lowerSettings(data: Record<string, unknown>, cx: LowerCtx): Plan
   // Data broker storage.
   const storageType = (raw('databroker_storage_type') as 'memory' | 'redis' | undefined) ?? 'memory';
   let connection: RedisConnection | null = null;
-  const conn = get('databroker_storage_connection_string');
-  const connectionString = conn ? secretFromValue(conn.value, 'databroker_storage_connection_string', conn.at, cx) : null;
+  const conn = secretSource('databroker_storage_connection_string', 'databroker_storage_connection_string_file', cx, get);
+  const connectionString = conn?.secret ?? null;
   if (conn) {
-    const parsed = parseRedisUrl(conn.value);
-    if (typeof parsed === 'string') cx.r.report(D.InvalidRedisUrl, conn.at, { problem: parsed }, 'databroker_storage_connection_string');
+    const parsed = parseRedisUrl(conn.text);
+    const where = conn.name === 'databroker_storage_connection_string' ? '' : ` (in the file named by \`${conn.name}\`)`;
+    if (typeof parsed === 'string') cx.r.report(D.InvalidRedisUrl, conn.at, { problem: `${parsed}${where}` }, conn.name);
     else
       connection = {
         kind: parsed.kind,
@@ -205,7 +207,7 @@ export function lowerSettings(data: Record<string, unknown>, cx: LowerCtx): Plan
         params: parsed.params,
       };
   }
-  if (storageType === 'redis' && !conn && runs('databroker')) {
+  if (storageType === 'redis' && !conn && !get('databroker_storage_connection_string_file') && runs('databroker')) {
     cx.r.report(D.MissingRequiredSetting, at('databroker_storage_type'), { key: 'databroker_storage_connection_string', why: 'when `databroker_storage_type` is `redis`' }, 'databroker_storage_connection_string');
   }
   const storageKey = keySource('-', 'databroker_storage_key_file', cx, (k) => (k === 'databroker_storage_key_file' ? get(k) : undefined));
@@ -221,7 +223,7 @@ export function lowerSettings(data: Record<string, unknown>, cx: LowerCtx): Plan
   const logLevel = ((raw('log_level') as LogLevel | undefined) ?? 'info') satisfies LogLevel;
 
   const settings: PlanSettings = {
-    mode: { services, allInOne, sharedSecret: secret32('shared_secret') },
+    mode: { services, allInOne, sharedSecret: secret32('shared_secret', 'shared_secret_file') },
     server: {
       address: hostPort('address', ':443')!,
       insecure: bool('insecure_server'),
@@ -256,25 +258,25 @@ export function lowerSettings(data: Record<string, unknown>, cx: LowerCtx): Plan
     },
     cookie: {
       name: str('cookie_name') ?? '_svc',
-      secret: secret32('cookie_secret'),
+      secret: secret32('cookie_secret', 'cookie_secret_file'),
       domain: str('cookie_domain') ?? null,
       secure: bool('cookie_secure'),
       httpOnly: bool('cookie_http_only'),
       expireMs: duration('cookie_expire'),
     },
     authenticate: {
-      serviceUrl: url('authenticate_service_url', ['https', 'http']),
-      internalServiceUrl: url('authenticate_internal_service_url', ['https', 'http']),
+      serviceUrl: url('authenticate_service_url'),
+      internalServiceUrl: url('authenticate_internal_service_url'),
       callbackPath: str('authenticate_callback_path') ?? '/oauth2/callback',
-      signoutRedirectUrl: url('signout_redirect_url', ['https', 'http']),
-      forwardAuthUrl: url('forward_auth_url', ['https', 'http']),
+      signoutRedirectUrl: url('signout_redirect_url'),
+      forwardAuthUrl: url('forward_auth_url'),
       programmaticRedirectDomains: (raw('programmatic_redirect_domain_whitelist') as string[] | undefined) ?? ['localhost'],
     },
     idp: {
       provider: str('idp_provider') ?? null,
-      providerUrl: url('idp_provider_url', ['https', 'http']),
+      providerUrl: url('idp_provider_url'),
       clientId: str('idp_client_id') ?? null,
-      clientSecret: secret('idp_client_secret'),
+      clientSecret: secret('idp_client_secret', 'idp_client_secret_file'),
       scopes: (raw('idp_scopes') as string[] | undefined) ?? ['openid', 'profile', 'email', 'offline_access'],
       serviceAccount: secret('idp_service_account'),
       requestParams: (raw('idp_request_params') as Record<string, string> | undefined) ?? {},
@@ -315,7 +317,7 @@ export function lowerSettings(data: Record<string, unknown>, cx: LowerCtx): Plan
     },
     metrics: {
       address: hostPort('metrics_address'),
-      basicAuth: secret('metrics_basic_auth'),
+      basicAuth: secret('metrics_basic_auth', 'metrics_basic_auth_file'),
       certificate: pem('metrics_certificate', 'metrics_certificate_file'),
       certificateKey: keySource('metrics_certificate_key', 'metrics_certificate_key_file', cx, get)?.secret ?? null,
       clientCa: pem('metrics_client_ca', 'metrics_client_ca_file'),

@@ -7,7 +7,7 @@ import * as D from '../diagnostics/codes/settings.ts';
 import type { Span } from '../source/source-file.ts';
 import type { PemSource, Secret } from '../plan/types.ts';
 import type { LowerCtx } from './lower-ctx.ts';
-import { decodeBase64 } from './values.ts';
+import { decodeBase64, hasControlChar } from './values.ts';
 
 /** A fingerprint of a secret: changes when the value changes, reveals nothing usable. */
 export function fingerprint(value: string | Buffer): string {
@@ -41,6 +41,56 @@ export function readNamedFile(file: string, key: string, at: Span | undefined, c
   }
   cx.files.add(file);
   return res.data;
+}
+
+/**
+ * The text of a secret file: its content as UTF-8 with at most one trailing line break (`\n` or
+ * `\r\n`) removed, because `echo`, editors and most secret stores end a mounted file with one.
+ * Nothing else is trimmed: a secret that really ends in a space keeps it. The runtime applies the
+ * same rule when it reads the file (runtime/plan/secrets.ts `resolveSecretText`); the fingerprint is
+ * of the file's bytes as they are, newline included, as the runtime checks it.
+ */
+export function secretFileText(data: Buffer): string {
+  return data.toString('utf8').replace(/\r?\n$/, '');
+}
+
+/**
+ * A secret setting and its `_file` form (`cookie_secret` / `cookie_secret_file`): the inline or env
+ * value as `secretFromValue` keeps it, or the file as a reference `{ref: "file:PATH", fingerprint}`
+ * (never its content). Both set is an error. A file that cannot be read, is empty, or holds a
+ * control character once its trailing line break is removed is reported at the `_file` key
+ * (SVC3007, SVC3022).
+ * `text` is the secret's text for the caller's own checks (base64 size, URL shape); it never
+ * reaches the plan from a file.
+ */
+export function secretSource(
+  inlineKey: string,
+  fileKey: string,
+  cx: LowerCtx,
+  get: (key: string) => { value: string; at: Span | undefined } | undefined,
+): { secret: Secret; text: string; at: Span | undefined; name: string } | null {
+  const inline = get(inlineKey);
+  const file = get(fileKey);
+  if (inline && file) {
+    cx.r.report(D.MutuallyExclusiveSettings, file.at, { a: inlineKey, b: fileKey }, fileKey);
+    return null;
+  }
+  if (inline) return { secret: secretFromValue(inline.value, inlineKey, inline.at, cx), text: inline.value, at: inline.at, name: inlineKey };
+  if (!file) return null;
+  const data = readNamedFile(file.value, fileKey, file.at, cx);
+  if (!data) return null;
+  const text = secretFileText(data);
+  const problem =
+    text === ''
+      ? 'the file is empty'
+      : hasControlChar(text)
+        ? 'the file holds a control character (a line break inside the secret, or more than one at its end)'
+        : undefined;
+  if (problem !== undefined) {
+    cx.r.report(D.InvalidValue, file.at, { key: fileKey, value: file.value, expected: problem }, fileKey);
+    return null;
+  }
+  return { secret: { ref: `file:${file.value}`, fingerprint: fingerprint(data) }, text, at: file.at, name: fileKey };
 }
 
 /** Decodes an inline base64 PEM value, reporting bad base64. */

@@ -9,6 +9,29 @@ import type { HostPort } from '../plan/types.ts';
 
 const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 const DURATION = /^(?:(\d+(?:\.\d+)?|\.\d+)(ns|us|µs|ms|s|m|h))+$/;
+
+/**
+ * The syntax of spec 2.2's value kinds as JSON-schema patterns (ECMA-262, `u` flag), for
+ * compiler/schema/config-schema.ts: the published schema says what lowering accepts, from the same
+ * regular expressions. A value outside a pattern is always rejected by lowering too; lowering is
+ * stricter only where a pattern cannot say it (a duration above 2^53 ms, a URL the WHATWG parser
+ * refuses in ways other than a missing scheme or host).
+ */
+export const VALUE_PATTERNS = {
+  /** A duration string (the integer `0` is the other accepted form). */
+  duration: `^\\s*(?:0|${DURATION.source.slice(1, -1)})\\s*$`,
+  /** `host:port`, `:port`, `[v6]:port` with a port from 1 to 65535; empty means unset. */
+  hostPort: '^$|^\\s*(?:\\[[0-9a-fA-F:.]+\\]|[A-Za-z0-9.\\-_]*):(?=\\d{1,5}\\s*$)0*(?:[1-9]\\d{0,3}|[1-5]\\d{4}|6[0-4]\\d{3}|65[0-4]\\d{2}|655[0-2]\\d|6553[0-5])\\s*$',
+  /** Base64 of exactly 32 bytes (43 characters, padding optional), as `decodeBase64` reads it. */
+  secret32: '^\\s*[A-Za-z0-9+/]{43}=?\\s*$',
+} as const;
+
+/** A URL with a host, of one of `schemes` (any when absent), scheme letters in any case. */
+export function urlPattern(schemes?: readonly string[]): string {
+  const ci = (w: string) => [...w].map((c) => (/[a-z]/.test(c) ? `[${c}${c.toUpperCase()}]` : c === '+' || c === '.' ? `\\${c}` : c)).join('');
+  const scheme = schemes ? `(?:${schemes.map(ci).join('|')})` : '[A-Za-z][A-Za-z0-9+.\\-]*';
+  return `^\\s*${scheme}://[^\\s/?#@]*@?[^\\s/?#@:\\u0000-\\u001f\\u007f-\\u009f]+[^\\u0000-\\u001f\\u007f-\\u009f]*$`;
+}
 const DURATION_PART = /(\d+(?:\.\d+)?|\.\d+)(ns|us|µs|ms|s|m|h)/g;
 
 /** Parses a Go-style duration (`30s`, `1h45m`, `1.5h`, `0`) into whole milliseconds. */

@@ -10,7 +10,7 @@ let compiled: ValidateFunction | undefined;
 
 /** The config schema compiled once per process (ajv compilation is the slow part). */
 function validator(): ValidateFunction {
-  compiled ??= new Ajv({ allErrors: true, strict: false, verbose: true }).compile(configSchema());
+  compiled ??= new Ajv({ allErrors: true, strict: true, verbose: true }).compile(configSchema());
   return compiled;
 }
 
@@ -44,6 +44,26 @@ function valueAt(data: unknown, pointer: string): unknown {
   return cur;
 }
 
+function jsonType(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  if (typeof v === 'number') return Number.isInteger(v) ? 'integer' : 'number';
+  return typeof v === 'object' ? 'object' : typeof v;
+}
+
+/**
+ * Schema errors the compiler leaves to lowering, which reports them with their own located code
+ * (the schema publishes the same syntax, compiler/ir/values.ts `VALUE_PATTERNS`): a value outside
+ * a `pattern` (URL SVC3002, `host:port` SVC3003, base64 SVC3004/SVC3005), anything about a duration
+ * (SVC3001), and the type mismatch of one `anyOf` shape (the `anyOf` error speaks for the union).
+ * Such a value is not marked unusable: lowering sees it and rejects it.
+ */
+function leftToLowering(e: ErrorObject): boolean {
+  if (e.keyword === 'pattern') return true;
+  if (e.schemaPath.startsWith('#/$defs/duration/')) return true;
+  return e.keyword === 'type' && /\/anyOf\/\d+\/type$/.test(e.schemaPath);
+}
+
 /**
  * Stage 4: checks the coerced data against the config schema and reports every violation, located
  * by the node it came from. Returns the config paths whose values are unusable (wrong type, out of
@@ -54,7 +74,7 @@ export function schemaCheck(c: Coerced, r: Reporter): Set<string> {
   const bad = new Set<string>();
   const validate = validator();
   if (validate(c.data)) return bad;
-  const errors = (validate.errors ?? []) as ErrorObject[];
+  const errors = (validate.errors ?? []).filter((e) => !leftToLowering(e));
   const seen = new Set<string>();
   for (const e of errors) {
     const path = pointerToPath(e.instancePath);
@@ -90,6 +110,15 @@ export function schemaCheck(c: Coerced, r: Reporter): Set<string> {
       case 'maximum':
         r.report(D.ValueOutOfRange, at, { key, limit: `${e.keyword === 'minimum' ? 'at least' : 'at most'} ${(e.params as { limit: number }).limit}` }, path);
         break;
+      case 'anyOf': {
+        // No shape matched. When the value's type fits one of them, that shape's own errors
+        // (reported separately) say what is wrong; otherwise the value has the wrong type.
+        const shapes = ((e.parentSchema as { anyOf?: { type?: string }[] } | undefined)?.anyOf ?? []).map((x) => x.type ?? '');
+        const v = valueAt(c.data, e.instancePath);
+        if (shapes.includes(jsonType(v))) break;
+        r.report(D.WrongType, at, { key, expected: shapes.map((t) => TYPE_NAMES[t] ?? t).join(' or '), got: describe(v) }, path);
+        break;
+      }
       case 'required': {
         const field = (e.params as { missingProperty: string }).missingProperty;
         r.report(D.MissingRequiredField, at, { field, where: path === '' ? 'the configuration' : `\`${path}\`` }, path);

@@ -32,9 +32,12 @@ function resolve(schema: Schema | undefined, root: Schema): Schema | undefined {
   return s;
 }
 
-function types(schema: Schema | undefined): string[] {
+/** The JSON types a schema accepts: its `type`, or those of its `anyOf` shapes. */
+function types(schema: Schema | undefined, root: Schema): string[] {
   const t = schema?.['type'];
-  return Array.isArray(t) ? (t as string[]) : typeof t === 'string' ? [t] : [];
+  if (typeof t === 'string') return [t];
+  const shapes = schema?.['anyOf'];
+  return Array.isArray(shapes) ? (shapes as Schema[]).flatMap((x) => types(resolve(x, root), root)) : [];
 }
 
 /**
@@ -65,7 +68,7 @@ export function coerce(root: Node, schema: Schema): Coerced {
       case 'scalar': {
         const v = node.value;
         if (!node.untyped || typeof v !== 'string') return v;
-        const t = types(sch);
+        const t = types(sch, schema);
         if (t.includes('string') || t.length === 0) return v;
         const trimmed = v.trim();
         if (t.includes('boolean') && /^(true|false)$/i.test(trimmed)) return trimmed.toLowerCase() === 'true';

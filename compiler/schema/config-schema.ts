@@ -1,3 +1,4 @@
+import { urlPattern, VALUE_PATTERNS } from '../ir/values.ts';
 import { SETTINGS } from '../settings/table.ts';
 import type { SettingSpec } from '../settings/types.ts';
 
@@ -6,8 +7,10 @@ type Schema = Record<string, unknown>;
 const str: Schema = { type: 'string' };
 const bool: Schema = { type: 'boolean' };
 const uint: Schema = { type: 'integer', minimum: 0 };
-/** Durations are strings (`30s`); a bare integer is accepted so `0` works, and lowering checks units. */
+/** Durations are strings with units (`30s`) or the integer `0`; `$defs.duration` has the grammar. */
 const duration: Schema = { $ref: '#/$defs/duration' };
+/** One of several shapes. Ajv's strict mode refuses union `type`s, so unions are `anyOf`. */
+const either = (...shapes: Schema[]): Schema => ({ anyOf: shapes });
 const strList: Schema = { type: 'array', items: str };
 const strMap: Schema = { type: 'object', additionalProperties: str };
 
@@ -34,6 +37,12 @@ function settingSchema(s: SettingSpec): Schema {
       return { ...base, ...strList };
     case 'map':
       return { ...base, ...strMap };
+    case 'url':
+      return { ...base, type: 'string', pattern: urlPattern(s.schemes) };
+    case 'hostport':
+      return { ...base, type: 'string', pattern: VALUE_PATTERNS.hostPort };
+    case 'secret32':
+      return { ...base, type: 'string', pattern: VALUE_PATTERNS.secret32 };
     case 'special':
       switch (s.key) {
         case 'routes':
@@ -42,9 +51,9 @@ function settingSchema(s: SettingSpec): Schema {
         case 'certificates':
           return { ...base, type: 'array', items: obj({ cert: str, key: str }, ['cert', 'key']) };
         case 'set_response_headers':
-          return { ...base, type: 'object', additionalProperties: { type: ['string', 'boolean'] } };
+          return { ...base, type: 'object', additionalProperties: either(str, bool) };
         case 'jwt_claims_headers':
-          return { ...base, type: ['array', 'object'], items: str, additionalProperties: str };
+          return { ...base, ...either(strList, strMap) };
       }
       throw new Error(`no schema for special setting ${s.key}`);
     default:
@@ -79,7 +88,7 @@ const healthCheck = obj({
 /** Fields of a route (spec 2.7) and of its redirect object (2.8). */
 export const ROUTE_FIELDS: Record<string, Schema> = {
   from: str,
-  to: { type: ['string', 'array'], items: str },
+  to: either(str, strList),
   redirect: obj({
     https_redirect: bool,
     scheme_redirect: str,
@@ -175,7 +184,10 @@ export function configSchema(): Schema {
     properties,
     additionalProperties: false,
     $defs: {
-      duration: { type: ['string', 'integer'], description: 'a number with a unit suffix (`30s`, `1h45m`), or `0`' },
+      duration: {
+        description: 'a number with a unit suffix (`30s`, `1h45m`), or `0`',
+        ...either({ type: 'string', pattern: VALUE_PATTERNS.duration }, { type: 'integer', const: 0 }),
+      },
       route: { type: 'object', properties: ROUTE_FIELDS, required: ['from'], additionalProperties: false },
     },
   };

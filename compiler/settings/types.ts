@@ -27,6 +27,8 @@ export interface SettingSpec {
   /** The default written as a config value (`'30s'`, `true`), or undefined for none. */
   readonly default?: string | number | boolean | readonly string[];
   readonly values?: readonly string[];
+  /** `url` kind: the schemes accepted (any scheme when absent). Lowering and the schema read it. */
+  readonly schemes?: readonly string[];
   /** Config-file only: no environment variable. */
   readonly fileOnly?: boolean;
   /** Where the lowered value lives in the plan body, e.g. `server.timeoutReadMs`. */

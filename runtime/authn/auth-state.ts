@@ -7,7 +7,7 @@
  * since compile makes the build throw, so a reload keeps the old plan and a start fails loudly.
  */
 import type { PlanBody, Route, Secret } from '../../compiler/plan/types.ts';
-import { resolvePem, resolveSecret } from '../plan/secrets.ts';
+import { resolvePem, resolveSecret, resolveSecretText } from '../plan/secrets.ts';
 import { AssertionSigner } from './assertion.ts';
 import { IdentityProvider } from './idp.ts';
 import { deriveKey } from './keys.ts';
@@ -90,7 +90,7 @@ export function buildAuthState(body: PlanBody, scheme: 'http' | 'https', carry: 
   const callbackUrl = auth === null ? null : `${auth.origin}${s.authenticate.callbackPath}`;
   let idp: IdentityProvider | null = null;
   if (callbackUrl !== null && s.idp.clientId !== null && (s.idp.provider !== null || s.idp.providerUrl !== null)) {
-    const clientSecret = s.idp.clientSecret ? resolveSecret(s.idp.clientSecret, 'idp_client_secret').data.toString('utf8') : '';
+    const clientSecret = s.idp.clientSecret ? resolveSecretText(s.idp.clientSecret, 'idp_client_secret') : '';
     const key = JSON.stringify([s.idp, clientSecret.length, s.idp.clientSecret?.fingerprint ?? null, callbackUrl]);
     if (carry.idp?.key !== key) carry.idp = { key, idp: new IdentityProvider(s.idp, clientSecret, callbackUrl) };
     idp = carry.idp.idp;
@@ -133,7 +133,7 @@ export function buildAuthState(body: PlanBody, scheme: 'http' | 'https', carry: 
 }
 
 function secretBytes(secret: Secret, what: string): Buffer {
-  const text = resolveSecret(secret, what).data.toString('utf8').trim();
+  const text = resolveSecretText(secret, what).trim();
   return Buffer.from(text, 'base64');
 }
 

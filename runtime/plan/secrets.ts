@@ -58,6 +58,17 @@ export function resolveSecret(secret: Secret, what: string, sources: SecretSourc
   return { data, kind };
 }
 
+/**
+ * A text secret (`cookie_secret`, `idp_client_secret`, ...): inline or env text as is; a file's
+ * content with at most one trailing line break (`\n` or `\r\n`) removed, the rule the compiler
+ * checked the file with (compiler/ir/material.ts `secretFileText`).
+ */
+export function resolveSecretText(secret: Secret, what: string, sources: SecretSources = NODE_SOURCES): string {
+  const { data, kind } = resolveSecret(secret, what, sources);
+  const text = data.toString('utf8');
+  return kind === 'file' ? text.replace(/\r?\n$/, '') : text;
+}
+
 /** A PEM secret (private key): a file's content as is, inline or env text base64-decoded. */
 export function resolvePem(secret: Secret, what: string, sources: SecretSources = NODE_SOURCES): string {
   const { data, kind } = resolveSecret(secret, what, sources);

@@ -9,7 +9,7 @@ type Services = PlanSettings['mode']['services'];
 interface Requirement {
   /** The key named in the report. */
   readonly key: string;
-  /** Any of these given satisfies the requirement (a singular key and its plural). */
+  /** Any of these given satisfies the requirement (a singular key and its plural, a secret and its `_file` form). */
   readonly anyOf: readonly string[];
   /** Which `services` values need it. */
   readonly services: readonly Services[];
@@ -17,12 +17,12 @@ interface Requirement {
 
 /** Requirements by mode, from the "required" column of spec 2.3 to 2.6. */
 const REQUIREMENTS: readonly Requirement[] = [
-  { key: 'shared_secret', anyOf: ['shared_secret'], services: ['all', 'authenticate', 'authorize', 'databroker', 'proxy'] },
-  { key: 'cookie_secret', anyOf: ['cookie_secret'], services: ['all', 'proxy'] },
+  { key: 'shared_secret', anyOf: ['shared_secret', 'shared_secret_file'], services: ['all', 'authenticate', 'authorize', 'databroker', 'proxy'] },
+  { key: 'cookie_secret', anyOf: ['cookie_secret', 'cookie_secret_file'], services: ['all', 'proxy'] },
   { key: 'authenticate_service_url', anyOf: ['authenticate_service_url'], services: ['all', 'authenticate', 'proxy'] },
   { key: 'idp_provider', anyOf: ['idp_provider'], services: ['all', 'authenticate'] },
   { key: 'idp_client_id', anyOf: ['idp_client_id'], services: ['all', 'authenticate'] },
-  { key: 'idp_client_secret', anyOf: ['idp_client_secret'], services: ['all', 'authenticate'] },
+  { key: 'idp_client_secret', anyOf: ['idp_client_secret', 'idp_client_secret_file'], services: ['all', 'authenticate'] },
   { key: 'signout_redirect_url', anyOf: ['signout_redirect_url'], services: ['all', 'proxy'] },
   // All-in-one mode reaches these on loopback; split services must be told where they are.
   { key: 'authorize_service_url', anyOf: ['authorize_service_url', 'authorize_service_urls'], services: ['proxy'] },

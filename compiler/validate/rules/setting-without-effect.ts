@@ -9,7 +9,7 @@ const AUTOCERT_KEYS = [
 ] as const;
 
 const METRICS_KEYS = [
-  'metrics_basic_auth', 'metrics_certificate', 'metrics_certificate_key', 'metrics_certificate_file',
+  'metrics_basic_auth', 'metrics_basic_auth_file', 'metrics_certificate', 'metrics_certificate_key', 'metrics_certificate_file',
   'metrics_certificate_key_file', 'metrics_client_ca', 'metrics_client_ca_file',
 ] as const;
 
@@ -26,7 +26,7 @@ const TRACING_KEYS: readonly (readonly [string, string | undefined])[] = [
  * `setting-without-effect` (warning): a setting that is ignored because what it configures is not
  * turned on: `autocert_*` without `autocert: true` (spec 2.3: "used only when `autocert` is
  * true"), `metrics_*` without `metrics_address`, tracing settings without (or for another)
- * `tracing_provider`, `databroker_storage_connection_string` with memory storage. A warning, not
+ * `tracing_provider`, `databroker_storage_connection_string` (or its `_file` form) with memory storage. A warning, not
  * an error: such settings are harmless, but usually mean the switch was forgotten. At the key.
  */
 export const settingWithoutEffect: ValidationRule = {
@@ -42,8 +42,8 @@ export const settingWithoutEffect: ValidationRule = {
       if (typeof provider !== 'string') warn(k, 'without `tracing_provider`');
       else if (owner !== undefined && owner !== provider) warn(k, `with \`tracing_provider\` \`${provider}\``);
     }
-    if (isGiven(c, 'databroker_storage_connection_string') && input.body.settings.databroker.storage.type !== 'redis') {
-      warn('databroker_storage_connection_string', 'with `databroker_storage_type` `memory`');
+    for (const k of ['databroker_storage_connection_string', 'databroker_storage_connection_string_file']) {
+      if (isGiven(c, k) && input.body.settings.databroker.storage.type !== 'redis') warn(k, 'with `databroker_storage_type` `memory`');
     }
   },
 };
