@@ -19,7 +19,8 @@ import { decide } from '../decide/decide.ts';
 import type { Decision, OutgoingHeaders, RequestHeaders } from '../decide/types.ts';
 import type { CompiledRoute } from '../plan/index.ts';
 import type { Generation, PlanStore } from '../plan/store.ts';
-import { sendError } from './error-page.ts';
+import { denialAnswer } from '../authn/denied.ts';
+import { sendError, wantsJson } from './error-page.ts';
 import { UpstreamExchange } from './upstream-exchange.ts';
 
 /** What a plan generation holds for forwarding (built by runtime/run/state.ts). */
@@ -212,9 +213,16 @@ function respond(
     case 'not_found':
       sendError(res, 404, requestId, 'no-route', accept, false);
       return;
-    case 'deny':
-      sendError(res, 403, requestId, d.reasons.join(',') || 'denied', accept, false);
+    case 'deny': {
+      // The page says who is signed in and why in words, with sign-out and switch user (denied.ts).
+      const socket = req.socket as TLSSocket | undefined;
+      const certificate = options.tls && socket ? options.tls.clientCertificate(gen.index.body.routes[d.route.index]!, socket) : undefined;
+      const request = { method: req.method ?? 'GET', target: req.url ?? '/', scheme: options.scheme, headers: requestHeaders(req), peer: req.socket?.remoteAddress ?? '', nowMs: Date.now(), ...(certificate ? { clientCertificate: certificate } : {}) };
+      const a = denialAnswer(gen.index, d, request, session, state, requestId, wantsJson(accept));
+      res.writeHead(a.status, a.headers);
+      res.end(a.body);
       return;
+    }
     case 'unavailable':
       sendError(res, 503, requestId, 'no-healthy-upstream', accept, false);
       return;
