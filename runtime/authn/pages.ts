@@ -111,7 +111,7 @@ export function deniedAnswer(d: Denial, json: boolean): ErrorAnswer {
   return answerOf(
     403,
     d.requestId,
-    answerPage('403 · Access denied · svc', `<h1>403 · Access denied</h1>${who}${why}<p>Reason: <code id="reasons">${escapeHtml(reason)}</code></p>${actions}`, d.requestId),
+    answerPage('403 · Access denied · svc', `<h1>403 · Access denied</h1>${who}<p>${d.user === null ? 'The policy of this route does not allow this request.' : escapeHtml(message)}</p>${why}<p>Reason: <code id="reasons">${escapeHtml(reason)}</code></p>${actions}`, d.requestId),
     null,
   );
 }
