@@ -2,7 +2,7 @@
  * The identity provider, through openid-client 6 (no hand-written protocol): discovery, the
  * authorization code flow with PKCE, `state` and `nonce`, the refresh token grant and the
  * end-session URL. One `IdentityProvider` per plan generation; discovery runs on first use and is
- * retried after a failure, so svc starts even while the provider is down (sign-in then answers 502).
+ * retried after a failure, so svc starts even while the provider is down (sign-in then answers 503).
  *
  * Built-in provider names (spec 2.4) only supply defaults: the discovery base URL when
  * `idp_provider_url` is not set, and the scopes when `idp_scopes` is not set (docs/authentication.md).
@@ -12,13 +12,14 @@ import type { PlanSettings } from '../../compiler/plan/types.ts';
 import type { SessionRecord } from '../databroker/session-store.ts';
 
 /** Defaults of the built-in provider names (spec 2.4); `oidc` is the generic provider. */
-export const PROVIDER_DEFAULTS: Readonly<Record<string, { readonly url: string | null; readonly scopes: readonly string[] }>> = {
-  oidc: { url: null, scopes: ['openid', 'profile', 'email', 'offline_access'] },
-  google: { url: 'https://accounts.google.com', scopes: ['openid', 'profile', 'email'] },
-  gitlab: { url: 'https://gitlab.com', scopes: ['openid', 'profile', 'email'] },
-  azure: { url: 'https://login.microsoftonline.com/common/v2.0', scopes: ['openid', 'profile', 'email', 'offline_access'] },
-  okta: { url: null, scopes: ['openid', 'profile', 'email', 'groups', 'offline_access'] },
-  github: { url: null, scopes: ['openid', 'profile', 'email'] },
+export const PROVIDER_DEFAULTS: Readonly<Record<string, { readonly url: string | null; readonly scopes: readonly string[]; readonly switchPrompt: string }>> = {
+  oidc: { url: null, scopes: ['openid', 'profile', 'email', 'offline_access'], switchPrompt: 'login' },
+  // Google and Microsoft offer an account chooser (`select_account`); Google refuses `login`.
+  google: { url: 'https://accounts.google.com', scopes: ['openid', 'profile', 'email'], switchPrompt: 'select_account' },
+  gitlab: { url: 'https://gitlab.com', scopes: ['openid', 'profile', 'email'], switchPrompt: 'login' },
+  azure: { url: 'https://login.microsoftonline.com/common/v2.0', scopes: ['openid', 'profile', 'email', 'offline_access'], switchPrompt: 'select_account' },
+  okta: { url: null, scopes: ['openid', 'profile', 'email', 'groups', 'offline_access'], switchPrompt: 'login' },
+  github: { url: null, scopes: ['openid', 'profile', 'email'], switchPrompt: 'login' },
 };
 
 /** Why the identity provider could not be used; shown to the user as a 502 with this code. */
@@ -86,8 +87,12 @@ export class IdentityProvider {
     return { state: oidc.randomState(), nonce: oidc.randomNonce(), verifier: oidc.randomPKCECodeVerifier() };
   }
 
-  /** The provider's authorization URL for one sign-in. */
-  async authorizationUrl(checks: SignInChecks): Promise<string> {
+  /**
+   * The provider's authorization URL for one sign-in. `switchUser` asks the provider to let the user
+   * choose or re-enter an account (`prompt`: `select_account` for Google and Azure, else `login`)
+   * instead of reusing the provider's own session.
+   */
+  async authorizationUrl(checks: SignInChecks, switchUser = false): Promise<string> {
     const config = await this.config();
     const scopes = this.#settings.scopes.length > 0 ? this.#settings.scopes : PROVIDER_DEFAULTS[this.#settings.provider ?? 'oidc']?.scopes ?? ['openid'];
     const url = oidc.buildAuthorizationUrl(config, {
@@ -98,6 +103,7 @@ export class IdentityProvider {
       nonce: checks.nonce,
       code_challenge: await oidc.calculatePKCECodeChallenge(checks.verifier),
       code_challenge_method: 'S256',
+      ...(switchUser ? { prompt: PROVIDER_DEFAULTS[this.#settings.provider ?? 'oidc']?.switchPrompt ?? 'login' } : {}),
     });
     return url.href;
   }
@@ -115,6 +121,7 @@ export class IdentityProvider {
     try {
       tokens = await oidc.authorizationCodeGrant(config, current, { pkceCodeVerifier: checks.verifier, expectedState: checks.state, expectedNonce: checks.nonce, idTokenExpected: true });
     } catch (e) {
+      if (unreachable(e)) throw new IdentityProviderError('SVC_ERR_IDP_UNAVAILABLE', `the token endpoint could not be reached: ${(e as Error).message}`, { cause: e });
       throw new IdentityProviderError('SVC_ERR_IDP_CALLBACK', `the sign-in could not be completed: ${(e as Error).message}`, { cause: e });
     }
     return this.#user(tokens, undefined, nowMs);
@@ -169,4 +176,18 @@ export class IdentityProvider {
       ...(expiresIn !== undefined ? { accessTokenExpiresAtMs: nowMs + expiresIn * 1000 } : {}),
     };
   }
+}
+
+/**
+ * Whether a failed provider request means the provider is unreachable or failing (refused or reset
+ * connection, unknown host, timeout, a 5xx answer) rather than refusing this sign-in.
+ */
+function unreachable(e: unknown): boolean {
+  // undici's fetch rejects every network failure with this TypeError (the cause names ECONNREFUSED, …).
+  if (e instanceof TypeError && e.message === 'fetch failed') return true;
+  if (e instanceof oidc.ClientError) {
+    if (e.code === 'OAUTH_TIMEOUT' || e.code === 'OAUTH_ABORT') return true;
+    if (e.code === 'OAUTH_RESPONSE_IS_NOT_CONFORM' && e.cause instanceof Response && e.cause.status >= 500) return true;
+  }
+  return false;
 }

@@ -1,10 +1,12 @@
 /**
- * svc's own pages for signed-in users: the user info page at `/.svc/` and the sign-out
- * confirmation. Everything shown is escaped; raw access, refresh and ID tokens are never shown
- * (SECURITY.md S26). Pages carry a strict CSP, no framing and no caching.
+ * svc's own pages for users: the user info page at `/.svc/`, the sign-out confirmation, the 403
+ * page of a denied request and the page of a failed sign-in. Everything shown is escaped; raw
+ * access, refresh and ID tokens are never shown (SECURITY.md S26). Pages carry a strict CSP, no
+ * framing and no caching.
  */
+import { STATUS_CODES } from 'node:http';
 import type { SessionRecord } from '../databroker/session-store.ts';
-import { escapeHtml } from '../http/error-page.ts';
+import { escapeHtml, type ErrorAnswer } from '../http/error-page.ts';
 
 export const PAGE_HEADERS: Readonly<Record<string, string>> = {
   'content-type': 'text/html; charset=utf-8',
@@ -19,7 +21,7 @@ export const PAGE_HEADERS: Readonly<Record<string, string>> = {
 };
 
 const STYLE =
-  'body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f5f6f8;color:#1d2330}main{max-width:44rem;margin:8vh auto;padding:2rem;background:#fff;border-radius:8px;box-shadow:0 1px 3px #0002}h1{font-size:1.4rem;margin:0 0 1rem}table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.35rem .5rem;border-bottom:1px solid #e3e6ea;vertical-align:top}th{width:10rem;color:#556}code,pre{font-size:.85rem}pre{margin:0;white-space:pre-wrap;word-break:break-all}button{font:inherit;padding:.45rem 1.1rem;border:0;border-radius:6px;background:#1d4ed8;color:#fff;cursor:pointer}footer{margin-top:1.5rem;font-size:.8rem;color:#667}';
+  'body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f5f6f8;color:#1d2330}main{max-width:44rem;margin:8vh auto;padding:2rem;background:#fff;border-radius:8px;box-shadow:0 1px 3px #0002}h1{font-size:1.4rem;margin:0 0 1rem}table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.35rem .5rem;border-bottom:1px solid #e3e6ea;vertical-align:top}th{width:10rem;color:#556}code,pre{font-size:.85rem}pre{margin:0;white-space:pre-wrap;word-break:break-all}button,a.button{font:inherit;padding:.45rem 1.1rem;border:0;border-radius:6px;background:#1d4ed8;color:#fff;cursor:pointer;text-decoration:none;display:inline-block}button.plain{background:#e3e6ea;color:#1d2330}form{display:inline-block;margin:1rem .5rem 0 0}ul{padding-left:1.2rem}footer{margin-top:1.5rem;font-size:.8rem;color:#667}';
 
 function page(title: string, body: string): string {
   return `<!doctype html>
@@ -27,6 +29,17 @@ function page(title: string, body: string): string {
 <meta name="viewport" content="width=device-width, initial-scale=1"><style>${STYLE}</style></head>
 <body><main>${body}<footer>svc</footer></main></body></html>
 `;
+}
+
+/** The page of one answer with its request id in the footer. */
+function answerPage(title: string, body: string, requestId: string): string {
+  return page(title, body).replace('<footer>svc</footer>', `<footer>svc · request id <code id="request-id">${escapeHtml(requestId)}</code></footer>`);
+}
+
+function answerOf(status: number, requestId: string, html: string, json: Record<string, unknown> | null): ErrorAnswer {
+  const common = { 'cache-control': 'no-store', 'x-request-id': requestId, 'x-content-type-options': 'nosniff' };
+  if (json !== null) return { status, headers: { ...common, 'content-type': 'application/json' }, body: `${JSON.stringify(json)}\n` };
+  return { status, headers: { ...PAGE_HEADERS, 'x-request-id': requestId }, body: html };
 }
 
 /** Token-bearing claim names never shown, even when a provider puts them among the claims. */
@@ -57,4 +70,89 @@ export function signOutPage(csrf: string, redirect: string | null): string {
     `<h1>Sign out?</h1><p>You are about to end your session.</p>
 <form method="post" action="/.svc/signout/"><input type="hidden" name="svc_csrf" value="${escapeHtml(csrf)}">${redirect === null ? '' : `<input type="hidden" name="svc_redirect_uri" value="${escapeHtml(redirect)}">`}<button type="submit" id="signout">Sign out</button></form>`,
   );
+}
+
+/** What the 403 page of a denied request shows. */
+export interface Denial {
+  readonly requestId: string;
+  /** The decision's reason ids (docs/decisions.md §4), kept in the JSON answer and on the page. */
+  readonly reasons: readonly string[];
+  /** Why, in words (runtime/authz/words.ts), in the decision's order. */
+  readonly words: readonly string[];
+  /** Who is signed in, or null for a request denied without a session. */
+  readonly user: { readonly id: string; readonly email?: string; readonly name?: string } | null;
+  /** The session's CSRF token for the sign-out and switch-user forms; null: no forms. */
+  readonly csrf: string | null;
+  /** The denied URL, validated as a redirect target: "switch user" signs in again and comes back here. */
+  readonly here: string | null;
+}
+
+/**
+ * The 403 answer: who is signed in, why in words, the request id, a sign-out button and a
+ * "switch user" button (sign-out, then sign-in with the provider asked to prompt for an account;
+ * docs/authentication.md). Both post to this host's `/.svc/signout/` with the session's CSRF token.
+ * JSON keeps `{status, error, reason, message, request_id}` and adds `reasons` and `explanation`.
+ */
+export function deniedAnswer(d: Denial, json: boolean): ErrorAnswer {
+  const reason = d.reasons.join(',') || 'denied';
+  const message = 'You are signed in, but the policy of this route does not allow you here.';
+  if (json) return answerOf(403, d.requestId, '', { status: 403, error: STATUS_CODES[403], reason, message, request_id: d.requestId, reasons: d.reasons, explanation: d.words });
+  const who =
+    d.user === null
+      ? '<p id="who">You are not signed in.</p>'
+      : `<p id="who">Signed in as <strong>${escapeHtml(d.user.name ?? d.user.id)}</strong>${d.user.email === undefined ? '' : ` · <code id="email">${escapeHtml(d.user.email)}</code>`}</p>`;
+  const why = d.words.length === 0 ? '' : `<p>This route does not allow you because:</p><ul id="why">${d.words.map((w) => `<li>${wordsHtml(w)}</li>`).join('')}</ul>`;
+  const csrf = d.csrf === null ? '' : `<input type="hidden" name="svc_csrf" value="${escapeHtml(d.csrf)}">`;
+  const actions =
+    d.csrf === null
+      ? ''
+      : `<form method="post" action="/.svc/signout/">${csrf}<button type="submit" id="signout">Sign out</button></form>` +
+        (d.here === null ? '' : `<form method="post" action="/.svc/signout/">${csrf}<input type="hidden" name="svc_switch_user" value="1"><input type="hidden" name="svc_redirect_uri" value="${escapeHtml(d.here)}"><button type="submit" class="plain" id="switch-user">Switch user</button></form>`);
+  return answerOf(
+    403,
+    d.requestId,
+    answerPage('403 · Access denied · svc', `<h1>403 · Access denied</h1>${who}<p>${d.user === null ? 'The policy of this route does not allow this request.' : escapeHtml(message)}</p>${why}<p>Reason: <code id="reasons">${escapeHtml(reason)}</code></p>${actions}`, d.requestId),
+    null,
+  );
+}
+
+/** A sentence with `backticked` values shown as code, escaped. */
+function wordsHtml(words: string): string {
+  return words
+    .split('`')
+    .map((part, i) => (i % 2 === 1 ? `<code>${escapeHtml(part)}</code>` : escapeHtml(part)))
+    .join('');
+}
+
+/** Why a sign-in failed, by its stable code (the JSON `reason` and the log line's `reason`). */
+export const SIGN_IN_FAILURES = {
+  'identity-provider-unavailable': { status: 503, title: 'Sign-in is unavailable', text: 'The identity provider could not be reached or failed to answer, so you could not be signed in. The application itself was not involved. Try again in a moment.' },
+  'identity-provider-not-configured': { status: 503, title: 'Sign-in is not configured', text: 'No identity provider is configured for this service, so nobody can sign in. Tell its operator.' },
+  'identity-provider-refused': { status: 403, title: 'Sign-in was not completed', text: 'The identity provider did not sign you in: the sign-in was cancelled, or the provider refused it.' },
+  'sign-in-failed': { status: 400, title: 'Sign-in could not be completed', text: 'The identity provider’s answer could not be turned into a sign-in: it had already been used or expired, or did not check out.' },
+  'sign-in-state-invalid': { status: 400, title: 'This sign-in is stale', text: 'This answer from the identity provider does not belong to a sign-in in progress in this browser: it was already used, is more than 10 minutes old, or was started in another browser.' },
+  'sign-in-link-expired': { status: 400, title: 'This sign-in link has expired', text: 'Sign-in links are valid for 10 minutes.' },
+  'sign-in-link-signature': { status: 400, title: 'This sign-in link is not valid', text: 'The sign-in link was changed or is incomplete.' },
+  'sign-in-link-missing': { status: 400, title: 'This sign-in link is not valid', text: 'The sign-in link was changed or is incomplete.' },
+  'sign-in-link-duplicate': { status: 400, title: 'This sign-in link is not valid', text: 'The sign-in link was changed or is incomplete.' },
+  'hand-off-invalid': { status: 400, title: 'This sign-in is stale', text: 'The sign-in hand-off to this site is not valid or is more than a minute old.' },
+  'hand-off-replayed': { status: 400, title: 'This sign-in is stale', text: 'The sign-in hand-off to this site was already used; each one works once.' },
+  'hand-off-wrong-host': { status: 400, title: 'This sign-in is stale', text: 'The sign-in hand-off was made for another site.' },
+  'session-ended': { status: 400, title: 'This sign-in is stale', text: 'The session this sign-in started has already ended.' },
+} as const satisfies Readonly<Record<string, { readonly status: number; readonly title: string; readonly text: string }>>;
+
+export type SignInFailure = keyof typeof SIGN_IN_FAILURES;
+
+/**
+ * The answer of a failed sign-in: what happened in words and a "try again" link to `retry`, which
+ * the caller has validated as a redirect target (S01–S04). `detail` is a provider error code
+ * (`access_denied`), shown only when it is a plain code. JSON: `{status, error, reason, message,
+ * request_id, retry}`.
+ */
+export function signInFailedAnswer(reason: SignInFailure, requestId: string, retry: string, json: boolean, detail?: string): ErrorAnswer {
+  const f = SIGN_IN_FAILURES[reason];
+  const code = detail !== undefined && /^[a-z_]{1,64}$/.test(detail) ? detail : undefined;
+  if (json) return answerOf(f.status, requestId, '', { status: f.status, error: STATUS_CODES[f.status], reason, message: f.text, request_id: requestId, retry, ...(code !== undefined ? { provider_error: code } : {}) });
+  const body = `<h1>${escapeHtml(f.title)}</h1><p id="what">${escapeHtml(f.text)}</p>${code === undefined ? '' : `<p>The provider answered <code id="provider-error">${escapeHtml(code)}</code>.</p>`}<p>Reason: <code id="reason">${escapeHtml(reason)}</code></p><p><a class="button" id="try-again" href="${escapeHtml(retry)}">Try again</a></p>`;
+  return answerOf(f.status, requestId, answerPage(`${f.title} · svc`, body, requestId), null);
 }

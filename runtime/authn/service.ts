@@ -31,7 +31,7 @@ import { buildAuthState, type AuthCarry, type AuthState } from './auth-state.ts'
 import { cookieDomainFor, readCookie, serializeCookie } from './cookies.ts';
 import { IdentityProviderError, type SignedInUser } from './idp.ts';
 import { csrfToken, csrfTokenValid } from './keys.ts';
-import { PAGE_HEADERS, signOutPage, userInfoPage } from './pages.ts';
+import { PAGE_HEADERS, signInFailedAnswer, signOutPage, userInfoPage, type SignInFailure } from './pages.ts';
 import { programmaticTarget } from './programmatic-redirect.ts';
 import { FALLBACK_TARGET, safeRedirectTarget } from './redirect-target.ts';
 import { publicSessionId, resolvedSession, SessionCache, type ResolvedSession } from './session-cache.ts';
@@ -60,6 +60,11 @@ const HANDOFF_TTL_MS = 60_000;
 const REFRESH_MARGIN_MS = 0;
 /** Largest POST body read from a sign-out form. */
 const MAX_FORM_BYTES = 8 * 1024;
+/**
+ * Where "try again" goes when a failed sign-in has no validated target: this host's user info page,
+ * which starts a sign-in and then shows who is signed in.
+ */
+const RETRY_FALLBACK = '/.svc/';
 
 export interface AuthnOptions {
   readonly scheme: 'http' | 'https';
@@ -302,7 +307,8 @@ export class Authn {
   async #signIn(state: AuthState, session: ResolvedSession | null, params: URLSearchParams, req: Req, res: Res, requestId: string): Promise<void> {
     const now = this.#now();
     const v = verifyParams(params, state.keys!.params, now);
-    if (!v.ok) return answerError(res, 400, requestId, `sign-in-link-${v.reason}`, req);
+    // Not trusted, but validated like any target (S01–S04): "try again" may go back where the user was.
+    if (!v.ok) return this.#failed(res, req, requestId, `sign-in-link-${v.reason}`, absoluteTarget(params.get('svc_redirect_uri'), state));
     const programmatic = v.params['svc_programmatic_uri'];
     // A tunnel target only with a programmatic client: no browser is ever sent to one.
     const target = absoluteTarget(v.params['svc_redirect_uri'], state) ?? (programmatic !== undefined ? tunnelTarget(v.params['svc_redirect_uri'], state) : undefined);
@@ -310,16 +316,17 @@ export class Authn {
     if (programmatic !== undefined && programmaticTarget(programmatic, state.body.settings.authenticate.programmaticRedirectDomains) === undefined) {
       return answerError(res, 400, requestId, 'programmatic-redirect-invalid', req);
     }
+    // Switch user: the previous session was just ended; the provider is asked to prompt for an account.
+    const switchUser = v.params['svc_prompt'] === 'switch_user';
     // Already signed in at the authenticate service: no provider round trip, straight to the hand-off.
-    if (session) return this.#redirectWithHandoff(state, session.record, target, programmatic, [], res);
-    if (state.idp === null) return answerError(res, 502, requestId, 'identity-provider-not-configured', req);
+    if (session && !switchUser) return this.#redirectWithHandoff(state, session.record, target, programmatic, [], res);
+    if (state.idp === null) return this.#failed(res, req, requestId, 'identity-provider-not-configured', undefined);
     const checks = state.idp.newChecks();
     let location: string;
     try {
-      location = await state.idp.authorizationUrl(checks);
+      location = await state.idp.authorizationUrl(checks, switchUser);
     } catch (e) {
-      this.#options.log?.({ msg: 'identity provider unavailable', requestId, error: (e as Error).message });
-      return answerError(res, 502, requestId, 'identity-provider-unavailable', req);
+      return this.#failed(res, req, requestId, 'identity-provider-unavailable', target, {}, { error: (e as Error).message });
     }
     const flow = await sealToken({ st: checks.state, n: checks.nonce, v: checks.verifier, r: target, ...(programmatic !== undefined ? { p: programmatic } : {}) }, state.keys!.flow, now, FLOW_TTL_MS);
     res.writeHead(302, { location, 'cache-control': 'no-store', 'set-cookie': serializeCookie(flowCookieName(state, checks.state), flow, this.#flowCookieAttributes(state, FLOW_TTL_MS)) });
@@ -334,18 +341,19 @@ export class Authn {
     const clearFlow = serializeCookie(cookieName, '', this.#flowCookieAttributes(state, 0));
     const flow = /^[A-Za-z0-9_-]{16,128}$/.test(stateParam) ? await openToken(readCookie(req.headers['cookie'] === undefined ? undefined : [String(req.headers['cookie'])], cookieName), state.keys!.flow, now) : undefined;
     if (!flow || flow['st'] !== stateParam || typeof flow['n'] !== 'string' || typeof flow['v'] !== 'string' || typeof flow['r'] !== 'string') {
-      return answerError(res, 400, requestId, 'sign-in-state-invalid', req, { 'set-cookie': clearFlow });
+      return this.#failed(res, req, requestId, 'sign-in-state-invalid', undefined, { 'set-cookie': clearFlow });
     }
+    const retry = absoluteTarget(flow['r'], state);
     if (params.has('error')) {
-      this.#options.log?.({ msg: 'identity provider refused the sign-in', requestId, error: params.get('error') });
-      return answerError(res, 403, requestId, 'identity-provider-refused', req, { 'set-cookie': clearFlow });
+      const error = params.get('error') ?? '';
+      return this.#failed(res, req, requestId, 'identity-provider-refused', retry, { 'set-cookie': clearFlow }, { error }, error);
     }
     let user: SignedInUser;
     try {
       user = await state.idp!.callback(params.toString(), { state: stateParam, nonce: flow['n'], verifier: flow['v'] }, now);
     } catch (e) {
-      this.#options.log?.({ msg: 'sign-in failed', requestId, error: (e as Error).message, code: (e as IdentityProviderError).code });
-      return answerError(res, 502, requestId, e instanceof IdentityProviderError && e.code === 'SVC_ERR_IDP_CALLBACK' ? 'sign-in-failed' : 'identity-provider-unavailable', req, { 'set-cookie': clearFlow });
+      const reason = e instanceof IdentityProviderError && e.code === 'SVC_ERR_IDP_CALLBACK' ? 'sign-in-failed' : 'identity-provider-unavailable';
+      return this.#failed(res, req, requestId, reason, retry, { 'set-cookie': clearFlow }, { error: (e as Error).message, code: (e as IdentityProviderError).code });
     }
     // INVARIANT (no-fixation): every sign-in gets a new random session id (SECURITY.md S31).
     const record: SessionRecord = { ...user, id: newSessionId(), createdAtMs: now, expiresAtMs: now + state.cookie.expireMs };
@@ -382,13 +390,13 @@ export class Authn {
   async #handoff(state: AuthState, params: URLSearchParams, host: string, req: Req, res: Res, requestId: string): Promise<void> {
     const now = this.#now();
     const t = await openToken(params.get('svc_handoff'), state.keys!.handoff, now);
-    if (!t || typeof t['sid'] !== 'string' || typeof t['r'] !== 'string' || typeof t['jti'] !== 'string' || typeof t.exp !== 'number') return answerError(res, 400, requestId, 'hand-off-invalid', req);
+    if (!t || typeof t['sid'] !== 'string' || typeof t['r'] !== 'string' || typeof t['jti'] !== 'string' || typeof t.exp !== 'number') return this.#failed(res, req, requestId, 'hand-off-invalid', undefined);
     // Bound to this host: a hand-off made for one route domain does not open on another.
     const to = safeRedirectTarget(t['r'], state.redirects);
-    if (to === FALLBACK_TARGET || !sameHost(to, host)) return answerError(res, 400, requestId, 'hand-off-wrong-host', req);
-    if (!(await this.#store.consumeOnce(`handoff:${t['jti']}`, t.exp * 1000))) return answerError(res, 400, requestId, 'hand-off-replayed', req);
+    if (to === FALLBACK_TARGET || !sameHost(to, host)) return this.#failed(res, req, requestId, 'hand-off-wrong-host', undefined);
+    if (!(await this.#store.consumeOnce(`handoff:${t['jti']}`, t.exp * 1000))) return this.#failed(res, req, requestId, 'hand-off-replayed', to);
     const record = await this.#store.get(t['sid']);
-    if (!record) return answerError(res, 400, requestId, 'session-ended', req);
+    if (!record) return this.#failed(res, req, requestId, 'session-ended', to);
     if (typeof t['p'] === 'string') {
       // Programmatic login: the token goes to the local client, never into a cookie.
       const client = programmaticTarget(t['p'], state.body.settings.authenticate.programmaticRedirectDomains);
@@ -438,6 +446,13 @@ export class Authn {
     this.cache.forget(session.record.id);
     state.signer.forget(session.publicId);
     this.#options.log?.({ msg: 'signed out', requestId, user: session.record.userId, session: shortId(session.record.id) });
+    if (form.get('svc_switch_user') === '1' && safe !== undefined && state.authenticateOrigin !== null) {
+      // Switch user: straight back to sign-in, where the provider prompts for an account; not
+      // through its end-session endpoint, whose return URL must be registered exactly.
+      res.writeHead(302, { location: this.#signInUrl(state, { svc_redirect_uri: safe, svc_prompt: 'switch_user' }), 'cache-control': 'no-store', 'set-cookie': clear });
+      res.end();
+      return;
+    }
     const end = state.idp ? await state.idp.endSessionUrl(session.record.idToken, target) : undefined;
     res.writeHead(302, { location: end ?? target, 'cache-control': 'no-store', 'set-cookie': clear });
     res.end();
@@ -470,6 +485,17 @@ export class Authn {
     if (client === undefined) return answerError(res, 400, requestId, 'programmatic-redirect-invalid', req);
     if (state.authenticateOrigin === null) return answerError(res, 404, requestId, 'authentication-not-configured', req);
     answer(res, 200, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' }, `${this.#signInUrl(state, { svc_redirect_uri: target, svc_programmatic_uri: client })}\n`);
+  }
+
+  /**
+   * Answers a failed sign-in with its page and a "try again" link to `retry` (a validated target;
+   * this host's `/.svc/` without one), and logs it with the same stable code.
+   */
+  #failed(res: Res, req: Req, requestId: string, reason: SignInFailure, retry: string | undefined, headers: Record<string, string> = {}, log: Record<string, unknown> = {}, detail?: string): void {
+    this.#options.log?.({ msg: 'sign-in failed', requestId, reason, ...log });
+    const a = signInFailedAnswer(reason, requestId, retry ?? RETRY_FALLBACK, wantsJson(req.headers['accept'] === undefined ? undefined : String(req.headers['accept'])), detail);
+    res.writeHead(a.status, { ...a.headers, ...headers });
+    res.end(a.body);
   }
 
   #sessionCookie(state: AuthState, host: string, record: SessionRecord): string {

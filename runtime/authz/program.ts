@@ -35,7 +35,15 @@ export interface PolicyExplanation {
   readonly verdict: Verdict;
   readonly reasons: readonly string[];
   readonly rules: readonly RuleTrace[];
+  /**
+   * The leaves whose reasons are `reasons` (the same choice, without repeated leaves), so a page can
+   * say why in words with the matcher's values (runtime/authz/words.ts).
+   */
+  readonly because: readonly LeafTrace[];
 }
+
+/** The reasons a decision can give that are not a criterion leaf's `<name>-ok`/`<name>-unauthorized`. */
+export const POLICY_REASONS = ['user-unauthenticated', 'no-matching-rule', 'evaluation-error'] as const;
 
 export interface PolicyProgram {
   /** The verdict alone: the request path's fast evaluation. */
@@ -99,7 +107,7 @@ export function compilePolicy(policy: PolicyIR): PolicyProgram {
     try {
       values = leaves.map((l) => l.leaf(input));
     } catch {
-      return { verdict: 'deny', reasons: ['evaluation-error'], rules: [] };
+      return { verdict: 'deny', reasons: [POLICY_REASONS[2]], rules: [], because: [] };
     }
     const traces: RuleTrace[] = rules.map((r) => ({
       action: r.action,
@@ -120,8 +128,10 @@ export function compilePolicy(policy: PolicyIR): PolicyProgram {
       v = 'deny';
       decided = traces.filter((t) => t.action === 'allow');
     }
-    const reasons = [...new Set(decided.flatMap((t) => why(rules[traces.indexOf(t)]!.node, values, leaves)))];
-    return { verdict: v, reasons: reasons.length ? reasons : ['no-matching-rule'], rules: traces };
+    const deciding = [...new Set(decided.flatMap((t) => why(rules[traces.indexOf(t)]!.node, values)))];
+    const because = deciding.map((i) => ({ criterion: leaves[i]!.criterion, value: values[i]!, reason: reasonOf(leaves[i]!.criterion, values[i]!) }));
+    const reasons = [...new Set(because.map((l) => l.reason))];
+    return { verdict: v, reasons: reasons.length ? reasons : [POLICY_REASONS[1]], rules: traces, because };
   };
 
   return { verdict, explain };
@@ -189,27 +199,27 @@ function evaluateWith(n: Node, values: readonly Tri[]): Tri {
 }
 
 /**
- * The reasons of the leaves that decide a node's value (docs/decisions.md §4): all parts of a true
+ * The leaves (their indices) that decide a node's value (docs/decisions.md §4): all parts of a true
  * `and` or a false `or`; otherwise only the parts with the node's own value (a false `and` is false
  * because of its false parts, a true `or` true because of its true parts, unknown because of the
  * unknown ones). Depth first, written order.
  */
-function why(n: Node, values: readonly Tri[], leaves: readonly { criterion: Criterion }[]): string[] {
+function why(n: Node, values: readonly Tri[]): number[] {
   switch (n.kind) {
     case 'leaf':
-      return [reasonOf(leaves[n.index]!.criterion, values[n.index]!)];
+      return [n.index];
     case 'not':
-      return why(n.arg, values, leaves);
+      return why(n.arg, values);
     default: {
       const v = evaluateWith(n, values);
       const all = (n.kind === 'and' && v === T) || (n.kind === 'or' && v === F);
-      return n.args.filter((a) => all || evaluateWith(a, values) === v).flatMap((a) => why(a, values, leaves));
+      return n.args.filter((a) => all || evaluateWith(a, values) === v).flatMap((a) => why(a, values));
     }
   }
 }
 
 /** The reason string of one leaf (docs/decisions.md §4). */
 export function reasonOf(c: Criterion, value: Tri): string {
-  if (value === U) return 'user-unauthenticated';
+  if (value === U) return POLICY_REASONS[0];
   return `${c.name.replaceAll('_', '-')}-${value === T ? 'ok' : 'unauthorized'}`;
 }

@@ -8,13 +8,15 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import type { TLSSocket } from 'node:tls';
 import type { Dispatcher } from 'undici';
 import type { Route } from '../../compiler/plan/types.ts';
 import { forwardAuth, routeHost } from '../authn/forward-auth.ts';
 import type { OutgoingHeaders, RequestHeaders } from '../decide/types.ts';
 import type { CompiledRoute } from '../plan/index.ts';
 import type { Generation, PlanStore } from '../plan/store.ts';
-import { sendError } from './error-page.ts';
+import { denialAnswer } from '../authn/denied.ts';
+import { sendError, wantsJson } from './error-page.ts';
 import { admit, type Admission, type GateOptions } from './gate.ts';
 import type { PoolOptions } from './pools.ts';
 import { UpstreamExchange } from './upstream-exchange.ts';
@@ -122,9 +124,16 @@ function respond(gen: Generation<ForwardState>, a: Admission, req: Req, res: Res
     case 'not_found':
       sendError(res, 404, requestId, 'no-route', accept, false);
       return;
-    case 'deny':
-      sendError(res, 403, requestId, d.reasons.join(',') || 'denied', accept, false);
+    case 'deny': {
+      // The page says who is signed in and why in words, with sign-out and switch user (denied.ts).
+      const socket = req.socket as TLSSocket | undefined;
+      const certificate = options.tls && socket ? options.tls.clientCertificate(gen.index.body.routes[d.route.index]!, socket) : undefined;
+      const request = { method: req.method ?? 'GET', target: req.url ?? '/', scheme: options.scheme, headers: requestHeaders(req), peer: req.socket?.remoteAddress ?? '', nowMs: Date.now(), ...(certificate ? { clientCertificate: certificate } : {}) };
+      const a = denialAnswer(gen.index, d, request, session, state, requestId, wantsJson(accept));
+      res.writeHead(a.status, a.headers);
+      res.end(a.body);
       return;
+    }
     case 'unavailable':
       sendError(res, 503, requestId, 'no-healthy-upstream', accept, false);
       return;

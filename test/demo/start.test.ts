@@ -95,8 +95,9 @@ describe('the demo (npm start)', () => {
     expect(page.url).toBe(demo.appUrl);
     expect(page.status).toBe(403);
     expect(page.headers['content-type']).toMatch(/^text\/html/);
-    expect(page.body).toContain('403 Forbidden');
+    expect(page.body).toContain('403 · Access denied');
     expect(page.body).toContain('the policy of this route does not allow you here');
+    expect(page.body).toContain('bob@other.example');
     expect(page.body).not.toContain('svc demo app');
   }, 30_000);
 });

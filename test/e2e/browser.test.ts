@@ -135,6 +135,11 @@ describeWithCommands(['chromium'], 'svc in a real browser', () => {
       expect(await p.title()).toContain('403');
       expect(await p.locator('h1').innerText()).toContain('403');
       expect(await p.locator('body').innerText()).not.toContain('"headers"');
+      // Who is signed in, why in words, and the ways out, as the user sees them.
+      expect(await p.locator('#email').innerText()).toBe('bob@other.example');
+      expect(await p.locator('#why').innerText()).toMatch(/your email domain is not example\.com/);
+      expect(await p.locator('#signout').isVisible()).toBe(true);
+      expect(await p.locator('#switch-user').isVisible()).toBe(true);
     } finally {
       await bob.close();
     }

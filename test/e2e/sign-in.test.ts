@@ -78,8 +78,9 @@ describe('sign-in with a real OpenID provider', () => {
     const b = w.browser();
     const end = last(await b.signIn(`${w.origin('app')}/`, 'bob@other.example'));
     expect(end.status).toBe(403);
-    expect(end.body).toContain('403 Forbidden');
+    expect(end.body).toContain('403 · Access denied');
     expect(end.body).toContain('domain-unauthorized');
+    expect(end.body).toContain('your email domain is not <code>example.com</code>');
     // Signed in, bob reaches a route that takes any signed-in user: the authenticate service remembers him.
     const other = last(await b.navigate(`${w.origin('other')}/`));
     expect(other.status).toBe(200);

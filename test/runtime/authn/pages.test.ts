@@ -1,6 +1,6 @@
 /** pages.ts: the user info page shows claims as data and never shows token-bearing ones (S26). */
 import { describe, expect, it } from 'vitest';
-import { userInfoPage } from '../../../runtime/authn/pages.ts';
+import { deniedAnswer, SIGN_IN_FAILURES, signInFailedAnswer, userInfoPage, type SignInFailure } from '../../../runtime/authn/pages.ts';
 import type { SessionRecord } from '../../../runtime/databroker/session-store.ts';
 
 function record(claims: Record<string, unknown>): SessionRecord {
@@ -23,5 +23,40 @@ describe('userInfoPage', () => {
     const html = userInfoPage(record({ name: 'Alice', refresh_token: 'r', client_secret: 's', Password: 'p' }), 'csrf');
     expect(shownClaims(html)).toEqual({ name: 'Alice' });
     expect(html).not.toMatch(/refresh_token|client_secret|Password/);
+  });
+});
+
+describe('deniedAnswer', () => {
+  const denial = { requestId: 'r1', reasons: ['groups-unauthorized'], words: ['your groups do not include `<b>`'], user: { id: 'u"1', email: '<script>@x', name: '<img src=x>' }, csrf: 'tok"en', here: 'https://app.example.com/a?b="c"' };
+
+  it('escapes every user value, keeps backticked values as code, and posts both actions with the CSRF token', () => {
+    const a = deniedAnswer(denial, false);
+    expect(a.status).toBe(403);
+    expect(a.body).not.toMatch(/<script>|<img|<b>/);
+    expect(a.body).toContain('your groups do not include <code>&#60;b&#62;</code>');
+    expect(a.body.match(/name="svc_csrf" value="tok&#34;en"/g)).toHaveLength(2);
+    expect(a.body).toContain('name="svc_redirect_uri" value="https://app.example.com/a?b=&#34;c&#34;"');
+  });
+
+  it('without a session: no forms; JSON keeps its shape and adds the reasons', () => {
+    expect(deniedAnswer({ ...denial, user: null, csrf: null }, false).body).not.toContain('<form');
+    expect(JSON.parse(deniedAnswer(denial, true).body)).toEqual({ status: 403, error: 'Forbidden', reason: 'groups-unauthorized', message: expect.any(String), request_id: 'r1', reasons: ['groups-unauthorized'], explanation: ['your groups do not include `<b>`'] });
+  });
+});
+
+describe('signInFailedAnswer', () => {
+  it('every failure says what happened without blaming an upstream, and links "try again" escaped', () => {
+    for (const reason of Object.keys(SIGN_IN_FAILURES) as SignInFailure[]) {
+      const a = signInFailedAnswer(reason, 'r1', '/x?"', false);
+      expect(a.status).not.toBe(502);
+      expect(a.body).not.toMatch(/upstream/i);
+      expect(a.body).toContain('id="try-again" href="/x?&#34;"');
+      expect(JSON.parse(signInFailedAnswer(reason, 'r1', '/x', true).body)).toMatchObject({ status: a.status, reason, request_id: 'r1', retry: '/x' });
+    }
+  });
+
+  it('shows a provider error only when it is a plain code', () => {
+    expect(signInFailedAnswer('identity-provider-refused', 'r', '/', false, 'access_denied').body).toContain('access_denied');
+    expect(signInFailedAnswer('identity-provider-refused', 'r', '/', false, 'Call <evil> now').body).not.toContain('evil');
   });
 });
