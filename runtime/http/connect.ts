@@ -10,12 +10,13 @@ import { connect } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { decideConnect } from '../decide/decide.ts';
 import type { PlanStore } from '../plan/store.ts';
+import type { Parts } from '../run/generation.ts';
 import { endSocketWithError } from './error-page.ts';
-import type { ForwardState, UpstreamOutcome } from './handler.ts';
+import type { UpstreamOutcome } from './handler.ts';
 import { tunnel } from './tunnel.ts';
 
 /** Creates the `connect` listener of an HTTP/1.1 server. */
-export function createConnectHandler(store: PlanStore<ForwardState>): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
+export function createConnectHandler(store: PlanStore<Parts>): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
   return (req, socket, head) => {
     const requestId = randomUUID();
     const gen = store.acquire();
@@ -28,7 +29,7 @@ export function createConnectHandler(store: PlanStore<ForwardState>): (req: Inco
     });
     socket.on('error', () => socket.destroy());
     let picked: { readonly index: number; readonly done: (outcome: UpstreamOutcome) => void } | undefined;
-    const pick = gen.extra.pick;
+    const pick = gen.forward.pick;
     const d = decideConnect(
       gen.index,
       { method: 'CONNECT', target: req.url ?? '', scheme: 'http', headers: req.headersDistinct, peer: req.socket.remoteAddress ?? '', nowMs: Date.now(), upstreamSample: Math.random() },

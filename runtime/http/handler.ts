@@ -19,6 +19,7 @@ import { decide } from '../decide/decide.ts';
 import type { Decision, OutgoingHeaders, RequestHeaders } from '../decide/types.ts';
 import type { CompiledRoute } from '../plan/index.ts';
 import type { Generation, PlanStore } from '../plan/store.ts';
+import type { Parts } from '../run/generation.ts';
 import { sendError } from './error-page.ts';
 import { UpstreamExchange } from './upstream-exchange.ts';
 
@@ -46,14 +47,6 @@ export interface HandlerOptions {
   readonly exposeChecksum?: boolean;
   /** With `exposeChecksum`: also name the worker process that answered (`x-svc-worker`). */
   readonly workerId?: number;
-  /** TLS listeners: the connection checks of spec §7 and §5.5 (runtime/listen/). */
-  readonly tls?: {
-    /** False when the connection's certificate does not cover `host` (→ 421 Misdirected Request). */
-    servesHost(socket: TLSSocket, host: string): boolean;
-    /** Whether the route requires a valid client certificate (→ 495 without one). */
-    required(route: Route | null): boolean;
-    clientCertificate(route: Route | null, socket: TLSSocket): { readonly fingerprint: string; readonly valid: boolean } | undefined;
-  };
   /** One line per request and per error; structured (pino in run.ts). */
   readonly log?: (entry: Record<string, unknown>) => void;
   /** Sessions, svc's own endpoints and upstream identity; without it every request is anonymous. */
@@ -64,7 +57,7 @@ type Req = IncomingMessage | Http2ServerRequest;
 type Res = ServerResponse | Http2ServerResponse;
 
 /** Creates the `request` listener of a listener serving `store`. */
-export function createHandler(store: PlanStore<ForwardState>, options: HandlerOptions): (req: Req, res: Res) => void {
+export function createHandler(store: PlanStore<Parts>, options: HandlerOptions): (req: Req, res: Res) => void {
   return (req, res) => {
     const requestId = randomUUID();
     const started = performance.now();
@@ -88,7 +81,7 @@ export function createHandler(store: PlanStore<ForwardState>, options: HandlerOp
       return;
     }
 
-    const tls = options.tls;
+    const tls = gen.tls;
     const socket = req.socket as TLSSocket | undefined;
     if (tls && socket) {
       const host = String(req.headers['host'] ?? req.headers[':authority'] ?? '');
@@ -102,7 +95,7 @@ export function createHandler(store: PlanStore<ForwardState>, options: HandlerOp
     const headers = requestHeaders(req);
     const authn = options.authn;
     // Built and checked before the plan was swapped in (serve/run): a cached lookup here.
-    const state = authn?.state(gen.plan.body);
+    const state = authn ? gen.auth : undefined;
     const lookup = authn && state ? authn.resolve(state, headers, req.url ?? '/') : null;
     if (lookup instanceof Promise) void lookup.then((session) => decideAndRespond(gen, req, res, requestId, headers, session, state, options));
     else decideAndRespond(gen, req, res, requestId, headers, lookup, state, options);
@@ -110,9 +103,9 @@ export function createHandler(store: PlanStore<ForwardState>, options: HandlerOp
 }
 
 /** Decides a request with its session and answers it. */
-function decideAndRespond(gen: Generation<ForwardState>, req: Req, res: Res, requestId: string, headers: RequestHeaders, session: ResolvedSession | null, state: AuthState | undefined, options: HandlerOptions): void {
+function decideAndRespond(gen: Generation<Parts>, req: Req, res: Res, requestId: string, headers: RequestHeaders, session: ResolvedSession | null, state: AuthState | undefined, options: HandlerOptions): void {
   if (res.destroyed) return;
-  const tls = options.tls;
+  const tls = gen.tls;
   const socket = req.socket as TLSSocket | undefined;
   let picked: { readonly index: number; readonly done: (outcome: UpstreamOutcome) => void } | undefined;
   const decision = decide(
@@ -130,10 +123,10 @@ function decideAndRespond(gen: Generation<ForwardState>, req: Req, res: Res, req
     {
       reasons: false,
       ...(tls && socket ? { clientCertificate: (route: Route) => tls.clientCertificate(route, socket) } : {}),
-      ...(gen.extra.pick
+      ...(gen.forward.pick
         ? {
             pickUpstream: (r: CompiledRoute) => {
-              picked = gen.extra.pick!(r, req.socket?.remoteAddress);
+              picked = gen.forward.pick!(r, req.socket?.remoteAddress);
               return picked?.index;
             },
           }
@@ -157,7 +150,7 @@ function decideAndRespond(gen: Generation<ForwardState>, req: Req, res: Res, req
  * are the proxies, authenticated by their certificates: SECURITY S13); `undefined` when none applies.
  * The sign-in endpoints stay open to browsers, which sign in there (docs/forward-auth.md).
  */
-function clientCertificateScope(gen: Generation<ForwardState>, d: Decision): Route | null | undefined {
+function clientCertificateScope(gen: Generation<Parts>, d: Decision): Route | null | undefined {
   if (d.outcome === 'internal') return d.endpoint.service === 'forward_auth' ? null : undefined;
   if ('route' in d && d.outcome !== 'unavailable') return gen.index.body.routes[d.route.index];
   return undefined;
@@ -173,7 +166,7 @@ function requestHeaders(req: Req): RequestHeaders {
 }
 
 function respond(
-  gen: Generation<ForwardState>,
+  gen: Generation<Parts>,
   d: Decision,
   req: Req,
   res: Res,
@@ -233,7 +226,7 @@ function respond(
     case 'allow': {
       const route = gen.index.body.routes[d.route.index]!;
       const index = picked?.index ?? upstreamIndexOf(route, d.upstream.url);
-      const pool = gen.extra.pools[d.route.index]?.[index];
+      const pool = gen.forward.pools[d.route.index]?.[index];
       if (!pool) {
         sendError(res, 502, requestId, 'no-upstream-pool', accept, false);
         return;

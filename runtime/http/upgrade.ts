@@ -19,12 +19,12 @@ import type { Authn } from '../authn/service.ts';
 import { decide } from '../decide/decide.ts';
 import type { Decision, OutgoingHeaders } from '../decide/types.ts';
 import type { Generation, PlanStore } from '../plan/store.ts';
+import type { Parts } from '../run/generation.ts';
 import { endSocketWithError } from './error-page.ts';
-import type { ForwardState } from './handler.ts';
 import { tunnel } from './tunnel.ts';
 
 /** Creates the `upgrade` listener of an HTTP/1.1 server. */
-export function createUpgradeHandler(store: PlanStore<ForwardState>, scheme: 'http' | 'https', authn?: Authn): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
+export function createUpgradeHandler(store: PlanStore<Parts>, scheme: 'http' | 'https', authn?: Authn): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
   return (req, socket, head) => {
     const requestId = randomUUID();
     const gen = store.acquire();
@@ -37,7 +37,7 @@ export function createUpgradeHandler(store: PlanStore<ForwardState>, scheme: 'ht
     };
     socket.on('close', release);
     socket.on('error', () => socket.destroy());
-    const state = authn?.state(gen.plan.body);
+    const state = authn ? gen.auth : undefined;
     const lookup = authn && state ? authn.resolve(state, req.headersDistinct, req.url ?? '/') : null;
     if (lookup instanceof Promise) void lookup.then((session) => upgrade(gen, req, socket, head, requestId, scheme, session, state, authn));
     else upgrade(gen, req, socket, head, requestId, scheme, lookup, state, authn);
@@ -45,7 +45,7 @@ export function createUpgradeHandler(store: PlanStore<ForwardState>, scheme: 'ht
 }
 
 /** Decides an upgrade with its session, then tunnels it to the upstream or refuses it. */
-function upgrade(gen: Generation<ForwardState>, req: IncomingMessage, socket: Duplex, headBytes: Buffer, requestId: string, scheme: 'http' | 'https', session: ResolvedSession | null, state: AuthState | undefined, authn: Authn | undefined): void {
+function upgrade(gen: Generation<Parts>, req: IncomingMessage, socket: Duplex, headBytes: Buffer, requestId: string, scheme: 'http' | 'https', session: ResolvedSession | null, state: AuthState | undefined, authn: Authn | undefined): void {
   if (socket.destroyed) return;
   const protocol = String(req.headers['upgrade'] ?? '').trim().toLowerCase();
   const d = decide(gen.index, { method: req.method ?? 'GET', target: req.url ?? '/', scheme, headers: req.headersDistinct, peer: req.socket.remoteAddress ?? '', nowMs: Date.now(), upstreamSample: Math.random() }, session?.identity ?? null, { reasons: false });
