@@ -12,7 +12,7 @@ import { AssertionSigner } from './assertion.ts';
 import { IdentityProvider } from './idp.ts';
 import { deriveKey } from './keys.ts';
 import type { RedirectPolicy } from './redirect-target.ts';
-import { ephemeralSigningKey, loadSigningKey, publicKeyBase64, type SigningKey } from './signing-key.ts';
+import { loadSigningKey, type SigningKey } from './signing-key.ts';
 
 export interface AuthState {
   readonly body: PlanBody;
@@ -30,6 +30,8 @@ export interface AuthState {
   } | null;
   /** Null without an identity provider configured (a proxy-only service). */
   readonly idp: IdentityProvider | null;
+  /** What the identity provider client was made from: a later plan with the same key reuses it. */
+  readonly idpKey: string | null;
   readonly signingKey: SigningKey;
   readonly signer: AssertionSigner;
   /** The authenticate service's origin and host (`authenticate_service_url`), or null. */
@@ -50,15 +52,13 @@ export interface AuthState {
   readonly orchestratorTokens: ReadonlyMap<number, string>;
 }
 
-/** Process-wide parts reused across generations while their inputs are unchanged. */
-export interface AuthCarry {
-  ephemeralKey?: SigningKey;
-  signer?: { readonly kid: string; readonly signer: AssertionSigner };
-  idp?: { readonly key: string; readonly idp: IdentityProvider };
-}
-
-/** Builds the authentication state of a plan. Throws `SecretError` or `SigningKeyError`. */
-export function buildAuthState(body: PlanBody, scheme: 'http' | 'https', carry: AuthCarry, log?: (entry: Record<string, unknown>) => void): AuthState {
+/**
+ * Builds the authentication state of a plan; the assertion signer (with its cache) and the identity
+ * provider client are taken over from `previous` while their inputs are unchanged. Without
+ * `signing_key`, `ephemeralKey` gives the process's key (one per svc, shared by cluster workers:
+ * runtime/run/cluster.ts). Throws `SecretError` or `SigningKeyError`.
+ */
+export function buildAuthState(body: PlanBody, scheme: 'http' | 'https', previous: AuthState | undefined, ephemeralKey: () => SigningKey): AuthState {
   const s = body.settings;
   const cookieSecret = s.cookie.secret ? secretBytes(s.cookie.secret, 'cookie_secret') : null;
   const shared = s.mode.sharedSecret ? secretBytes(s.mode.sharedSecret, 'shared_secret') : null;
@@ -73,27 +73,18 @@ export function buildAuthState(body: PlanBody, scheme: 'http' | 'https', carry: 
           csrf: deriveKey(cookieSecret, 'csrf'),
         };
 
-  let signingKey: SigningKey;
-  if (s.identity.signingKey) signingKey = loadSigningKey(resolvePem(s.identity.signingKey, 'signing_key'));
-  else {
-    if (!carry.ephemeralKey) {
-      carry.ephemeralKey = ephemeralSigningKey();
-      // Spec 2.6 rule 4: the ephemeral key's public half is logged (it is not published).
-      log?.({ msg: 'no signing_key: signing identity assertions with an ephemeral key', alg: carry.ephemeralKey.alg, kid: carry.ephemeralKey.kid, publicKey: publicKeyBase64(carry.ephemeralKey) });
-    }
-    signingKey = carry.ephemeralKey;
-  }
-  if (carry.signer?.kid !== signingKey.kid) carry.signer = { kid: signingKey.kid, signer: new AssertionSigner(signingKey) };
+  const signingKey = s.identity.signingKey ? loadSigningKey(resolvePem(s.identity.signingKey, 'signing_key')) : ephemeralKey();
+  const signer = previous?.signingKey.kid === signingKey.kid ? previous.signer : new AssertionSigner(signingKey);
 
   const serviceUrl = s.authenticate.serviceUrl;
   const auth = serviceUrl === null ? null : new URL(serviceUrl);
   const callbackUrl = auth === null ? null : `${auth.origin}${s.authenticate.callbackPath}`;
   let idp: IdentityProvider | null = null;
+  let idpKey: string | null = null;
   if (callbackUrl !== null && s.idp.clientId !== null && (s.idp.provider !== null || s.idp.providerUrl !== null)) {
     const clientSecret = s.idp.clientSecret ? resolveSecretText(s.idp.clientSecret, 'idp_client_secret') : '';
-    const key = JSON.stringify([s.idp, clientSecret.length, s.idp.clientSecret?.fingerprint ?? null, callbackUrl]);
-    if (carry.idp?.key !== key) carry.idp = { key, idp: new IdentityProvider(s.idp, clientSecret, callbackUrl) };
-    idp = carry.idp.idp;
+    idpKey = JSON.stringify([s.idp, clientSecret.length, s.idp.clientSecret?.fingerprint ?? null, callbackUrl]);
+    idp = previous?.idp && previous.idpKey === idpKey ? previous.idp : new IdentityProvider(s.idp, clientSecret, callbackUrl);
   }
 
   // Browsing without TLS (plain-HTTP listener, cookies not Secure) also allows http:// origins.
@@ -120,8 +111,9 @@ export function buildAuthState(body: PlanBody, scheme: 'http' | 'https', carry: 
     cookie: s.cookie,
     keys,
     idp,
+    idpKey,
     signingKey,
-    signer: carry.signer.signer,
+    signer,
     authenticateOrigin: auth?.origin ?? null,
     authenticateHost: auth === null ? null : auth.port === '' ? auth.hostname.toLowerCase() : `${auth.hostname.toLowerCase()}:${auth.port}`,
     callbackUrl,

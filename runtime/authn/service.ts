@@ -1,8 +1,10 @@
 /**
  * Authentication at request time (spec §4, §5; DESIGN.md §3, §5): which session a request carries,
  * svc's own endpoints (sign-in, callback, hand-off, sign-out, user info, JWKS, programmatic login),
- * and the identity an allowed request takes upstream. One `Authn` per process, holding the session
- * store, the credential cache and what carries over between plan generations.
+ * and the identity an allowed request takes upstream. One `Authn` per process, holding what is
+ * process-wide: the session store, the credential cache and the refreshes in progress. What depends
+ * on the plan (secrets, keys, identity provider, signer) is the generation's `AuthState`
+ * (auth-state.ts), built by its provisioner (runtime/run/generation.ts) and passed in per request.
  *
  * The sign-in, for a route on another domain than the authenticate service:
  *   route 302 → `{auth}/.svc/sign_in?svc_redirect_uri=…&svc_expiry&svc_signature` (signed, S05)
@@ -22,12 +24,11 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
-import type { PlanBody } from '../../compiler/plan/types.ts';
 import type { InternalEndpoint, OutgoingHeaders, RequestHeaders } from '../decide/types.ts';
 import { newSessionId, type SessionRecord, type SessionStore } from '../databroker/session-store.ts';
 import type { CanonicalRequest } from '../http/canonical-request.ts';
 import { errorAnswer, wantsJson } from '../http/error-page.ts';
-import { buildAuthState, type AuthCarry, type AuthState } from './auth-state.ts';
+import type { AuthState } from './auth-state.ts';
 import { cookieDomainFor, readCookie, serializeCookie } from './cookies.ts';
 import { IdentityProviderError, type SignedInUser } from './idp.ts';
 import { csrfToken, csrfTokenValid } from './keys.ts';
@@ -80,8 +81,6 @@ export class Authn {
   readonly cache: SessionCache;
   readonly #store: SessionStore;
   readonly #options: AuthnOptions;
-  readonly #states = new WeakMap<PlanBody, AuthState>();
-  readonly #carry: AuthCarry = {};
   readonly #refreshing = new Map<string, Promise<SessionRecord | null>>();
   readonly #now: () => number;
 
@@ -90,16 +89,6 @@ export class Authn {
     this.#options = options;
     this.#now = options.now ?? Date.now;
     this.cache = new SessionCache(store);
-  }
-
-  /**
-   * The authentication state of a plan body, built once. Throws when its secrets or signing key
-   * are unusable: call it before a plan is swapped in, so a bad plan is refused, not served.
-   */
-  state(body: PlanBody): AuthState {
-    let s = this.#states.get(body);
-    if (!s) this.#states.set(body, (s = buildAuthState(body, this.#options.scheme, this.#carry, this.#options.log)));
-    return s;
   }
 
   close(): void {

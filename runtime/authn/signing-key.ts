@@ -67,6 +67,25 @@ export function ephemeralSigningKey(): SigningKey {
   return fromPrivateKey(generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey, true);
 }
 
+/**
+ * The private half of an ephemeral key as PKCS#8 PEM, for the cluster primary to hand the one
+ * ephemeral key of a svc to its workers over the IPC channel (never written anywhere else).
+ */
+export function exportEphemeralKey(key: SigningKey): string {
+  return key.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+}
+
+/** The ephemeral key `exportEphemeralKey` exported, in a worker. Throws `SigningKeyError`. */
+export function importEphemeralKey(pem: string): SigningKey {
+  let privateKey: KeyObject;
+  try {
+    privateKey = createPrivateKey({ key: pem, format: 'pem' });
+  } catch (e) {
+    throw new SigningKeyError(`ephemeral signing key from the primary: ${(e as Error).message}`, { cause: e });
+  }
+  return fromPrivateKey(privateKey, true);
+}
+
 /** The base64 (standard) DER SPKI of the public key, for the log line spec 2.6 rule 4 asks for. */
 export function publicKeyBase64(key: SigningKey): string {
   return createPublicKey(key.privateKey).export({ type: 'spki', format: 'der' }).toString('base64');

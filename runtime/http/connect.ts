@@ -12,10 +12,9 @@ import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import { connect } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Route } from '../../compiler/plan/types.ts';
-import type { PlanStore } from '../plan/store.ts';
+import type { ServedStore } from '../run/generation.ts';
 import { endSocketWithError, sendError } from './error-page.ts';
 import { admit, type Admission, type GateOptions, type GateResult } from './gate.ts';
-import type { ForwardState } from './handler.ts';
 import { joinTunnel } from './tunnel.ts';
 
 /** What a refused CONNECT is answered with. */
@@ -31,7 +30,7 @@ function refusal(r: GateResult): { readonly status: number; readonly reason: str
  * Creates the `connect` listener of a server. Node calls it with `(req, socket, head)` for an
  * HTTP/1.1 CONNECT and with `(req, res)` for an HTTP/2 one.
  */
-export function createConnectHandler(store: PlanStore<ForwardState>, options: GateOptions): (req: IncomingMessage | Http2ServerRequest, second: Duplex | Http2ServerResponse, head?: Buffer) => void {
+export function createConnectHandler(store: ServedStore, options: GateOptions): (req: IncomingMessage | Http2ServerRequest, second: Duplex | Http2ServerResponse, head?: Buffer) => void {
   return (req, second, head) => {
     const requestId = randomUUID();
     const gen = store.acquire();

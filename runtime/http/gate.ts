@@ -25,9 +25,9 @@ import type { Authn, SessionLookup } from '../authn/service.ts';
 import { canonicalize, connectAuthority, decide, decideConnect, type Canonical } from '../decide/decide.ts';
 import type { Decision, DecisionRequest, RequestHeaders } from '../decide/types.ts';
 import type { CompiledRoute } from '../plan/index.ts';
-import type { Generation } from '../plan/store.ts';
+import type { ServedGeneration } from '../run/generation.ts';
 import type { CanonicalRequest } from './canonical-request.ts';
-import type { ForwardState, UpstreamOutcome } from './handler.ts';
+import type { UpstreamOutcome } from './handler.ts';
 import type { PoolOptions } from './pools.ts';
 
 /** The ways into svc. */
@@ -54,18 +54,8 @@ export interface Entry {
 export interface GateOptions {
   /** `https` on a TLS listener, `http` with `insecure_server`. */
   readonly scheme: 'http' | 'https';
-  /** TLS listeners: the connection checks of spec §7 and §5.5 (runtime/listen/). */
-  readonly tls?: ListenerTls;
   /** Sessions and svc's own endpoints; without it every request is anonymous. */
   readonly authn?: Authn;
-}
-
-export interface ListenerTls {
-  /** False when the connection's certificate does not cover `host` (→ 421 Misdirected Request). */
-  servesHost(socket: TLSSocket, host: string): boolean;
-  /** Whether the route (null: the forward-auth endpoint) requires a valid client certificate (→ 495 without one). */
-  required(route: Route | null): boolean;
-  clientCertificate(route: Route | null, socket: TLSSocket): { readonly fingerprint: string; readonly valid: boolean } | undefined;
 }
 
 /** The upstream an allowed forward goes to: chosen through the route's upstream set. */
@@ -109,7 +99,7 @@ const NO_OUTCOME = (): void => undefined;
  * the session is cached (the common request), after the store answers otherwise. Never throws for
  * any request; a session lookup that fails makes the request anonymous (fail closed).
  */
-export function admit(gen: Generation<ForwardState>, entry: Entry, options: GateOptions, then: (result: GateResult) => void): void {
+export function admit(gen: ServedGeneration, entry: Entry, options: GateOptions, then: (result: GateResult) => void): void {
   if (entry.httpVersion === '1.0') return then(REFUSED_HTTP_10);
   const authority = entry.kind === 'connect' ? entry.target : undefined;
   let canonical: Canonical | undefined;
@@ -119,14 +109,14 @@ export function admit(gen: Generation<ForwardState>, entry: Entry, options: Gate
     host = canonical.ok ? canonical.request.host : '';
   } else host = connectAuthority(authority) ?? '';
 
-  const tls = options.tls;
+  const tls = gen.tls;
   const socket = tls ? (entry.socket as TLSSocket | undefined) : undefined;
   // Spec §7: a request for a host this connection's certificate does not cover (HTTP/2 connection
   // coalescing) is misdirected; the client retries on a new connection.
   if (tls && socket && host !== '' && !tls.servesHost(socket, host)) return then(REFUSED_MISDIRECTED);
 
   const authn = options.authn;
-  const auth = authn?.state(gen.plan.body);
+  const auth = authn ? gen.auth : undefined;
   let lookup: SessionLookup = null;
   // A CONNECT carries no cookie: its credential is a programmatic token bound to its tcp route.
   if (authn && auth && host !== '') lookup = authority === undefined ? authn.resolve(auth, entry.headers, host) : authn.resolveTunnel(auth, entry.headers, host);
@@ -138,10 +128,10 @@ const REFUSED_HTTP_10: Refusal = { admitted: false, status: 505, problem: 'http-
 const REFUSED_MISDIRECTED: Refusal = { admitted: false, status: 421, problem: 'misdirected-request' };
 const REFUSED_CERTIFICATE: Refusal = { admitted: false, status: 495, problem: 'client-certificate-required' };
 
-function decideEntry(gen: Generation<ForwardState>, entry: Entry, options: GateOptions, canonical: Canonical | undefined, session: ResolvedSession | null, auth: AuthState | undefined): GateResult {
-  const tls = options.tls;
+function decideEntry(gen: ServedGeneration, entry: Entry, options: GateOptions, canonical: Canonical | undefined, session: ResolvedSession | null, auth: AuthState | undefined): GateResult {
+  const tls = gen.tls;
   const socket = tls ? (entry.socket as TLSSocket | undefined) : undefined;
-  const forward = gen.extra;
+  const forward = gen.forward;
   let picked: { readonly index: number; readonly done: (outcome: UpstreamOutcome) => void } | undefined;
   const peer = entry.socket?.remoteAddress ?? '';
   const request: DecisionRequest = { method: entry.method, target: entry.target, scheme: options.scheme, headers: entry.headers, peer, nowMs: entry.nowMs ?? Date.now(), upstreamSample: entry.upstreamSample ?? Math.random() };
@@ -175,7 +165,7 @@ function decideEntry(gen: Generation<ForwardState>, entry: Entry, options: GateO
  * are the proxies, authenticated by their certificates: SECURITY S13); `undefined` when none applies.
  * The sign-in endpoints stay open to browsers, which sign in there (docs/forward-auth.md).
  */
-function clientCertificateScope(gen: Generation<ForwardState>, d: Decision): Route | null | undefined {
+function clientCertificateScope(gen: ServedGeneration, d: Decision): Route | null | undefined {
   if (d.outcome === 'internal') return d.endpoint.service === 'forward_auth' ? null : undefined;
   if ('route' in d && d.outcome !== 'unavailable') return gen.index.body.routes[d.route.index];
   return undefined;

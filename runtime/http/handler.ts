@@ -14,7 +14,7 @@ import type { Route } from '../../compiler/plan/types.ts';
 import { forwardAuth, routeHost } from '../authn/forward-auth.ts';
 import type { OutgoingHeaders, RequestHeaders } from '../decide/types.ts';
 import type { CompiledRoute } from '../plan/index.ts';
-import type { Generation, PlanStore } from '../plan/store.ts';
+import type { ServedGeneration, ServedStore } from '../run/generation.ts';
 import { denialAnswer } from '../authn/denied.ts';
 import { sendError, wantsJson } from './error-page.ts';
 import { admit, type Admission, type GateOptions } from './gate.ts';
@@ -53,7 +53,7 @@ type Req = IncomingMessage | Http2ServerRequest;
 type Res = ServerResponse | Http2ServerResponse;
 
 /** Creates the `request` listener of a listener serving `store`. */
-export function createHandler(store: PlanStore<ForwardState>, options: HandlerOptions): (req: Req, res: Res) => void {
+export function createHandler(store: ServedStore, options: HandlerOptions): (req: Req, res: Res) => void {
   return (req, res) => {
     const requestId = randomUUID();
     const started = performance.now();
@@ -91,7 +91,7 @@ function requestHeaders(req: Req): RequestHeaders {
   return h;
 }
 
-function respond(gen: Generation<ForwardState>, a: Admission, req: Req, res: Res, requestId: string, options: HandlerOptions): void {
+function respond(gen: ServedGeneration, a: Admission, req: Req, res: Res, requestId: string, options: HandlerOptions): void {
   const d = a.decision;
   const session = a.session;
   const state = a.auth;
@@ -127,7 +127,7 @@ function respond(gen: Generation<ForwardState>, a: Admission, req: Req, res: Res
     case 'deny': {
       // The page says who is signed in and why in words, with sign-out and switch user (denied.ts).
       const socket = req.socket as TLSSocket | undefined;
-      const certificate = options.tls && socket ? options.tls.clientCertificate(gen.index.body.routes[d.route.index]!, socket) : undefined;
+      const certificate = gen.tls && socket ? gen.tls.clientCertificate(gen.index.body.routes[d.route.index]!, socket) : undefined;
       const request = { method: req.method ?? 'GET', target: req.url ?? '/', scheme: options.scheme, headers: requestHeaders(req), peer: req.socket?.remoteAddress ?? '', nowMs: Date.now(), ...(certificate ? { clientCertificate: certificate } : {}) };
       const a = denialAnswer(gen.index, d, request, session, state, requestId, wantsJson(accept));
       res.writeHead(a.status, a.headers);

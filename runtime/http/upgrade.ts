@@ -20,14 +20,13 @@ import { isIP, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { routeHost } from '../authn/forward-auth.ts';
 import type { OutgoingHeaders } from '../decide/types.ts';
-import type { Generation, PlanStore } from '../plan/store.ts';
+import type { ServedGeneration, ServedStore } from '../run/generation.ts';
 import { endSocketWithError } from './error-page.ts';
 import { admit, type Admission, type GateOptions, type GateResult } from './gate.ts';
-import type { ForwardState } from './handler.ts';
 import { joinTunnel } from './tunnel.ts';
 
 /** Creates the `upgrade` listener of an HTTP/1.1 server. */
-export function createUpgradeHandler(store: PlanStore<ForwardState>, options: GateOptions): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
+export function createUpgradeHandler(store: ServedStore, options: GateOptions): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
   return (req, socket, head) => {
     const requestId = randomUUID();
     const gen = store.acquire();
@@ -51,7 +50,7 @@ export function createUpgradeHandler(store: PlanStore<ForwardState>, options: Ga
 }
 
 /** Opens the upstream handshake of an admitted upgrade; switches only on the upstream's 101. */
-function upgrade(gen: Generation<ForwardState>, a: Admission, req: IncomingMessage, client: Duplex, clientHead: Buffer, requestId: string, options: GateOptions): void {
+function upgrade(gen: ServedGeneration, a: Admission, req: IncomingMessage, client: Duplex, clientHead: Buffer, requestId: string, options: GateOptions): void {
   const d = a.decision;
   if (d.outcome !== 'allow') return;
   const upstream = a.upstream!;

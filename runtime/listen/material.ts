@@ -4,7 +4,8 @@
  * is created with.
  */
 import type tls from 'node:tls';
-import type { PlanBody, PlanSettings } from '../../compiler/plan/types.ts';
+import type { TLSSocket } from 'node:tls';
+import type { PlanBody, PlanSettings, Route } from '../../compiler/plan/types.ts';
 import { CertificateStore } from './certificates.ts';
 import { ClientCertificatePolicy } from './client-certificates.ts';
 import type { ReadMode } from './pem.ts';
@@ -15,6 +16,29 @@ export interface TlsMaterial {
   readonly clients: ClientCertificatePolicy;
   /** Generated certificates, kept across rebuilds. */
   readonly selfSigned: SelfSignedCache;
+}
+
+/**
+ * The TLS part of a generation: its material, and the connection checks of spec §7 and §5.5 that a
+ * request makes against it (the generation's, not whatever is newest when the request is checked).
+ */
+export interface ListenerTls {
+  readonly material: TlsMaterial;
+  /** False when the connection's certificate does not cover `host` (→ 421 Misdirected Request). */
+  servesHost(socket: TLSSocket, host: string): boolean;
+  /** Whether the route requires a valid client certificate (→ 495 without one). */
+  required(route: Route | null): boolean;
+  clientCertificate(route: Route | null, socket: TLSSocket): { readonly fingerprint: string; readonly valid: boolean } | undefined;
+}
+
+/** The `ListenerTls` of `material`. */
+export function listenerTls(material: TlsMaterial): ListenerTls {
+  return {
+    material,
+    servesHost: (socket, host) => material.certificates.servesHost(socket.servername, host),
+    required: (route) => material.clients.required(route),
+    clientCertificate: (route, socket) => material.clients.clientCertificateFor(route, socket),
+  };
 }
 
 /** Something that holds the TLS material in service; read `current()` once per use. */
@@ -71,7 +95,7 @@ export function defaultSecureContext(material: TlsMaterial): tls.SecureContextOp
  *
  * `requestCert` is fixed when the server is created; the default certificate is not: after a swap
  * call `server.setSecureContext(defaultSecureContext(source.current()))`
- * (`Listening.prepareTls` in runtime/run/serve.ts does it on every swap).
+ * (runtime/run/serve.ts does it on every swap).
  */
 export function secureContextOptions(settings: Pick<PlanSettings, 'server'>, source: TlsMaterialSource): tls.TlsOptions {
   const m = source.current();

@@ -1,9 +1,11 @@
 /**
  * Both cores (DESIGN.md §5): a primary process compiles or loads the plan, watches its files, and
- * runs N workers that share the listening socket (node:cluster). Every plan goes to every worker
- * as its checked JSON text; a worker verifies it again (schema, checksum) before swapping, so a
- * worker never serves a plan the primary did not accept. A worker that dies is replaced and gets
- * the current plan. The in-memory data broker lives in the primary (one instance, spec 2.6): workers
+ * runs N workers that share the listening socket (node:cluster). A reload is the one reload path
+ * (runtime/run/reload.ts) with the workers as the place the generation is built: every plan goes
+ * to every worker as its checked JSON text; each verifies it again (schema, checksum), builds its
+ * generation and answers, and the primary commits only when every worker accepted (two phases), so
+ * the workers never serve different plans and never one the primary did not accept. A worker that
+ * dies is replaced and gets the committed plan. The in-memory data broker lives in the primary (one instance, spec 2.6): workers
  * reach its session store over the cluster IPC channel (runtime/databroker/ipc-store.ts).
  * The worker side is runtime/run/worker.ts, which loads no compiler code.
  */
@@ -14,9 +16,10 @@ import { prettyJson } from '../../compiler/plan/canonical-json.ts';
 import type { PlanEnvelope } from '../../compiler/plan/types.ts';
 import { serveStoreToWorkers } from '../databroker/ipc-store.ts';
 import { MemoryStore } from '../databroker/memory-store.ts';
-import { loadForRun, type ReloadResult, type RunOptions } from './run.ts';
-import { listenerChange } from './serve.ts';
-
+import { exportEphemeralKey } from '../authn/signing-key.ts';
+import { lazyEphemeralKey, type Prepared } from './generation.ts';
+import { createReloader, type ReloadResult } from './reload.ts';
+import { loadForRun, type RunOptions } from './run.ts';
 import type { ToPrimary, ToWorker } from './worker.ts';
 
 export interface ClusterOptions extends RunOptions {
@@ -24,34 +27,66 @@ export interface ClusterOptions extends RunOptions {
   readonly workers?: number;
 }
 
+/** A worker refused a plan (or did not answer): the primary aborted the reload, nobody swapped. */
+export class WorkerRefusedError extends Error {
+  /** Stable code for this error class. */
+  readonly code = 'SVC_ERR_WORKER_REFUSED_PLAN';
+  constructor(message: string) {
+    super(message);
+    this.name = 'WorkerRefusedError';
+  }
+}
+
+/** How long the primary waits for a worker's answer to `prepare` before counting it a refusal. */
+const PREPARE_TIMEOUT_MS = 30_000;
+
 /**
  * Runs the primary: forks workers, feeds them plans, replaces the dead. Resolves with a stop
  * function once every worker listens.
  */
-export async function runPrimary(options: ClusterOptions, workerArgs: readonly string[]): Promise<{ stop(): Promise<void>; readonly port: number; reload(): ReloadResult }> {
-  let plan = loadForRun(options);
-  let text = prettyJson(plan);
+export async function runPrimary(options: ClusterOptions, workerArgs: readonly string[]): Promise<{ stop(): Promise<void>; readonly port: number; reload(): Promise<ReloadResult> }> {
+  let committed = loadForRun(options);
   const count = Math.max(1, options.workers ?? availableParallelism());
   let stopping = false;
   let port = 0;
+  // Spec 2.6 rule 4, one key per svc: without signing_key every worker signs with this one.
+  const ephemeralKey = lazyEphemeralKey(options.log);
+  const keyFor = (p: PlanEnvelope) => (p.body.settings.identity.signingKey ? {} : { ephemeralKey: exportEphemeralKey(ephemeralKey()) });
 
   // Default ('json') IPC serialization: session records are JSON values (see ipc-store.ts).
   cluster.setupPrimary({ args: [...workerArgs], silent: false });
   // Served before the first fork, so a worker's first store request always finds it.
   const sessions = new MemoryStore();
   const storeService = serveStoreToWorkers(sessions, cluster);
-  const send = (w: Worker) => w.send({ type: 'plan', text } satisfies ToWorker);
+
+  // Workers that were sent the committed plan: the ones a reload asks. A worker that asks for its
+  // first plan while a reload is under way waits for the outcome and gets the plan committed then.
+  const started = new Set<Worker>();
+  let reloading = false;
+  const waiting: Worker[] = [];
+  const start = (w: Worker) => {
+    if (w.isDead()) return;
+    started.add(w);
+    w.send({ type: 'start', text: prettyJson(committed), ...keyFor(committed) } satisfies ToWorker);
+  };
+  const endReload = () => {
+    reloading = false;
+    for (const w of waiting.splice(0)) start(w);
+  };
   const fork = (): Promise<void> =>
     new Promise((resolve) => {
       const w = cluster.fork({ SVC_CLUSTER_WORKER: '1' });
       w.on('message', (m: ToPrimary) => {
         // A message sent before the worker listens for it would be lost: it asks when ready.
-        if (m.type === 'ready') send(w);
-        else if (m.type === 'listening') {
+        if (m.type === 'ready') {
+          if (reloading) waiting.push(w);
+          else start(w);
+        } else if (m.type === 'listening') {
           port = m.port;
           resolve();
-        } else if (m.type === 'refused') options.log?.({ msg: 'worker refused a plan', worker: w.process.pid, error: m.error });
+        } else if (m.type === 'refused' && m.id === undefined) options.log?.({ msg: 'worker refused its first plan', worker: w.process.pid, error: m.error });
       });
+      w.once('exit', () => started.delete(w));
     });
   cluster.on('exit', (w, code, signal) => {
     if (stopping) return;
@@ -60,35 +95,66 @@ export async function runPrimary(options: ClusterOptions, workerArgs: readonly s
   });
   await Promise.all(Array.from({ length: count }, fork));
 
-  const reload = (): ReloadResult => {
+  let seq = 0;
+  /**
+   * Every started worker builds the plan's generation and answers; all accepted: commit (each
+   * swaps); any refused: abort (none swaps) and the reload fails naming the worker and its reason.
+   * A worker that dies meanwhile has no say: its replacement starts on whatever is committed.
+   */
+  const prepare = async (plan: PlanEnvelope): Promise<Prepared> => {
+    reloading = true;
+    const id = ++seq;
+    const voters = [...started].filter((w) => !w.isDead());
+    const message = { type: 'prepare', id, text: prettyJson(plan), ...keyFor(plan) } satisfies ToWorker;
+    let refusals: string[];
     try {
-      const next = loadForRun(options);
-      const change = listenerChange(plan.body.settings, next.body.settings);
-      if (change !== undefined) throw new Error(change);
-      if (next.checksum === plan.checksum) return { ok: true, result: 'unchanged', checksum: next.checksum };
-      plan = next;
-      text = prettyJson(next);
-      for (const w of Object.values(cluster.workers ?? {})) if (w) send(w);
-      options.log?.({ msg: 'reload', result: 'swapped', checksum: next.checksum });
-      return { ok: true, result: 'swapped', checksum: next.checksum };
+      const answers = await Promise.all(voters.map((w) => ask(w, id, message)));
+      refusals = answers.filter((a): a is string => a !== undefined);
     } catch (e) {
-      options.log?.({ msg: 'reload failed; keeping the current plan', error: (e as Error).message, checksum: plan.checksum });
-      return { ok: false, error: (e as Error).message };
+      endReload();
+      throw e;
     }
+    const decide = (type: 'commit' | 'abort') => {
+      for (const w of voters) if (!w.isDead()) w.send({ type, id } satisfies ToWorker);
+    };
+    if (refusals.length > 0) {
+      decide('abort');
+      endReload();
+      throw new WorkerRefusedError(refusals.join('; '));
+    }
+    let settled = false;
+    return {
+      commit: () => {
+        if (settled) return;
+        settled = true;
+        committed = plan;
+        decide('commit');
+        endReload();
+      },
+      abort: () => {
+        if (settled) return;
+        settled = true;
+        decide('abort');
+        endReload();
+      },
+    };
   };
+  const reloader = createReloader({ load: () => loadForRun(options), current: () => committed, prepare, ...(options.log ? { log: options.log } : {}) });
 
   let watcher: FSWatcher | undefined;
+  const source = options.planPath ?? options.configPath;
+  const files = (p: PlanEnvelope) => [...new Set([...(source !== undefined ? [source] : []), ...p.inputs])];
+  const reload = async (): Promise<ReloadResult> => {
+    const r = await reloader.reload();
+    if (r.ok && r.result === 'swapped') watcher?.add(files(committed));
+    return r;
+  };
   if (options.watch !== false) {
-    const source = options.planPath ?? options.configPath;
-    const files = (p: PlanEnvelope) => [...new Set([...(source !== undefined ? [source] : []), ...p.inputs])];
-    watcher = watch(files(plan), { ignoreInitial: true, awaitWriteFinish: { stabilityThreshold: 50, pollInterval: 10 } });
+    watcher = watch(files(committed), { ignoreInitial: true, awaitWriteFinish: { stabilityThreshold: 50, pollInterval: 10 } });
     let timer: NodeJS.Timeout | undefined;
     watcher.on('all', () => {
       clearTimeout(timer);
-      timer = setTimeout(() => {
-        const r = reload();
-        if (r.ok && r.result === 'swapped') watcher?.add(files(plan));
-      }, 30);
+      timer = setTimeout(() => void reload(), 30);
     });
     await new Promise<void>((resolve) => watcher!.once('ready', () => resolve()));
   }
@@ -114,4 +180,29 @@ export async function runPrimary(options: ClusterOptions, workerArgs: readonly s
       await sessions.close();
     },
   };
+}
+
+/**
+ * Sends `prepare` to one worker and waits for its answer: undefined when it accepted (or died, and
+ * so has no say), else why it refused.
+ */
+function ask(w: Worker, id: number, message: ToWorker): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const pid = w.process.pid;
+    const done = (answer: string | undefined) => {
+      clearTimeout(timer);
+      w.off('message', onMessage);
+      w.off('exit', onExit);
+      resolve(answer);
+    };
+    const onMessage = (m: ToPrimary) => {
+      if (m.type === 'prepared' && m.id === id) done(undefined);
+      else if (m.type === 'refused' && m.id === id) done(`worker ${pid} refused the plan: ${m.error}`);
+    };
+    const onExit = () => done(undefined);
+    const timer = setTimeout(() => done(`worker ${pid} did not answer within ${PREPARE_TIMEOUT_MS / 1000} s`), PREPARE_TIMEOUT_MS);
+    w.on('message', onMessage);
+    w.once('exit', onExit);
+    w.send(message);
+  });
 }

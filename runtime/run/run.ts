@@ -1,19 +1,18 @@
 /**
  * `svc run`: serve a plan file, or compile a config and serve it, and reload on change (DESIGN.md
- * §1): watch the config or plan and every file it refers to; on change build the new plan fully;
- * errors keep the old plan (and say why, with the diagnostics); an unchanged checksum is a no-op;
- * otherwise swap in one assignment, and let in-flight requests finish on the plan they started with.
+ * §1): watch the config or plan and every file it refers to; on change reload (runtime/run/reload.ts:
+ * build the next generation fully, swap once; errors keep the old plan and say why), and let
+ * in-flight requests finish on the generation they started with.
  */
 import { readFileSync } from 'node:fs';
 import { watch, type FSWatcher } from 'chokidar';
 import { compile } from '../../compiler/compile.ts';
 import { renderText } from '../../compiler/diagnostics/render-text.ts';
 import type { PlanEnvelope } from '../../compiler/plan/types.ts';
-import type { ForwardState } from '../http/handler.ts';
 import { parsePlan, PlanLoadError } from '../plan/load.ts';
-import { PlanStore } from '../plan/store.ts';
-import { listenerChange, serve, type Listening, type ServeOptions } from './serve.ts';
-import { closeForwardState, forwardStateHooks } from './state.ts';
+import { lazyEphemeralKey, startGenerations, type ServedStore } from './generation.ts';
+import { createReloader, type ReloadResult } from './reload.ts';
+import { serve, type Listening, type ServeOptions } from './serve.ts';
 
 export interface RunOptions extends ServeOptions {
   /** Exactly one of the two. */
@@ -24,10 +23,10 @@ export interface RunOptions extends ServeOptions {
   readonly watch?: boolean;
 }
 
-export type ReloadResult = { readonly ok: true; readonly result: 'swapped' | 'unchanged'; readonly checksum: string } | { readonly ok: false; readonly error: string };
+export type { ReloadResult } from './reload.ts';
 
 export interface Running {
-  readonly store: PlanStore<ForwardState>;
+  readonly store: ServedStore;
   readonly listening: Listening;
   /** Reloads now (what a file change does). */
   reload(): Promise<ReloadResult>;
@@ -75,42 +74,33 @@ export function loadForRun(options: Pick<RunOptions, 'configPath' | 'planPath' |
 /** Starts serving. Resolves once the listener listens. */
 export async function run(options: RunOptions): Promise<Running> {
   const plan = loadForRun(options);
-  const store = new PlanStore<ForwardState>(plan, forwardStateHooks({ onUpstreamEvent: (route, event) => options.log?.({ msg: 'upstream', route, event }) }));
-  const listening = await serve(store, options);
-  let last: ReloadResult | undefined;
+  const generations = await startGenerations(plan, {
+    scheme: plan.body.settings.server.insecure ? 'http' : 'https',
+    ephemeralKey: lazyEphemeralKey(options.log),
+    ...(options.log ? { log: options.log } : {}),
+  });
+  const store = generations.store;
+  let listening: Listening;
+  try {
+    listening = await serve(store, options);
+  } catch (e) {
+    await generations.close();
+    throw e;
+  }
   let watcher: FSWatcher | undefined;
   const source = options.planPath ?? options.configPath;
   const watchedFiles = (p: PlanEnvelope) => [...new Set([...(source !== undefined ? [source] : []), ...p.inputs])];
-
-  let chain: Promise<unknown> = Promise.resolve();
-  const reload = (): Promise<ReloadResult> => {
-    // One reload at a time, in order: a burst of changes ends on the last file contents.
-    const next = chain.then(async () => {
-      let result: ReloadResult;
-      try {
-        const p = loadForRun(options);
-        const change = listenerChange(store.current.plan.body.settings, p.body.settings);
-        if (change !== undefined) throw new Error(change);
-        // TLS material is read and checked before the swap, and published with it.
-        // An unchanged plan whose TLS files changed (a served plan file, certificates renewed in
-        // place) gets its files read again: TLS files reload without a restart (spec §1.5).
-        const unchanged = p.checksum === store.current.plan.checksum;
-        const publishTls = await listening.prepareTls(p.body, unchanged ? 'reload' : 'load');
-        const swapped = store.swap(p);
-        publishTls();
-        result = { ok: true, result: swapped, checksum: p.checksum };
-        // A new plan may refer to new files (a certificate added): watch them too.
-        if (swapped === 'swapped') watcher?.add(watchedFiles(p));
-        options.log?.({ msg: 'reload', result: swapped, checksum: p.checksum });
-      } catch (e) {
-        result = { ok: false, error: (e as Error).message };
-        options.log?.({ msg: 'reload failed; keeping the current plan', error: (e as Error).message, checksum: store.current.plan.checksum });
-      }
-      last = result;
-      return result;
-    });
-    chain = next;
-    return next;
+  const reloader = createReloader({
+    load: () => loadForRun(options),
+    current: () => store.current.plan,
+    prepare: (p) => generations.prepare(p),
+    ...(options.log ? { log: options.log } : {}),
+  });
+  const reload = async (): Promise<ReloadResult> => {
+    const r = await reloader.reload();
+    // A new plan may refer to new files (a certificate added): watch them too.
+    if (r.ok && r.result === 'swapped') watcher?.add(watchedFiles(store.current.plan));
+    return r;
   };
 
   if (options.watch !== false) {
@@ -127,11 +117,11 @@ export async function run(options: RunOptions): Promise<Running> {
     store,
     listening,
     reload,
-    lastReload: () => last,
+    lastReload: () => reloader.last(),
     close: async () => {
       await watcher?.close();
       await listening.close();
-      await closeForwardState(store.current.extra);
+      await generations.close();
     },
   };
 }

@@ -11,20 +11,19 @@ import { createServer, type Server } from 'node:http';
 import { createSecureServer, type Http2SecureServer } from 'node:http2';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { Server as NetServer } from 'node:net';
-import type { TLSSocket } from 'node:tls';
-import type { PlanBody, PlanSettings } from '../../compiler/plan/types.ts';
+import type { PlanSettings } from '../../compiler/plan/types.ts';
 import { createConnectHandler } from '../http/connect.ts';
-import { createHandler, type ForwardState, type HandlerOptions } from '../http/handler.ts';
+import { createHandler, type HandlerOptions } from '../http/handler.ts';
 import type { GateOptions } from '../http/gate.ts';
 import { createUpgradeHandler } from '../http/upgrade.ts';
-import { defaultSecureContext, loadTlsMaterial, secureContextOptions, type TlsMaterial } from '../listen/material.ts';
+import { defaultSecureContext, secureContextOptions } from '../listen/material.ts';
 import { createProxyProtocolServer } from '../listen/proxy-protocol.ts';
-import type { PlanStore } from '../plan/store.ts';
 import { Authn } from '../authn/service.ts';
 import { MemoryStore } from '../databroker/memory-store.ts';
 import type { SessionStore } from '../databroker/session-store.ts';
+import type { ServedStore } from './generation.ts';
 
-export interface ServeOptions extends Omit<HandlerOptions, 'scheme' | 'tls' | 'authn'> {
+export interface ServeOptions extends Omit<HandlerOptions, 'scheme' | 'authn'> {
   /** Overrides `settings.server.address` (tests listen on port 0). */
   readonly listen?: { readonly host: string; readonly port: number };
   /**
@@ -39,14 +38,6 @@ export interface Listening {
   readonly address: { readonly host: string; readonly port: number };
   /** The redirect server's address, when `http_redirect_addr` is set. */
   readonly redirectAddress: { readonly host: string; readonly port: number } | null;
-  /**
-   * Loads the TLS material of a new plan (certificates, keys, client CAs) and checks its
-   * authentication secrets before it is swapped in;
-   * the returned function publishes it. `reload` reads rotated files of an unchanged plan as they
-   * now are (a plan file served as is while its certificate files are renewed). Throws when the material is unusable (the reload fails and
-   * the old plan stays).
-   */
-  prepareTls(body: PlanBody, mode?: 'load' | 'reload'): Promise<() => void>;
   close(): Promise<void>;
 }
 
@@ -71,39 +62,39 @@ export function listenerChange(a: PlanSettings, b: PlanSettings): string | undef
   return shape(a) === shape(b) ? undefined : 'the listener settings changed (address, insecure_server, codec_type, use_proxy_protocol or http_redirect_addr): restart svc to apply them';
 }
 
-/** Starts the listeners of a store's plan. Resolves once they listen. */
-export async function serve(store: PlanStore<ForwardState>, options: ServeOptions = {}): Promise<Listening> {
+/**
+ * Starts the listeners of a store's generations. Resolves once they listen. The TLS material is the
+ * generation's (`gen.tls`): the SNI choice reads the current generation's at each handshake, and a
+ * request's checks read the generation it acquired.
+ */
+export async function serve(store: ServedStore, options: ServeOptions = {}): Promise<Listening> {
   const settings = store.current.plan.body.settings;
   const insecure = settings.server.insecure;
   // One memory data broker per process unless the cluster primary provides the store (spec 2.6).
   const sessions = options.sessionStore ?? new MemoryStore();
   const authn = new Authn(sessions, { scheme: insecure ? 'http' : 'https', ...(options.log ? { log: options.log } : {}) });
-  authn.state(store.current.plan.body); // secrets and signing key checked before serving anything
-  let material: TlsMaterial | undefined = insecure ? undefined : await loadTlsMaterial(store.current.plan.body);
-  const source = { current: () => material! };
 
   let server: Server | HttpsServer | Http2SecureServer;
-  let tls: HandlerOptions['tls'];
   if (insecure) {
     server = createServer(serverOptions(settings), createHandler(store, { ...options, scheme: 'http', authn }));
   } else {
-    tls = {
-      servesHost: (socket: TLSSocket, host: string) => source.current().certificates.servesHost(socket.servername, host),
-      required: (route) => source.current().clients.required(route),
-      clientCertificate: (route, socket) => source.current().clients.clientCertificateFor(route, socket),
-    };
-    const handler = createHandler(store, { ...options, scheme: 'https', tls, authn });
-    const secure = secureContextOptions(settings, source);
+    const handler = createHandler(store, { ...options, scheme: 'https', authn });
+    // The listener's plan is fixed (listenerChange), so a TLS listener's generations all have TLS material.
+    const secure = secureContextOptions(settings, { current: () => store.current.tls!.material });
     server =
       settings.server.codecType === 'http1'
         ? createHttpsServer({ ...serverOptions(settings), ...secure }, handler)
         : createSecureServer({ ...secure, allowHTTP1: settings.server.codecType === 'auto', maxSessionMemory: 10 }, handler);
   }
+  // Clients without SNI get the default certificate of the generation in service.
+  store.onSwap((g) => {
+    if (g.tls && 'setSecureContext' in server) server.setSecureContext(defaultSecureContext(g.tls.material));
+  });
   if (settings.server.timeoutWriteMs > 0) server.setTimeout(settings.server.timeoutWriteMs);
   const scheme = insecure ? 'http' : 'https';
   // Upgrades only where the route enables them, after authorization; never h2c (S20).
   // Every way in passes the same gate, with the same listener checks (gate.ts).
-  const gate: GateOptions = { scheme, authn, ...(tls ? { tls } : {}) };
+  const gate: GateOptions = { scheme, authn };
   server.on('upgrade', createUpgradeHandler(store, gate));
   // CONNECT host:port (HTTP/1.1 and HTTP/2): tunnels of `tcp+https` routes, after authorization.
   server.on('connect', createConnectHandler(store, gate));
@@ -142,17 +133,6 @@ export async function serve(store: PlanStore<ForwardState>, options: ServeOption
     server,
     address,
     redirectAddress,
-    prepareTls: async (body, mode = 'load') => {
-      // The new plan's secrets and signing key are checked here too: a plan that cannot
-      // authenticate is refused before the swap, like one whose certificates do not load.
-      authn.state(body);
-      if (insecure) return () => undefined;
-      const next = await loadTlsMaterial(body, { previous: material!, mode });
-      return () => {
-        material = next;
-        if ('setSecureContext' in server) server.setSecureContext(defaultSecureContext(next));
-      };
-    },
     close: async () => {
       await Promise.all(
         [front, ...(front !== server ? [server] : []), ...(redirect ? [redirect] : [])].map(

@@ -6,10 +6,10 @@
  * and stops the sets its successor did not take.
  */
 import type { Dispatcher } from 'undici';
-import type { PlanEnvelope, Route } from '../../compiler/plan/types.ts';
+import type { PlanEnvelope, PlanSettings, Route } from '../../compiler/plan/types.ts';
 import type { ForwardState } from '../http/handler.ts';
 import { openPool, poolKey, upstreamTlsOptions, type PoolOptions } from '../http/pools.ts';
-import type { Generation, StoreHooks } from '../plan/store.ts';
+import type { Provisioner } from '../plan/provision.ts';
 import { createUpstreamSet, type UpstreamSet } from '../upstream/index.ts';
 
 interface RuntimeState extends ForwardState {
@@ -19,9 +19,17 @@ interface RuntimeState extends ForwardState {
   readonly sets: ReadonlyMap<string, UpstreamSet>;
 }
 
-/** What an upstream set depends on: its upstreams, balancing, health checks and outlier detection. */
-function setKey(route: Route): string {
-  return JSON.stringify([route.from.scheme, route.action.kind === 'forward' ? route.action.upstreams : null, route.lb, route.healthChecks, route.outlierDetection, route.tls.skipVerify, route.tls.serverName]);
+/**
+ * What an upstream set depends on: its upstreams, balancing, health checks and outlier detection,
+ * and, when an upstream is https, the TLS material its health checks connect with (the same as the
+ * pools': trust, client certificate, server name), so a changed CA or client certificate gives new
+ * health checks exactly as it gives new pools (`poolKey`).
+ */
+function setKey(route: Route, settings: PlanSettings): string {
+  const upstreams = route.action.kind === 'forward' ? route.action.upstreams : null;
+  const https = upstreams?.some((u) => u.scheme === 'https') ?? false;
+  const tls = https ? [route.tls.skipVerify, route.tls.serverName, route.tls.customCa?.sha256 ?? null, route.tls.clientCert?.sha256 ?? null, route.tls.clientKey?.fingerprint ?? null, settings.tls.certificateAuthority?.sha256 ?? null, settings.server.dnsLookupFamily] : null;
+  return JSON.stringify([route.from.scheme, upstreams, route.lb, route.healthChecks, route.outlierDetection, tls]);
 }
 
 export interface ForwardStateOptions {
@@ -29,20 +37,29 @@ export interface ForwardStateOptions {
   readonly onUpstreamEvent?: (routeId: string, event: unknown) => void;
 }
 
-/** Store hooks building and retiring the pools and upstream sets of each generation. */
-export function forwardStateHooks(options: ForwardStateOptions = {}): StoreHooks<ForwardState> {
+/**
+ * The provisioner of the forwarding part (`gen.forward`): pools and upstream sets, taken over from
+ * the previous generation where their key is unchanged. New upstream sets start their health checks
+ * when provisioned; cleanup closes the pools and stops the sets the next generation does not hold.
+ */
+export function forwardProvisioner(options: ForwardStateOptions = {}): Provisioner<ForwardState> {
   return {
-    build(plan: PlanEnvelope, _index, previous: Generation<ForwardState> | undefined): ForwardState {
-      const old = previous?.extra as RuntimeState | undefined;
+    name: 'forward',
+    provision(plan: PlanEnvelope, _index, previous: ForwardState | undefined, context): ForwardState {
+      // A renewal re-reads the listener's files only: pools and sets are keyed by the plan.
+      if (context.renewal && previous) return previous;
+      const old = previous as RuntimeState | undefined;
       const byKey = new Map<string, Dispatcher>();
       const sets = new Map<string, UpstreamSet>();
       const routeSets: (UpstreamSet | undefined)[] = [];
-      const pools = plan.body.routes.map((route) => {
+      // Made here, not taken over: released again if a later route's TLS files cannot be read.
+      const made: { sets: UpstreamSet[]; pools: Dispatcher[] } = { sets: [], pools: [] };
+      const build = () => plan.body.routes.map((route) => {
         if (route.action.kind !== 'forward') {
           routeSets.push(undefined);
           return [];
         }
-        const sk = setKey(route);
+        const sk = setKey(route, plan.body.settings);
         let set = sets.get(sk) ?? old?.sets.get(sk);
         if (!set) {
           // Health checks of https upstreams use the same TLS material as the requests.
@@ -55,6 +72,7 @@ export function forwardStateHooks(options: ForwardStateOptions = {}): StoreHooks
             rejectUnauthorized: !route.tls.skipVerify,
           };
           set = createUpstreamSet(route, { onChange: (event) => options.onUpstreamEvent?.(route.id, event), ...(tls ? { tls } : {}) });
+          made.sets.push(set);
           set.start();
         }
         sets.set(sk, set);
@@ -64,11 +82,19 @@ export function forwardStateHooks(options: ForwardStateOptions = {}): StoreHooks
         return route.action.upstreams.map((u) => {
           const key = poolKey(route, u, plan.body.settings);
           let pool = byKey.get(key) ?? old?.byKey.get(key);
-          if (!pool) pool = openPool(route, u, (tlsOptions ??= upstreamTlsOptions(route, plan.body.settings)));
+          if (!pool) made.pools.push((pool = openPool(route, u, (tlsOptions ??= upstreamTlsOptions(route, plan.body.settings)))));
           byKey.set(key, pool);
           return pool;
         });
       });
+      let pools: Dispatcher[][];
+      try {
+        pools = build();
+      } catch (e) {
+        for (const set of made.sets) set.stop();
+        for (const pool of made.pools) void pool.close().catch(() => undefined);
+        throw e;
+      }
       // Read once per generation and route, when a route's first upgrade or tunnel needs it.
       const tlsByRoute = new Map<number, PoolOptions>();
       const state: RuntimeState = {
@@ -87,19 +113,13 @@ export function forwardStateHooks(options: ForwardStateOptions = {}): StoreHooks
       };
       return state;
     },
-    retire(g: Generation<ForwardState>, next: Generation<ForwardState>): void {
-      const n = next.extra as RuntimeState;
-      const keep = new Set(n.byKey.values());
-      for (const pool of (g.extra as RuntimeState).byKey.values()) if (!keep.has(pool)) void pool.close().catch(() => undefined);
-      const keepSets = new Set(n.sets.values());
-      for (const set of (g.extra as RuntimeState).sets.values()) if (!keepSets.has(set)) set.stop();
+    async cleanup(part: ForwardState, keep: ForwardState | undefined): Promise<void> {
+      const s = part as RuntimeState;
+      const k = keep as RuntimeState | undefined;
+      const keepSets = new Set(k?.sets.values());
+      for (const set of s.sets.values()) if (!keepSets.has(set)) set.stop();
+      const keepPools = new Set(k?.byKey.values());
+      await Promise.all([...s.byKey.values()].filter((p) => !keepPools.has(p)).map((p) => p.close().catch(() => undefined)));
     },
   };
-}
-
-/** Closes every pool and stops every upstream set of the current generation (shutdown). */
-export async function closeForwardState(state: ForwardState): Promise<void> {
-  const s = state as RuntimeState;
-  for (const set of s.sets.values()) set.stop();
-  await Promise.all([...s.byKey.values()].map((p) => p.close().catch(() => undefined)));
 }

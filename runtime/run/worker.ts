@@ -1,58 +1,137 @@
 /**
  * One `svc run --workers` worker (the primary is runtime/run/cluster.ts): waits for its first plan
- * from the primary, serves it, and swaps on every later one after checking it again (schema,
- * checksum, listener shape, TLS material). It imports runtime code only, never the compiler, so a
- * worker holds no more than it serves with.
+ * from the primary and serves it; later plans go through the one reload path (runtime/run/reload.ts)
+ * in two phases: `prepare` checks the plan again (schema, checksum, listener shape) and builds its
+ * generation with every provisioner, then answers `prepared` or `refused` without swapping; the
+ * primary's `commit` swaps it in, its `abort` drops it. It imports runtime code only, never the
+ * compiler, so a worker holds no more than it serves with.
  */
+import cluster from 'node:cluster';
 import type { PlanEnvelope } from '../../compiler/plan/types.ts';
+import { importEphemeralKey, SigningKeyError, type SigningKey } from '../authn/signing-key.ts';
 import { WorkerStore } from '../databroker/ipc-store.ts';
-import type { ForwardState } from '../http/handler.ts';
 import { parsePlan } from '../plan/load.ts';
-import { PlanStore } from '../plan/store.ts';
+import { PlanRefusedError } from '../plan/provision.ts';
+import { startGenerations, type Generations } from './generation.ts';
+import { createReloader, type Reloader } from './reload.ts';
 import type { RunOptions } from './run.ts';
-import { listenerChange, serve } from './serve.ts';
-import { forwardStateHooks } from './state.ts';
+import { serve } from './serve.ts';
 
-/** Messages from the primary to a worker. */
-export type ToWorker = { readonly type: 'plan'; readonly text: string };
+/**
+ * Messages from the primary to a worker. `ephemeralKey` (PKCS#8 PEM) is the one ephemeral signing
+ * key of the svc, sent with a plan that has no `signing_key`, so every worker signs with it.
+ */
+export type ToWorker =
+  | { readonly type: 'start'; readonly text: string; readonly ephemeralKey?: string }
+  | { readonly type: 'prepare'; readonly id: number; readonly text: string; readonly ephemeralKey?: string }
+  | { readonly type: 'commit'; readonly id: number }
+  | { readonly type: 'abort'; readonly id: number };
 /** Messages from a worker to the primary. */
-export type ToPrimary = { readonly type: 'ready' } | { readonly type: 'listening'; readonly port: number } | { readonly type: 'swapped'; readonly checksum: string } | { readonly type: 'refused'; readonly error: string };
+export type ToPrimary =
+  | { readonly type: 'ready' }
+  | { readonly type: 'listening'; readonly port: number }
+  | { readonly type: 'prepared'; readonly id: number }
+  | { readonly type: 'refused'; readonly id?: number; readonly error: string };
 
-/** Runs one worker: waits for its first plan, serves it, swaps on every later plan. */
+/**
+ * TEST ONLY: the cluster worker id (`cluster.worker.id`, from 1) that refuses every plan after its
+ * first, honoured only when NODE_ENV is `test`. No file or setting makes one worker refuse a plan
+ * its siblings accept, so the test of the primary's all-or-nothing commit (test/e2e/cluster.test.ts)
+ * needs this switch.
+ */
+export const TEST_REFUSE_ENV = 'SVC_TEST_WORKER_REFUSES_RELOAD';
+
+/** A worker that cannot serve its first plan says why (the primary logs it) and exits; the primary replaces it. */
+function refuseFirst(e: unknown): void {
+  const m: ToPrimary = { type: 'refused', error: (e as Error).message };
+  if (process.send) process.send(m, undefined, {}, () => process.exit(1));
+  else process.exit(1);
+}
+
+/** Runs one worker: waits for its first plan, serves it, takes part in every reload. */
 export async function runWorker(options: Omit<RunOptions, 'configPath' | 'planPath'>): Promise<void> {
-  let store: PlanStore<ForwardState> | undefined;
-  let listening: Awaited<ReturnType<typeof serve>> | undefined;
+  let ephemeral: SigningKey | undefined;
+  const ephemeralKey = (): SigningKey => {
+    if (!ephemeral) throw new SigningKeyError('no signing_key and no ephemeral key from the primary');
+    return ephemeral;
+  };
+  const refuseForTest = process.env['NODE_ENV'] === 'test' && process.env[TEST_REFUSE_ENV] !== undefined && process.env[TEST_REFUSE_ENV] === String(cluster.worker?.id);
+  let generations: Generations | undefined;
+  let reloader: Reloader | undefined;
   let chain: Promise<unknown> = Promise.resolve();
+  const decisions = new Map<number, (commit: boolean) => void>();
+  const send = (m: ToPrimary) => process.send?.(m);
+  let markServing: () => void = () => undefined;
+  const serving = new Promise<void>((resolve) => (markServing = resolve));
+
   const first = new Promise<PlanEnvelope>((resolve) => {
     process.on('message', (m: ToWorker) => {
-      if (m.type !== 'plan') return;
-      // Plans are applied one at a time, in the order the primary sent them.
+      // The decision on a prepared plan is taken at once: the reload waiting for it holds the chain.
+      if (m.type === 'commit' || m.type === 'abort') {
+        decisions.get(m.id)?.(m.type === 'commit');
+        decisions.delete(m.id);
+        return;
+      }
+      if (m.type !== 'start' && m.type !== 'prepare') return;
+      if (m.ephemeralKey !== undefined && !ephemeral) ephemeral = importEphemeralKey(m.ephemeralKey);
+      // Plans are taken one at a time, in the order the primary sent them.
       chain = chain.then(async () => {
-        try {
-          const plan = parsePlan(m.text, 'plan from the primary');
-          if (!store || !listening) return resolve(plan);
-          const change = listenerChange(store.current.plan.body.settings, plan.body.settings);
-          if (change !== undefined) throw new Error(change);
-          const publishTls = await listening.prepareTls(plan.body);
-          if (store.swap(plan) === 'swapped') publishTls();
-          process.send?.({ type: 'swapped', checksum: plan.checksum } satisfies ToPrimary);
-        } catch (e) {
-          process.send?.({ type: 'refused', error: (e as Error).message } satisfies ToPrimary);
+        if (m.type === 'start') {
+          if (generations) return; // started already: later plans come as `prepare`
+          try {
+            resolve(parsePlan(m.text, 'plan from the primary'));
+          } catch (e) {
+            refuseFirst(e);
+            return;
+          }
+          // A plan sent after the first waits until the first is served.
+          return serving;
         }
+        if (!reloader) return send({ type: 'refused', id: m.id, error: 'the worker is not serving yet' });
+        let voted = false;
+        const r = await reloader.reload({
+          load: () => parsePlan(m.text, 'plan from the primary'),
+          decide: () => {
+            voted = true;
+            const decided = new Promise<boolean>((done) => decisions.set(m.id, done));
+            send({ type: 'prepared', id: m.id });
+            return decided;
+          },
+        });
+        if (!r.ok && !voted) send({ type: 'refused', id: m.id, error: r.error });
       });
     });
   });
-  process.send?.({ type: 'ready' } satisfies ToPrimary);
+  send({ type: 'ready' });
   const plan = await first;
-  store = new PlanStore<ForwardState>(plan, forwardStateHooks({ onUpstreamEvent: (route, event) => options.log?.({ msg: 'upstream', route, event }) }));
+  const insecure = plan.body.settings.server.insecure;
+  let g: Generations;
+  try {
+    g = await startGenerations(plan, { scheme: insecure ? 'http' : 'https', ephemeralKey, ...(options.log ? { log: options.log } : {}) });
+  } catch (e) {
+    refuseFirst(e);
+    return;
+  }
+  generations = g;
   // Sessions live in the primary's one store (spec 2.6); this worker reaches it over IPC.
   const sessionStore = new WorkerStore();
-  const l = await serve(store, { ...options, workerId: process.pid, sessionStore });
-  listening = l;
-  process.send?.({ type: 'listening', port: l.address.port } satisfies ToPrimary);
+  const l = await serve(g.store, { ...options, workerId: process.pid, sessionStore });
+  reloader = createReloader({
+    load: () => {
+      throw new Error('a worker reloads only the plans its primary sends');
+    },
+    current: () => g.store.current.plan,
+    prepare: (next) => {
+      if (refuseForTest) return Promise.reject(new PlanRefusedError('test', new Error(`${TEST_REFUSE_ENV} makes this worker refuse every new plan`)));
+      return g.prepare(next);
+    },
+  });
+  markServing();
+  send({ type: 'listening', port: l.address.port });
   process.once('SIGTERM', () => {
     void l
       .close()
+      .then(() => g.close())
       .then(() => sessionStore.close())
       .then(() => process.exit(0));
   });

@@ -5,8 +5,10 @@
  * in every worker's cache at once (SECURITY.md S30).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createPublicKey } from 'node:crypto';
 import { request } from 'node:http';
 import { join } from 'node:path';
+import { decodeProtectedHeader, jwtVerify } from 'jose';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDevIdp, type DevIdp } from '../../demo/dev-idp.ts';
@@ -30,6 +32,21 @@ function get(port: number, host: string, cookie: string): Promise<{ status: numb
   });
 }
 
+/** The identity assertion the upstream received for one request, and the worker that sent it. */
+function assertion(port: number, host: string, cookie: string): Promise<{ worker: string; jwt: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path: '/', agent: false, headers: { host, cookie } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ worker: String(res.headers['x-svc-worker']), jwt: String((JSON.parse(body) as { headers: Record<string, string> }).headers['x-svc-jwt-assertion']) }));
+    });
+    req.setTimeout(5000, () => req.destroy(new Error('no answer in 5 s')));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 /** Requests until both workers have answered (or 40 tries); returns each worker's statuses. */
 async function acrossWorkers(port: number, host: string, cookie: string): Promise<Map<string, number[]>> {
   const seen = new Map<string, number[]>();
@@ -45,6 +62,7 @@ describe('sessions across svc run --workers 2', () => {
   let up: Upstream;
   let child: ChildProcess;
   let port = 0;
+  let stdout = '';
   const cfg = configDir();
 
   beforeAll(async () => {
@@ -62,17 +80,16 @@ describe('sessions across svc run --workers 2', () => {
         idp_provider_url: idp.issuer,
         idp_client_id: 'c',
         idp_client_secret: 's',
-        routes: [{ from: `https://app.localhost:${port}`, to: up.url, policy: 'allow if domain is "example.com"' }],
+        routes: [{ from: `https://app.localhost:${port}`, to: up.url, policy: 'allow if domain is "example.com"', pass_identity_headers: true }],
       }),
     );
     child = spawn(process.execPath, [SVC, 'run', '-config', cfg.path, '--workers', '2', '--expose-checksum'], { stdio: ['ignore', 'pipe', 'inherit'] });
     await new Promise<void>((resolve, reject) => {
-      let out = '';
       child.stdout!.on('data', (c: Buffer) => {
-        out += c.toString();
-        if (/"msg":"listening","workers":2/.test(out)) resolve();
+        stdout += c.toString();
+        if (/"msg":"listening","workers":2/.test(stdout)) resolve();
       });
-      child.once('exit', (code) => reject(new Error(`svc exited with ${code}: ${out}`)));
+      child.once('exit', (code) => reject(new Error(`svc exited with ${code}: ${stdout}`)));
     });
   }, 60_000);
 
@@ -95,6 +112,22 @@ describe('sessions across svc run --workers 2', () => {
     const before = await acrossWorkers(port, `app.localhost:${port}`, cookie);
     expect(before.size).toBe(2);
     for (const statuses of before.values()) expect(new Set(statuses)).toEqual(new Set([200]));
+
+    // Without signing_key, svc has one ephemeral key (spec 2.6 rule 4), logged once: both workers
+    // sign the upstream's identity assertions with it.
+    const logged = [...stdout.matchAll(/"msg":"no signing_key: signing identity assertions with an ephemeral key"[^\n]*"publicKey":"([^"]+)"/g)].map((m) => m[1]!);
+    expect(logged).toHaveLength(1);
+    const key = createPublicKey({ key: Buffer.from(logged[0]!, 'base64'), format: 'der', type: 'spki' });
+    const signed = new Map<string, string>();
+    for (let i = 0; i < 40 && signed.size < 2; i++) {
+      const a = await assertion(port, `app.localhost:${port}`, cookie);
+      signed.set(a.worker, a.jwt);
+    }
+    expect(signed.size).toBe(2);
+    for (const jwt of signed.values()) {
+      await expect(jwtVerify(jwt, key)).resolves.toBeDefined();
+    }
+    expect(new Set([...signed.values()].map((jwt) => decodeProtectedHeader(jwt).kid)).size).toBe(1);
 
     // A hand-off is single use across workers too.
     const handoff = hops.find((h) => h.url.includes('/.svc/callback?'))!;

@@ -114,3 +114,57 @@ describe('svc run --workers 2', () => {
     await expect(get(port)).rejects.toThrow();
   });
 });
+
+describe('svc run --workers 2: a worker refuses a plan', () => {
+  let up: Upstream;
+  let child: ChildProcess;
+  let port = 0;
+  let out = '';
+  const cfg = configDir();
+  const write = (version: number) =>
+    cfg.writeRaw(stringify({ ...BASE_SETTINGS, address: '127.0.0.1:8443', routes: [{ from: 'https://app.example.com', to: up.url, allow_public_unauthenticated_access: true, set_request_headers: { 'X-Version': String(version) } }] }));
+
+  beforeAll(async () => {
+    up = await startUpstream(echo);
+    write(1);
+    // No file or setting makes one worker refuse what its sibling accepts: worker 1 is told to
+    // refuse every new plan by the test-only switch (runtime/run/worker.ts, NODE_ENV=test only).
+    child = spawn(process.execPath, [SVC, 'run', '-config', cfg.path, '--listen', '127.0.0.1:0', '--workers', '2', '--expose-checksum'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, NODE_ENV: 'test', SVC_TEST_WORKER_REFUSES_RELOAD: '1' },
+    });
+    child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+    port = await new Promise<number>((resolve, reject) => {
+      child.stdout!.on('data', () => {
+        const m = /"msg":"listening","workers":2,"port":(\d+)/.exec(out);
+        if (m) resolve(Number(m[1]));
+      });
+      child.once('exit', (code) => reject(new Error(`svc exited with ${code}: ${out}`)));
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    if (child && child.exitCode === null) {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    }
+    await up?.close();
+    cfg.remove();
+  });
+
+  it('keeps every worker on the old plan, and the reload fails naming the worker and its reason', async () => {
+    const before = await Promise.all(Array.from({ length: 10 }, () => get(port)));
+    const checksum = before[0]!.checksum;
+    expect(before.every((r) => r.status === 200 && r.version === '1' && r.checksum === checksum)).toBe(true);
+    write(2);
+    await expect.poll(() => /"msg":"reload failed; keeping the current plan"[^\n]*worker \d+ refused the plan: SVC_TEST_WORKER_REFUSES_RELOAD/.test(out), { timeout: 15_000, interval: 100 }).toBe(true);
+    const workers = new Set<string>();
+    for (let i = 0; i < 20; i++) {
+      const r = await get(port);
+      expect({ version: r.version, checksum: r.checksum }).toEqual({ version: '1', checksum });
+      workers.add(r.worker);
+    }
+    expect(workers.size).toBe(2);
+    expect(out).not.toMatch(/"msg":"reload","result":"swapped"/);
+  }, 30_000);
+});
