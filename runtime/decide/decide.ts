@@ -168,18 +168,27 @@ function acceptsHtml(accept: readonly string[] | undefined): boolean {
 const AUTHORITY = /^([a-z0-9](?:[a-z0-9.-]*[a-z0-9])?|\[[0-9a-f:.]+\]):([0-9]{1,5})$/;
 
 /**
+ * The `host:port` of a CONNECT target (lower-cased; port 1-65535), or undefined when it is not one
+ * (→ 400 `target-not-origin-form`). A CONNECT's canonical form: the gate checks it before the 421.
+ */
+export function connectAuthority(target: string): { readonly host: string; readonly port: number } | undefined {
+  const m = AUTHORITY.exec(target.toLowerCase());
+  const port = m ? Number(m[2]) : 0;
+  return m && port >= 1 && port <= 65535 ? { host: m[1]!, port } : undefined;
+}
+
+/**
  * Decides a `CONNECT host:port` request (a `tcp+https` route, docs/decisions.md §3): the route
  * whose `from` names that host and port, its policy (method `CONNECT`, path `/`), and on allow the
  * `tcp://` upstream to open. Anonymous callers get 401, never a sign-in redirect (no browser does
  * CONNECT through svc).
  */
 export function decideConnect(index: PlanIndex, request: DecisionRequest, identity: Identity | null, options: Pick<DecideOptions, 'pickUpstream' | 'clientCertificate'> = {}): Decision {
-  const m = AUTHORITY.exec(request.target.toLowerCase());
-  const port = m ? Number(m[2]) : 0;
-  if (!m || port < 1 || port > 65535) return { outcome: 'bad_request', status: 400, problem: 'target-not-origin-form', reasons: ['target-not-origin-form'] };
+  const a = connectAuthority(request.target);
+  if (!a) return { outcome: 'bad_request', status: 400, problem: 'target-not-origin-form', reasons: ['target-not-origin-form'] };
   const address = clientAddress(request.peer, request.headers, index.body.settings.server.xffNumTrustedHops);
   if (address === undefined) return { outcome: 'bad_request', status: 400, problem: 'client-address-invalid', reasons: ['client-address-invalid'] };
-  const r = index.tcpHosts.get(`${m[1]}:${port}`)?.[0];
+  const r = index.tcpHosts.get(`${a.host}:${a.port}`)?.[0];
   if (!r || r.route.action.kind !== 'forward') return { outcome: 'not_found', status: 404, reasons: ['no-route'] };
   const route = r.ref;
   let verdict: Verdict = 'allow';

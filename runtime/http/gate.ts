@@ -22,7 +22,7 @@ import type { Route } from '../../compiler/plan/types.ts';
 import type { AuthState } from '../authn/auth-state.ts';
 import type { ResolvedSession } from '../authn/session-cache.ts';
 import type { Authn, SessionLookup } from '../authn/service.ts';
-import { canonicalize, decide, decideConnect, type Canonical } from '../decide/decide.ts';
+import { canonicalize, connectAuthority, decide, decideConnect, type Canonical } from '../decide/decide.ts';
 import type { Decision, DecisionRequest, RequestHeaders } from '../decide/types.ts';
 import type { CompiledRoute } from '../plan/index.ts';
 import type { Generation } from '../plan/store.ts';
@@ -117,7 +117,12 @@ export function admit(gen: Generation<ForwardState>, entry: Entry, options: Gate
   if (authority === undefined) {
     canonical = canonicalize(gen.index, { target: entry.target, headers: entry.headers, scheme: options.scheme });
     host = canonical.ok ? canonical.request.host : '';
-  } else host = authority.toLowerCase();
+  } else {
+    // CONNECT's canonical form is its `host:port`: a malformed one is 400 (decideConnect) before
+    // any 421, as a malformed request target is.
+    const a = connectAuthority(authority);
+    host = a ? `${a.host}:${a.port}` : '';
+  }
 
   const tls = options.tls;
   const socket = tls ? (entry.socket as TLSSocket | undefined) : undefined;
