@@ -118,7 +118,7 @@ export function gateReference(body: PlanBody, entry: GateEntry, connection: Gate
 
   // 4-5. The session is `identity`. NOTE: for CONNECT it is the tunnel credential's session; the
   // runtime's gate does not look that credential up yet (`authn.resolveTunnel`, in progress), so
-  // its CONNECT is anonymous until then (test/differential/gate.test.ts `KNOWN`).
+  // its CONNECT is anonymous until then (test/differential/gate.test.ts `KNOWN` connect-session).
   const decision = decideEntry();
 
   // 6. The client certificate of the route decided on, or of the forward-auth host.
