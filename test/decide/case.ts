@@ -4,12 +4,17 @@
  * reference interpreter and the runtime, so a case states the rule book, not either implementation.
  */
 import type { DecisionRequest, Identity, InternalEndpoint, RequestProblem, RouteRef } from '../../runtime/decide/types.ts';
+import type { EntryKind, GateConnectionData, GateRefusal } from '../reference/gate.ts';
 
-/** The parts of a Decision a case asserts (`toMatchObject`: absent fields are not checked). */
+/**
+ * The parts of a Decision a case asserts (`toMatchObject`: absent fields are not checked); for a
+ * case with an `entry`, a refusal at the door is `{refused, problem}` (rule book §9).
+ */
 export interface ExpectedDecision {
   readonly outcome?: 'bad_request' | 'internal' | 'not_found' | 'allow' | 'redirect' | 'deny' | 'unauthenticated';
   readonly status?: number;
-  readonly problem?: RequestProblem;
+  readonly refused?: GateRefusal['refused'];
+  readonly problem?: RequestProblem | GateRefusal['problem'];
   readonly reasons?: readonly string[];
   readonly route?: Partial<RouteRef>;
   readonly endpoint?: Partial<InternalEndpoint>;
@@ -32,4 +37,16 @@ export interface DecisionCase {
   readonly expect: ExpectedDecision;
   /** Headers the upstream request must not carry (lower case). */
   readonly absentHeaders?: readonly string[];
+  /**
+   * Rule book §9: the case goes through both gates (reference and runtime `admit`) as this kind of
+   * entry (HTTP/1.1 unless said), instead of through the decision cores alone. A CONNECT's
+   * `request.target` is its authority; `request.scheme` must be `http` exactly on a plain-HTTP
+   * connection.
+   */
+  readonly entry?: { readonly kind: EntryKind; readonly httpVersion?: '1.0' | '1.1' | '2.0' };
+  /** The connection of an `entry` case; default `GATE_CONNECTION`. */
+  readonly connection?: GateConnectionData;
 }
+
+/** A TLS connection served a `*.example.com` certificate, no client certificate, none required. */
+export const GATE_CONNECTION: GateConnectionData = { tls: { covers: ['*.example.com'], requires: [] } };

@@ -7,18 +7,29 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { PlanBody } from '../../compiler/plan/types.ts';
+import type { Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
+import type { PlanBody, PlanEnvelope, Route } from '../../compiler/plan/types.ts';
+import type { AuthState } from '../../runtime/authn/auth-state.ts';
+import type { Authn } from '../../runtime/authn/service.ts';
 import { decide } from '../../runtime/decide/decide.ts';
 import type { Decision, DecisionRequest, Identity } from '../../runtime/decide/types.ts';
+import { admit, type GateOptions, type GateResult } from '../../runtime/http/gate.ts';
+import type { ForwardState } from '../../runtime/http/handler.ts';
 import { editResponseHeaders } from '../../runtime/http/response-headers.ts';
+import { bareHost, nameCovers } from '../../runtime/listen/host-names.ts';
+import type { ListenerTls } from '../../runtime/listen/material.ts';
 import { buildIndex, type PlanIndex } from '../../runtime/plan/index.ts';
+import type { ServedGeneration } from '../../runtime/run/generation.ts';
+import { connectionOf, gateReference, type GateAnswer, type GateConnectionData, type GateEntry } from '../reference/gate.ts';
 import { decideReference, responseHeadersReference } from '../reference/interpreter.ts';
-import { compileBody } from '../reference/support.ts';
+import { compileText } from '../support/compile-text.ts';
 
 /** fixtures/corpus/, where shrunk counterexamples are kept and replayed. */
 export const CORPUS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'fixtures', 'corpus');
 
 interface Compiled {
+  readonly plan: PlanEnvelope;
   readonly body: PlanBody;
   readonly index: PlanIndex;
 }
@@ -29,8 +40,13 @@ const cache = new Map<string, Compiled>();
 export function compiled(text: string): Compiled {
   let c = cache.get(text);
   if (c === undefined) {
-    const body = compileBody(text);
-    c = { body, index: buildIndex(body) };
+    const result = compileText(text);
+    if (result.plan === undefined) {
+      const errors = result.diagnostics.filter((d) => d.severity === 'error').map((d) => `${d.code} ${d.name}: ${d.message}`);
+      throw new Error(`config does not compile:\n${errors.join('\n')}\n---\n${text}`);
+    }
+    const body = result.plan.body;
+    c = { plan: result.plan, body, index: buildIndex(body) };
     cache.set(text, c);
   }
   return c;
@@ -40,6 +56,72 @@ export function compiled(text: string): Compiled {
 export function bothDecisions(text: string, request: DecisionRequest, identity: Identity | null): { runtime: Decision; reference: Decision } {
   const { body, index } = compiled(text);
   return { runtime: decide(index, request, identity), reference: decideReference(body, request, identity) };
+}
+
+/**
+ * A gate's answer as the differential tests compare it: the refusal, or the decision. The reasons of
+ * an allowed or redirected decision are left out: the server does not compute them (rule book §4,
+ * `decide(…, {reasons: false})`), and CONNECT computes them anyway.
+ */
+export type GateOutcome = GateAnswer | { readonly gateContract: string; readonly result: unknown };
+
+function comparable(answer: GateAnswer): GateAnswer {
+  if ('refused' in answer || (answer.outcome !== 'allow' && answer.outcome !== 'redirect')) return answer;
+  const { reasons: _reasons, ...rest } = answer;
+  return rest as Decision;
+}
+
+/**
+ * The real gate (`admit`) answering one entry, under a generation built from the compiled config:
+ * no upstream pools and no load balancer (the entry's `upstreamSample` picks by weight, 0 when
+ * absent, as the reference reads it), a fake socket, a listener whose TLS checks answer from
+ * `connection` (certificate names compared by runtime/listen/host-names.ts, as the listener does),
+ * and a session store stand-in whose every lookup finds `identity`.
+ */
+export function runtimeGate(text: string, entry: GateEntry, connection: GateConnectionData, identity: Identity | null): GateOutcome {
+  const { plan, index } = compiled(text);
+  const forward: ForwardState = { pools: [], upstreamTls: () => ({}) };
+  const tlsData = connection.tls;
+  const requires = connectionOf(connection).tls?.requires;
+  // The listener's certificate checks, answered from the case (the material itself is not needed).
+  const tls: ListenerTls | null =
+    tlsData === null || requires === undefined
+      ? null
+      : {
+          material: undefined as unknown as ListenerTls['material'],
+          servesHost: (_socket: TLSSocket, host: string) => tlsData.covers.some((name) => nameCovers(name.toLowerCase(), bareHost(host))),
+          required: (route: Route | null) => requires(route === null ? 'forward_auth' : route.index),
+          clientCertificate: () => tlsData.clientCertificate,
+        };
+  const found = identity === null ? null : { identity };
+  // A stand-in for Authn: the gate only asks it for the session of a request (`resolve`) or of a
+  // tunnel (`resolveTunnel`); both find `identity`. Cast: it has none of Authn's other members. The
+  // generation's authentication state is opaque to the gate.
+  const authn = { resolve: () => found, resolveTunnel: () => found } as unknown as Authn;
+  const gen: ServedGeneration = { plan, index, number: 1, forward, tls, auth: {} as AuthState };
+  const options: GateOptions = { scheme: entry.scheme, authn };
+  const socket = { remoteAddress: entry.peer, servername: tlsData?.covers[0] } as unknown as Socket;
+  let result: GateResult | undefined;
+  let calls = 0;
+  admit(gen, { kind: entry.kind, method: entry.method, target: entry.target, headers: entry.headers, httpVersion: entry.httpVersion, socket, nowMs: entry.nowMs, upstreamSample: entry.upstreamSample ?? 0 }, options, (r) => {
+    calls++;
+    result = r;
+  });
+  // The stand-in answers synchronously, so `then` must have been called, once, before admit returned.
+  if (calls !== 1 || result === undefined) return { gateContract: `then called ${calls} times synchronously`, result };
+  if (!result.admitted) return { refused: result.status, problem: result.problem };
+  const d = result.decision;
+  if ((result.upstream !== undefined) !== (d.outcome === 'allow')) return { gateContract: 'an upstream is chosen exactly for an allowed decision', result: d };
+  const canonicalKept = result.canonical !== null;
+  if (entry.kind === 'connect' ? canonicalKept : !canonicalKept && d.outcome !== 'bad_request') return { gateContract: 'the canonical request is kept for every admitted request but CONNECT', result: d };
+  return d;
+}
+
+/** Both gates' answers for one entry, comparable (see `GateOutcome`). */
+export function bothGates(text: string, entry: GateEntry, connection: GateConnectionData, identity: Identity | null): { runtime: GateOutcome; reference: GateOutcome } {
+  const { body } = compiled(text);
+  const runtime = runtimeGate(text, entry, connection, identity);
+  return { runtime: 'gateContract' in runtime ? runtime : comparable(runtime), reference: comparable(gateReference(body, entry, connectionOf(connection), identity)) };
 }
 
 /** Both response-header edits for one route (inputs are copied: neither side may see the other's changes). */
@@ -60,6 +142,9 @@ export interface CorpusEntry {
   readonly identity: Identity | null;
   /** For a §8 case: the route (by index) and the upstream's response headers. */
   readonly response?: { readonly routeIndex: number; readonly headers: Record<string, string | string[]> };
+  /** For a §9 case (replayed through both gates): how the request came in, and its connection. */
+  readonly entry?: Pick<GateEntry, 'kind' | 'httpVersion'>;
+  readonly connection?: GateConnectionData;
 }
 
 /** Every corpus entry, sorted by file name. */
@@ -78,7 +163,7 @@ export function readCorpus(): { file: string; entry: CorpusEntry }[] {
  * same counterexample is saved once) and returns the file name.
  */
 export function saveCounterexample(prefix: string, entry: Omit<CorpusEntry, 'name'>): string {
-  const json = JSON.stringify({ config: entry.config, request: entry.request, identity: entry.identity, response: entry.response });
+  const json = JSON.stringify({ config: entry.config, request: entry.request, identity: entry.identity, response: entry.response, entry: entry.entry, connection: entry.connection });
   const hash = createHash('sha256').update(json).digest('hex').slice(0, 12);
   const name = `${prefix}-${hash}`;
   mkdirSync(CORPUS_DIR, { recursive: true });

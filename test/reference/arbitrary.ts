@@ -11,6 +11,7 @@
  */
 import fc from 'fast-check';
 import type { DecisionRequest, Identity, RequestHeaders } from '../../runtime/decide/types.ts';
+import type { GateConnectionData, GateEntry } from './gate.ts';
 import { configText } from './support.ts';
 
 // ---------------------------------------------------------------------------------------------
@@ -133,6 +134,10 @@ export interface GeneratedConfig {
   readonly hosts: readonly string[];
   /** Per route: its host and paths it (or a neighbour) matches, so most requests reach a route. */
   readonly aims: readonly { readonly host: string; readonly paths: readonly string[] }[];
+  /** The `host:port` of its `tcp+https` routes (gate configs only), for CONNECT targets. */
+  readonly authorities?: readonly string[];
+  /** How many routes it has, of both kinds. */
+  readonly routeCount?: number;
 }
 
 /** `a` with probability `p` (in percent), else undefined. */
@@ -292,6 +297,41 @@ export const configArb: fc.Arbitrary<GeneratedConfig> = fc.tuple(settings, fc.ar
   const aims = routes.map((r) => ({ host: String(r['from']).slice('https://'.length), paths: pathsOfRoute(r) }));
   return { text: configText(routes, s), paths: pathsOf(routes), hosts: [...new Set(aims.map((a) => a.host))], aims };
 });
+
+/** `tcp+https` route authorities: one shares its host with an `https` route's. */
+const TCP_AUTHORITIES = ['db.example.com:5432', 'db.example.com:6379', 'a.example.com:22'] as const;
+const TCP_UPSTREAMS = ['tcp://db1:5432', 'tcp://db2:5433', 'tcp://10.0.0.7:6379'] as const;
+
+/** A `tcp+https` route: no path matcher, rewrite or redirect (route-tcp-path-matcher), `tcp` upstreams. */
+const tcpRoute = fc
+  .record({
+    authority: pick(TCP_AUTHORITIES),
+    to: fc.uniqueArray(pick(TCP_UPSTREAMS), { minLength: 1, maxLength: 2 }),
+    weights: fc.option(fc.array(fc.integer({ min: 1, max: 5 }), { minLength: 2, maxLength: 2 }), { nil: undefined }),
+    access,
+    named: fc.boolean(),
+  })
+  .map((r) => {
+    const to = r.weights === undefined ? r.to : r.to.map((u, i) => `${u},${r.weights![i]!}`);
+    return { raw: { from: `tcp+https://${r.authority}`, to: to.length === 1 ? to[0]! : to, ...r.access }, named: r.named };
+  });
+
+/**
+ * A config for the gate's differential test: `configArb`'s settings and `https` routes, with zero to
+ * three `tcp+https` routes inserted among them, so that CONNECT reaches real routes. (`configArb`
+ * itself is unchanged: the decision properties keep their distributions.)
+ */
+export const gateConfigArb: fc.Arbitrary<GeneratedConfig> = fc
+  .tuple(settings, fc.array(route, { minLength: 1, maxLength: 4 }), fc.array(fc.tuple(tcpRoute, fc.nat()), { maxLength: 3 }))
+  .map(([s, rs, tcps]) => {
+    const all = [...rs];
+    for (const [t, at] of tcps) all.splice(at % (all.length + 1), 0, t);
+    const routes = all.map((r, i) => (r.named ? { name: `route-${i}`, ...r.raw } : r.raw));
+    const http = routes.filter((r) => String(r['from']).startsWith('https://'));
+    const aims = http.map((r) => ({ host: String(r['from']).slice('https://'.length), paths: pathsOfRoute(r) }));
+    const authorities = [...new Set(routes.filter((r) => !http.includes(r)).map((r) => String(r['from']).slice('tcp+https://'.length)))];
+    return { text: configText(routes, s), paths: pathsOf(http), hosts: [...new Set(aims.map((a) => a.host))], aims, authorities, routeCount: routes.length };
+  });
 
 // ---------------------------------------------------------------------------------------------
 // Identities
@@ -454,3 +494,92 @@ export const responseHeadersArb: fc.Arbitrary<Record<string, string | string[]>>
     { maxLength: 4, selector: ([name]) => name.toLowerCase() },
   )
   .map((entries) => Object.fromEntries(entries));
+
+// ---------------------------------------------------------------------------------------------
+// Gate entries (rule book §9)
+
+/** CONNECT targets that are not `host:port` (or not quite). */
+const MALFORMED_AUTHORITIES = [
+  'db.example.com', 'db.example.com:0', 'db.example.com:99999', ':5432', 'user@db.example.com:5432', '/', 'db.example.com:5432/x',
+  'db_x.example.com:5432', '-db.example.com:5432', 'db.example.com:054320', 'db.example.com:+22', '[::1]', 'https://db.example.com:5432', 'b.example.com:',
+] as const;
+/** Well-formed authorities no route answers (or an `https` route's host, which CONNECT never reaches). */
+const OTHER_AUTHORITIES = ['a.example.com:443', 'b.example.com:443', 'unknown.example.com:5432', '[::1]:5432', 'auth.example.com:443', 'fwd.example.com:443', 'db.example.com:05432'] as const;
+
+/** Certificate names a connection may have been served: wildcards, route hosts, svc's hosts, strangers. */
+const CERTIFICATE_NAMES = ['*.example.com', 'a.example.com', 'b.example.com', 'c.example.com', 'db.example.com', 'auth.example.com', 'fwd.example.com', '*.a.example.com', 'example.com', 'other.test', 'B.Example.com'] as const;
+
+/** A CONNECT target aimed at `cfg`'s `tcp+https` routes, else anywhere, sometimes malformed. */
+const authorityFor = (cfg: GeneratedConfig): fc.Arbitrary<string> => {
+  const own = cfg.authorities ?? [];
+  return fc.oneof(
+    { weight: own.length > 0 ? 6 : 0, arbitrary: own.length > 0 ? fc.tuple(pick(own), fc.constantFrom('as-is', 'as-is', 'upper')).map(([a, how]) => (how === 'upper' ? a.toUpperCase() : a)) : fc.constant('db.example.com:5432') },
+    { weight: 2, arbitrary: pick(OTHER_AUTHORITIES) },
+    { weight: 2, arbitrary: pick(MALFORMED_AUTHORITIES) },
+  );
+};
+
+/** The listener's view of the connection: plain HTTP now and then, else TLS with some certificate. */
+const connectionFor = (cfg: GeneratedConfig): fc.Arbitrary<GateConnectionData> => {
+  const scopes = [...Array(cfg.routeCount ?? cfg.aims.length).keys()];
+  const tls = fc.record(
+    {
+      covers: fc.oneof(
+        { weight: 3, arbitrary: fc.constant(['*.example.com']) },
+        { weight: 3, arbitrary: fc.uniqueArray(pick(CERTIFICATE_NAMES), { minLength: 1, maxLength: 3 }) },
+        { weight: 1, arbitrary: fc.constant([...new Set(cfg.hosts.map((h) => h.split(':')[0]!))]) },
+      ),
+      clientCertificate: fc.record({ fingerprint: pick(FINGERPRINTS), valid: fc.boolean() }),
+      global: fc.boolean(),
+      routes: fc.subarray(scopes),
+    },
+    { requiredKeys: ['covers', 'global', 'routes'] },
+  );
+  return fc.oneof(
+    { weight: 1, arbitrary: fc.constant<GateConnectionData>({ tls: null }) },
+    {
+      weight: 4,
+      arbitrary: tls.map(({ covers, clientCertificate, global, routes }): GateConnectionData => ({
+        tls: { covers, ...(clientCertificate !== undefined ? { clientCertificate } : {}), requires: global ? ['forward_auth', ...scopes] : routes },
+      })),
+    },
+  );
+};
+
+/** One case at the door: an entry (its request and how it came in), its connection, its session. */
+export interface GateCase {
+  readonly entry: GateEntry;
+  readonly connection: GateConnectionData;
+  readonly identity: Identity | null;
+}
+
+/** An entry aimed at `cfg` on `connection`: a request, an upgrade (websocket) or a CONNECT. */
+const gateCaseFor = (cfg: GeneratedConfig): fc.Arbitrary<GateCase> =>
+  fc
+    .record({
+      kind: fc.constantFrom<GateEntry['kind']>('request', 'request', 'request', 'request', 'upgrade', 'upgrade', 'connect', 'connect', 'connect'),
+      httpVersion: fc.constantFrom<GateEntry['httpVersion']>('1.1', '1.1', '1.1', '1.1', '1.1', '2.0', '2.0', '2.0', '1.0'),
+      request: requestFor(cfg),
+      authority: authorityFor(cfg),
+      connection: connectionFor(cfg),
+      identity: identityArb,
+    })
+    .map(({ kind, httpVersion, request, authority, connection, identity }): GateCase => {
+      // The listener's scheme: `http` exactly on a plain-HTTP listener. The certificate is the connection's.
+      const { clientCertificate: _certificate, ...rest } = request;
+      const base = { ...rest, scheme: connection.tls === null ? ('http' as const) : ('https' as const) };
+      if (kind === 'connect') return { entry: { ...base, kind, httpVersion, method: 'CONNECT', target: authority }, connection, identity };
+      const headers = kind === 'upgrade' ? { ...base.headers, upgrade: ['websocket'], connection: ['Upgrade'] } : base.headers;
+      return { entry: { ...base, kind, httpVersion, ...(kind === 'upgrade' ? { method: 'GET' } : {}), headers }, connection, identity };
+    });
+
+
+/** One gate config, several entries at its door. */
+export interface GateScenario {
+  readonly config: GeneratedConfig;
+  readonly cases: readonly GateCase[];
+}
+
+/** A gate config (`gateConfigArb`) with one to `maxRequests` entries. */
+export const gateScenarioArb = (maxRequests = 6): fc.Arbitrary<GateScenario> =>
+  gateConfigArb.chain((config) => fc.array(gateCaseFor(config), { minLength: 1, maxLength: maxRequests }).map((cases) => ({ config, cases })));

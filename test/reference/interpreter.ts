@@ -440,6 +440,60 @@ function redirectLocation(route: Route, c: CanonicalRequest): string {
 }
 
 // ---------------------------------------------------------------------------------------------
+// §9. CONNECT
+
+/**
+ * The authority of a `CONNECT` target (§9): `host:port`, the host a host name (letters, digits,
+ * `.` and `-`, beginning and ending with a letter or digit) or a bracketed IPv6 address, lower-cased;
+ * the port one to five decimal digits, 1-65535. Undefined for anything else.
+ */
+export function connectAuthority(target: string): { readonly host: string; readonly port: number } | undefined {
+  const colon = target.lastIndexOf(':');
+  if (colon < 0) return undefined;
+  const host = target.slice(0, colon).toLowerCase();
+  const portText = target.slice(colon + 1);
+  if (!/^[0-9]{1,5}$/.test(portText)) return undefined;
+  const port = Number(portText);
+  if (port < 1 || port > 65535) return undefined;
+  const hostName = /^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/.test(host);
+  const ipv6 = host.startsWith('[') && host.endsWith(']') && parseIp(host.slice(1, -1))?.family === 6;
+  return hostName || ipv6 ? { host, port } : undefined;
+}
+
+/**
+ * Decides a `CONNECT host:port` request as rule book §9 says: the authority (400), the client
+ * address (§5), the first `tcp+https` route whose `from` is that host and port (404), its policy
+ * with method `CONNECT` and path `/` (public routes skip it), then 403, 401 without a location, or
+ * the `tcp://` upstream chosen by weight (§6).
+ */
+export function decideConnectReference(body: PlanBody, request: DecisionRequest, identity: Identity | null): Decision {
+  const authority = connectAuthority(request.target);
+  if (authority === undefined) return badRequest('target-not-origin-form');
+  const client = clientAddress(request, body.settings.server.xffNumTrustedHops);
+  if (client === undefined) return badRequest('client-address-invalid');
+  const route = body.routes.find((r) => r.from.scheme === 'tcp+https' && r.from.host === authority.host && r.from.port === authority.port);
+  if (route === undefined || route.action.kind !== 'forward') return { outcome: 'not_found', status: 404, reasons: ['no-route'] };
+  const ref: RouteRef = { index: route.index, id: route.id, name: route.name };
+  let verdict: PolicyResult['verdict'] = 'allow';
+  let reasons: readonly string[] = ['public-route'];
+  if (!route.public) {
+    const policyRequest: PolicyRequest = {
+      method: 'CONNECT',
+      path: '/',
+      headers: request.headers,
+      clientIp: client,
+      nowMs: request.nowMs,
+      ...(request.clientCertificate !== undefined ? { clientCertificate: request.clientCertificate } : {}),
+    };
+    ({ verdict, reasons } = evaluatePolicy(route.policy, policyRequest, identity));
+  }
+  if (verdict === 'deny') return { outcome: 'deny', status: 403, route: ref, reasons };
+  if (verdict === 'unauthenticated') return { outcome: 'unauthenticated', status: 401, route: ref, reasons, location: null };
+  const u = chooseUpstream(route.action.upstreams, request.upstreamSample ?? 0);
+  return { outcome: 'allow', status: 200, route: ref, reasons, upstream: { url: `tcp://${u.host}:${u.port}`, host: `${u.host}:${u.port}`, headers: {}, assertion: false } };
+}
+
+// ---------------------------------------------------------------------------------------------
 // §8. Response headers
 
 /**

@@ -1,0 +1,278 @@
+/**
+ * Rule book §9, the door: every way in (request, websocket upgrade, CONNECT; HTTP/1.0, 1.1, 2.0)
+ * gets the same checks in the same order: 505, 400, 421, session, decision, 495. Each case runs
+ * through both gates (the reference's `gateReference` and the runtime's `admit`).
+ *
+ * Which routes require a client certificate is the connection's `requires` (what the listener
+ * reads from `tls_downstream_client_ca` and `client_ca`): the configs here carry no CA, so that
+ * no certificate material is needed to compile them.
+ */
+import type { Identity } from '../../../runtime/decide/types.ts';
+import type { EntryKind, GateConnectionData } from '../../reference/gate.ts';
+import { configText } from '../../reference/support.ts';
+import type { DecisionCase } from '../case.ts';
+
+const ops: Identity = { user: 'u-ops', email: 'ops@example.com', groups: ['ops'], claims: {} };
+
+/**
+ * Route 0 `mtls` (websockets allowed) requires a client certificate on the connections below;
+ * route 1 `open` does not. Routes 2-5 are `tcp+https`: public, a group policy, a method policy that
+ * CONNECT fails, and a policy that CONNECT passes (method `CONNECT`, path `/`).
+ */
+const CONFIG = configText(
+  [
+    { from: 'https://app.example.com', name: 'mtls', to: 'http://app', allow_websockets: true, allow_public_unauthenticated_access: true },
+    { from: 'https://open.example.com', name: 'open', to: 'http://open', allow_websockets: true, allow_public_unauthenticated_access: true },
+    { from: 'tcp+https://db.example.com:5432', name: 'db', to: 'tcp://db1:5432', allow_public_unauthenticated_access: true },
+    { from: 'tcp+https://redis.example.com:6379', name: 'redis', to: 'tcp://redis:6379', policy: 'allow if groups has "ops"' },
+    { from: 'tcp+https://ssh.example.com:22', name: 'ssh', to: 'tcp://ssh:22', policy: 'allow if http_method is "GET"' },
+    { from: 'tcp+https://pg.example.com:5432', name: 'pg', to: ['tcp://pg1:5432,1', 'tcp://pg2:5433,3'], policy: 'allow if http_method is "CONNECT" and http_path is "/"' },
+  ],
+  { forward_auth_url: 'https://fwd.example.com' },
+);
+
+/** TLS, a `*.example.com` certificate, no client certificate; route 0 requires one. */
+const MTLS_NO_CERT: GateConnectionData = { tls: { covers: ['*.example.com'], requires: [0] } };
+const MTLS_VALID_CERT: GateConnectionData = { tls: { covers: ['*.example.com'], clientCertificate: { fingerprint: 'ab'.repeat(32), valid: true }, requires: [0] } };
+const MTLS_INVALID_CERT: GateConnectionData = { tls: { covers: ['*.example.com'], clientCertificate: { fingerprint: 'cd'.repeat(32), valid: false }, requires: [0] } };
+/** A certificate for another name: an HTTP/2 connection coalesced for `other.example.net`. */
+const OTHER_NAME: GateConnectionData = { tls: { covers: ['other.example.net', '*.other.example.net'], requires: [] } };
+/** A global `client_ca`: every route and the forward-auth host require a certificate. */
+const GLOBAL_CA_NO_CERT: GateConnectionData = { tls: { covers: ['*.example.com'], requires: ['forward_auth', 0, 1, 2, 3, 4, 5] } };
+
+const WEBSOCKET = { upgrade: ['websocket'], connection: ['Upgrade'], 'sec-websocket-version': ['13'], 'sec-websocket-key': ['dGhlIHNhbXBsZSBub25jZQ=='] };
+const KINDS: readonly EntryKind[] = ['request', 'upgrade', 'connect'];
+
+/** The request of each kind aimed at `app.example.com` (CONNECT: at `db.example.com:5432`). */
+const requestOf = (kind: EntryKind): DecisionCase['request'] =>
+  kind === 'connect' ? { method: 'CONNECT', target: 'db.example.com:5432' } : kind === 'upgrade' ? { host: 'app.example.com', target: '/ws', headers: WEBSOCKET } : { host: 'app.example.com', target: '/ws' };
+
+const certificate: DecisionCase[] = [
+  {
+    name: 'an upgrade on a route requiring a client certificate, without one: 495',
+    config: CONFIG,
+    entry: { kind: 'upgrade' },
+    connection: MTLS_NO_CERT,
+    request: requestOf('upgrade'),
+    identity: null,
+    expect: { refused: 495, problem: 'client-certificate-required' },
+  },
+  {
+    name: 'the same route as a plain request, without a certificate: the same 495',
+    config: CONFIG,
+    entry: { kind: 'request' },
+    connection: MTLS_NO_CERT,
+    request: requestOf('request'),
+    identity: null,
+    expect: { refused: 495, problem: 'client-certificate-required' },
+  },
+  {
+    name: 'an upgrade over HTTP/2 with an invalid certificate: 495',
+    config: CONFIG,
+    entry: { kind: 'upgrade', httpVersion: '2.0' },
+    connection: MTLS_INVALID_CERT,
+    request: requestOf('upgrade'),
+    identity: null,
+    expect: { refused: 495, problem: 'client-certificate-required' },
+  },
+  {
+    name: 'an upgrade with a valid certificate is decided and forwarded, without the upgrade headers',
+    config: CONFIG,
+    entry: { kind: 'upgrade' },
+    connection: MTLS_VALID_CERT,
+    request: requestOf('upgrade'),
+    identity: null,
+    expect: { outcome: 'allow', route: { id: 'mtls' }, upstream: { url: 'http://app/ws' } },
+    absentHeaders: ['upgrade', 'connection'],
+  },
+  {
+    name: 'a route that requires no certificate answers without one on the same connection',
+    config: CONFIG,
+    entry: { kind: 'upgrade' },
+    connection: MTLS_NO_CERT,
+    request: { ...requestOf('upgrade'), host: 'open.example.com' },
+    identity: null,
+    expect: { outcome: 'allow', route: { id: 'open' } },
+  },
+  {
+    name: 'a 404 never answers 495, even under a global client_ca',
+    config: CONFIG,
+    entry: { kind: 'request' },
+    connection: GLOBAL_CA_NO_CERT,
+    request: { host: 'nowhere.example.com' },
+    identity: null,
+    expect: { outcome: 'not_found', status: 404 },
+  },
+  {
+    name: 'the forward-auth host under a global client_ca, without a certificate: 495',
+    config: CONFIG,
+    entry: { kind: 'request' },
+    connection: GLOBAL_CA_NO_CERT,
+    request: { host: 'fwd.example.com', target: '/?uri=https://app.example.com/' },
+    identity: null,
+    expect: { refused: 495, problem: 'client-certificate-required' },
+  },
+  {
+    name: 'the sign-in endpoints under a global client_ca answer without a certificate (browsers sign in there)',
+    config: CONFIG,
+    entry: { kind: 'request' },
+    connection: GLOBAL_CA_NO_CERT,
+    request: { host: 'auth.example.com', target: '/.svc/sign_in' },
+    identity: null,
+    expect: { outcome: 'internal', endpoint: { service: 'authenticate', path: '/.svc/sign_in' } },
+  },
+  {
+    name: 'a CONNECT to a route requiring a certificate, without one: 495',
+    config: CONFIG,
+    entry: { kind: 'connect' },
+    connection: GLOBAL_CA_NO_CERT,
+    request: requestOf('connect'),
+    identity: null,
+    expect: { refused: 495, problem: 'client-certificate-required' },
+  },
+  {
+    name: 'a plain-HTTP listener has no certificate to check: no 421, no 495',
+    config: CONFIG,
+    entry: { kind: 'upgrade' },
+    connection: { tls: null },
+    request: { ...requestOf('upgrade'), scheme: 'http' },
+    identity: null,
+    expect: { outcome: 'allow', route: { id: 'mtls' } },
+  },
+];
+
+const http10: DecisionCase[] = KINDS.map((kind) => ({
+  name: `HTTP/1.0 is refused with 505 before anything else: ${kind}`,
+  config: CONFIG,
+  entry: { kind, httpVersion: '1.0' },
+  // A certificate for another name and a route requiring a certificate: 505 still comes first.
+  connection: { tls: { covers: ['other.example.net'], requires: [0, 2] } },
+  request: requestOf(kind),
+  identity: null,
+  expect: { refused: 505, problem: 'http-1.0-unsupported' },
+}));
+
+const misdirected: DecisionCase[] = KINDS.flatMap((kind) =>
+  (['1.1', '2.0'] as const).map((httpVersion) => ({
+    name: `a host the certificate does not cover is 421: ${kind} over HTTP/${httpVersion}`,
+    config: CONFIG,
+    entry: { kind, httpVersion },
+    connection: OTHER_NAME,
+    request: requestOf(kind),
+    identity: null,
+    expect: { refused: 421, problem: 'misdirected-request' },
+  })),
+);
+
+const wildcard: DecisionCase[] = [
+  {
+    name: 'a wildcard name covers one label only: `*.example.com` does not cover `a.b.example.com` (421)',
+    config: CONFIG,
+    entry: { kind: 'request' },
+    connection: { tls: { covers: ['*.example.com'], requires: [] } },
+    request: { host: 'a.b.example.com' },
+    identity: null,
+    expect: { refused: 421, problem: 'misdirected-request' },
+  },
+  {
+    name: 'the 421 check ignores the port and the case of the host',
+    config: CONFIG,
+    entry: { kind: 'request' },
+    connection: { tls: { covers: ['app.example.com'], requires: [] } },
+    request: { host: 'APP.example.com:443', target: '/x' },
+    identity: null,
+    expect: { outcome: 'allow', route: { id: 'mtls' }, upstream: { url: 'http://app/x' } },
+  },
+  {
+    name: 'a malformed target is 400 before the 421 check',
+    config: CONFIG,
+    entry: { kind: 'request' },
+    connection: OTHER_NAME,
+    request: { host: 'app.example.com', target: '/a%2fb' },
+    identity: null,
+    expect: { outcome: 'bad_request', status: 400, problem: 'target-forbidden-escape' },
+  },
+];
+
+const connect: DecisionCase[] = [
+  {
+    name: 'CONNECT to a public tcp route: allowed, to its tcp:// upstream',
+    config: CONFIG,
+    entry: { kind: 'connect' },
+    request: { method: 'CONNECT', target: 'db.example.com:5432' },
+    identity: null,
+    expect: { outcome: 'allow', status: 200, route: { id: 'db' }, reasons: ['public-route'], upstream: { url: 'tcp://db1:5432', host: 'db1:5432', headers: {}, assertion: false } },
+  },
+  {
+    name: 'CONNECT over HTTP/2, authority in upper case: the same route',
+    config: CONFIG,
+    entry: { kind: 'connect', httpVersion: '2.0' },
+    request: { method: 'CONNECT', target: 'DB.Example.COM:5432' },
+    identity: null,
+    expect: { outcome: 'allow', route: { id: 'db' }, upstream: { url: 'tcp://db1:5432' } },
+  },
+  {
+    name: 'CONNECT is decided with method CONNECT and path `/`; the upstream is chosen by weight',
+    config: CONFIG,
+    entry: { kind: 'connect' },
+    request: { method: 'CONNECT', target: 'pg.example.com:5432', upstreamSample: 0.5 },
+    identity: null,
+    expect: { outcome: 'allow', route: { id: 'pg' }, upstream: { url: 'tcp://pg2:5433', host: 'pg2:5433' } },
+  },
+  {
+    name: 'CONNECT without a session to a tcp route with a policy: 401, never a sign-in redirect',
+    config: CONFIG,
+    entry: { kind: 'connect' },
+    // A browser's Accept header changes nothing: no browser tunnels through svc.
+    request: { method: 'CONNECT', target: 'redis.example.com:6379', headers: { accept: ['text/html'] } },
+    identity: null,
+    expect: { outcome: 'unauthenticated', status: 401, route: { id: 'redis' }, reasons: ['user-unauthenticated'], location: null },
+  },
+  {
+    name: 'CONNECT with the session of a tunnel credential its route allows: the tcp upstream',
+    config: CONFIG,
+    entry: { kind: 'connect' },
+    request: { method: 'CONNECT', target: 'redis.example.com:6379' },
+    identity: ops,
+    expect: { outcome: 'allow', status: 200, route: { id: 'redis' }, upstream: { url: 'tcp://redis:6379', host: 'redis:6379' } },
+  },
+  {
+    name: 'CONNECT that the route policy denies: 403',
+    config: CONFIG,
+    entry: { kind: 'connect' },
+    request: { method: 'CONNECT', target: 'ssh.example.com:22' },
+    identity: null,
+    expect: { outcome: 'deny', status: 403, route: { id: 'ssh' }, reasons: ['http-method-unauthorized'] },
+  },
+  ...['unknown.example.com:5432', 'db.example.com:5433', 'app.example.com:443', 'fwd.example.com:443'].map(
+    (target): DecisionCase => ({
+      name: `CONNECT to an authority no tcp route has: 404 (${target})`,
+      config: CONFIG,
+      entry: { kind: 'connect' },
+      request: { method: 'CONNECT', target },
+      identity: ops,
+      expect: { outcome: 'not_found', status: 404, reasons: ['no-route'] },
+    }),
+  ),
+  ...['db.example.com', 'db.example.com:0', 'db.example.com:65536', ':5432', 'user@db.example.com:5432', 'db.example.com:5432/x', '/'].map(
+    (target): DecisionCase => ({
+      name: `a malformed CONNECT authority is 400, before the certificate check: ${target}`,
+      config: CONFIG,
+      entry: { kind: 'connect' },
+      connection: OTHER_NAME,
+      request: { method: 'CONNECT', target },
+      identity: null,
+      expect: { outcome: 'bad_request', status: 400, problem: 'target-not-origin-form' },
+    }),
+  ),
+  {
+    name: 'an ordinary request never reaches a tcp route: 404',
+    config: CONFIG,
+    entry: { kind: 'request' },
+    request: { host: 'db.example.com:5432' },
+    identity: null,
+    expect: { outcome: 'not_found', status: 404 },
+  },
+];
+
+export const cases: readonly DecisionCase[] = [...certificate, ...http10, ...misdirected, ...wildcard, ...connect];
