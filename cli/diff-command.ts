@@ -1,10 +1,10 @@
 /**
  * `svc diff OLD NEW`: compares two plans, each given as a config file (compiled) or a plan file
- * (loaded and checked). Thin: loading is cli/plan-input.ts, comparing is compiler/diff/.
+ * (loaded and checked). Thin: loading is cli/plan-input.ts, comparing is cli/diff/.
  */
-import { diffPlans } from '../compiler/diff/diff.ts';
-import { renderDiffJson } from '../compiler/diff/render-json.ts';
-import { renderDiffText } from '../compiler/diff/render-text.ts';
+import { diffPlans } from './diff/diff.ts';
+import { renderDiffJson } from './diff/render-json.ts';
+import { renderDiffText } from './diff/render-text.ts';
 import { loadPlanInput } from './plan-input.ts';
 
 export interface DiffOptions {

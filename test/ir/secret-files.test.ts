@@ -8,8 +8,8 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { diffPlans } from '../../compiler/diff/diff.ts';
-import { renderDiffText } from '../../compiler/diff/render-text.ts';
+import { diffPlans } from '../../cli/diff/diff.ts';
+import { renderDiffText } from '../../cli/diff/render-text.ts';
 import { lineCol } from '../../compiler/source/source-file.ts';
 import { fingerprint } from '../../compiler/ir/material.ts';
 import { BASE_SETTINGS, TEST_SECRET, compileText } from '../support/compile-text.ts';

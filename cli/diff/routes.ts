@@ -2,8 +2,8 @@
  * Route changes: pair old and new routes, then list added, removed, moved and changed routes with
  * their field-level changes and policy text.
  */
-import type { PathMatch, Route } from '../plan/types.ts';
-import { printPolicy } from '../policy/print.ts';
+import type { PathMatch, Route } from '../../compiler/plan/types.ts';
+import { printPolicy } from '../../compiler/policy/print.ts';
 import { diffLines } from './lines.ts';
 import type { PolicyChange, RouteChange, RouteRef, RouteSummary, RoutesDiff } from './types.ts';
 import { diffValues } from './values.ts';

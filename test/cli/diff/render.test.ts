@@ -1,12 +1,12 @@
 /** render-text.ts and render-json.ts: layout, markers, determinism, and no secrets. */
 import { describe, expect, it } from 'vitest';
-import { diffPlans } from '../../compiler/diff/diff.ts';
-import { renderDiffJson } from '../../compiler/diff/render-json.ts';
-import { renderDiffText } from '../../compiler/diff/render-text.ts';
-import { prettyJson } from '../../compiler/plan/canonical-json.ts';
-import type { PlanEnvelope } from '../../compiler/plan/types.ts';
-import { parsePlan } from '../../runtime/plan/load.ts';
-import { TEST_SECRET } from '../support/compile-text.ts';
+import { diffPlans } from '../../../cli/diff/diff.ts';
+import { renderDiffJson } from '../../../cli/diff/render-json.ts';
+import { renderDiffText } from '../../../cli/diff/render-text.ts';
+import { prettyJson } from '../../../compiler/plan/canonical-json.ts';
+import type { PlanEnvelope } from '../../../compiler/plan/types.ts';
+import { parsePlan } from '../../../runtime/plan/load.ts';
+import { TEST_SECRET } from '../../support/compile-text.ts';
 import { planOf, route } from './helpers.ts';
 
 const auth = { allow_any_authenticated_user: true };

@@ -1,7 +1,7 @@
 /** flags.ts: what a reviewer must see. */
 import { describe, expect, it } from 'vitest';
-import { diffPlans } from '../../compiler/diff/diff.ts';
-import type { Flag } from '../../compiler/diff/types.ts';
+import { diffPlans } from '../../../cli/diff/diff.ts';
+import type { Flag } from '../../../cli/diff/types.ts';
 import { planOf, route } from './helpers.ts';
 
 const auth = { allow_any_authenticated_user: true };

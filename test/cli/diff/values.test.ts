@@ -1,6 +1,6 @@
 /** values.ts: structural diff with secrets redacted, never revealed. */
 import { describe, expect, it } from 'vitest';
-import { diffValues, redact } from '../../compiler/diff/values.ts';
+import { diffValues, redact } from '../../../cli/diff/values.ts';
 
 describe('redact', () => {
   it('replaces secrets and PEM documents by markers naming only their source', () => {

@@ -1,10 +1,10 @@
 /** settings.ts: changed settings by path; secrets only ever as "changed". */
 import { describe, expect, it } from 'vitest';
-import { diffPlans } from '../../compiler/diff/diff.ts';
-import { renderDiffJson } from '../../compiler/diff/render-json.ts';
-import { renderDiffText } from '../../compiler/diff/render-text.ts';
-import { diffSettings } from '../../compiler/diff/settings.ts';
-import { BASE_SETTINGS, TEST_SECRET } from '../support/compile-text.ts';
+import { diffPlans } from '../../../cli/diff/diff.ts';
+import { renderDiffJson } from '../../../cli/diff/render-json.ts';
+import { renderDiffText } from '../../../cli/diff/render-text.ts';
+import { diffSettings } from '../../../cli/diff/settings.ts';
+import { BASE_SETTINGS, TEST_SECRET } from '../../support/compile-text.ts';
 import { planOf, route } from './helpers.ts';
 
 const routes = [route('app.example.com', { allow_any_authenticated_user: true })];

@@ -1,7 +1,7 @@
 /** routes.ts: pairing by name, then by from + matcher; moves; field and policy changes. */
 import { describe, expect, it } from 'vitest';
-import { diffRoutes, movedPairs, pairRoutes } from '../../compiler/diff/routes.ts';
-import type { Route } from '../../compiler/plan/types.ts';
+import { diffRoutes, movedPairs, pairRoutes } from '../../../cli/diff/routes.ts';
+import type { Route } from '../../../compiler/plan/types.ts';
 import { planOf, route } from './helpers.ts';
 
 const auth = { allow_any_authenticated_user: true };

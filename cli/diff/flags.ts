@@ -2,9 +2,9 @@
  * Reviewer flags: changes that weaken security or change what upstreams see, raised whether or not
  * the access delta shows them (a reviewer must see each one).
  */
-import type { Expr, PlanSettings, PolicyIR, Route } from '../plan/types.ts';
-import { printRule } from '../policy/print.ts';
-import { matchCovers } from '../validate/rules/route-shadowed.ts';
+import type { Expr, PlanSettings, PolicyIR, Route } from '../../compiler/plan/types.ts';
+import { printRule } from '../../compiler/policy/print.ts';
+import { matchCovers } from '../../compiler/validate/rules/route-shadowed.ts';
 import { compareAccess, describeClassChange, pathOf } from './access.ts';
 import { listenerOf, policyChange, routeRef, type RoutePairing } from './routes.ts';
 import type { Verdict } from '../../runtime/decide/types.ts';

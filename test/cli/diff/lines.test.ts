@@ -1,6 +1,6 @@
 /** lines.ts: the line diff used to show policy changes. */
 import { describe, expect, it } from 'vitest';
-import { diffLines } from '../../compiler/diff/lines.ts';
+import { diffLines } from '../../../cli/diff/lines.ts';
 
 describe('diffLines', () => {
   it('keeps common lines and marks removals before additions', () => {

@@ -1,13 +1,13 @@
 /** access.ts and probes.ts: who gains or loses access, evaluated with the runtime's policy programs. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compareAccess, describeClassChange, routeAccess } from '../../compiler/diff/access.ts';
-import { identityProbes, requestProbes } from '../../compiler/diff/probes.ts';
-import { pairRoutes } from '../../compiler/diff/routes.ts';
-import type { ClassChange } from '../../compiler/diff/types.ts';
-import type { PolicyIR } from '../../compiler/plan/types.ts';
-import { policy as arbitraryPolicy } from '../policy/arbitrary.ts';
-import { text as parseText } from '../policy/helpers.ts';
+import { compareAccess, describeClassChange, routeAccess } from '../../../cli/diff/access.ts';
+import { identityProbes, requestProbes } from '../../../cli/diff/probes.ts';
+import { pairRoutes } from '../../../cli/diff/routes.ts';
+import type { ClassChange } from '../../../cli/diff/types.ts';
+import type { PolicyIR } from '../../../compiler/plan/types.ts';
+import { policy as arbitraryPolicy } from '../../policy/arbitrary.ts';
+import { text as parseText } from '../../policy/helpers.ts';
 import { planOf, route } from './helpers.ts';
 
 function ir(text: string): PolicyIR {

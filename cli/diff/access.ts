@@ -4,7 +4,7 @@
  * (runtime/authz/program.ts) over representative identities and requests (probes.ts). Using the
  * runtime's evaluator means the diff reports what the proxy will actually decide.
  */
-import type { PolicyIR, Route } from '../plan/types.ts';
+import type { PolicyIR, Route } from '../../compiler/plan/types.ts';
 import { compilePolicy } from '../../runtime/authz/program.ts';
 import type { Verdict } from '../../runtime/decide/types.ts';
 import { identityProbes, requestProbes, type IdentityProbe, type RequestProbe } from './probes.ts';

@@ -2,7 +2,7 @@
  * `diffPlans`: the pure entry point of `svc diff`. Same two plans in, same diff out (no clock, no
  * I/O); the renderers (render-text.ts, render-json.ts) print it.
  */
-import type { PlanEnvelope } from '../plan/types.ts';
+import type { PlanEnvelope } from '../../compiler/plan/types.ts';
 import { routeAccess } from './access.ts';
 import { reviewFlags } from './flags.ts';
 import { diffRoutes, pairRoutes } from './routes.ts';

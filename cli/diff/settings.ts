@@ -1,7 +1,7 @@
 /**
  * Settings changes: every changed path of `body.settings`, secrets shown only as "changed".
  */
-import type { PlanSettings } from '../plan/types.ts';
+import type { PlanSettings } from '../../compiler/plan/types.ts';
 import type { ValueChange } from './types.ts';
 import { diffValues } from './values.ts';
 

@@ -1,7 +1,7 @@
 /** Builders for diff tests: plans compiled from small configs on top of BASE_SETTINGS. */
 import { stringify } from 'yaml';
-import type { PlanEnvelope } from '../../compiler/plan/types.ts';
-import { BASE_SETTINGS, compileText } from '../support/compile-text.ts';
+import type { PlanEnvelope } from '../../../compiler/plan/types.ts';
+import { BASE_SETTINGS, compileText } from '../../support/compile-text.ts';
 
 /** A route from `https://<host>` to a local upstream with `extra` fields. */
 export function route(host: string, extra: Record<string, unknown> = {}): Record<string, unknown> {

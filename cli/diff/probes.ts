@@ -9,8 +9,8 @@
  * added when few values are named); a named value stands for itself under `starts_with`,
  * `ends_with` and `contains`; instants come from date boundaries and a reference week.
  */
-import type { Criterion, PolicyIR } from '../plan/types.ts';
-import { criteriaOf } from '../policy/ir.ts';
+import type { Criterion, PolicyIR } from '../../compiler/plan/types.ts';
+import { criteriaOf } from '../../compiler/policy/ir.ts';
 import type { PolicyInput } from '../../runtime/authz/criteria.ts';
 import type { Identity } from '../../runtime/decide/types.ts';
 

@@ -6,13 +6,13 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { diffPlans } from '../../compiler/diff/diff.ts';
-import { renderDiffJson } from '../../compiler/diff/render-json.ts';
-import { renderDiffText } from '../../compiler/diff/render-text.ts';
-import type { PlanEnvelope } from '../../compiler/plan/types.ts';
-import { compileText } from '../support/compile-text.ts';
+import { diffPlans } from '../../../cli/diff/diff.ts';
+import { renderDiffJson } from '../../../cli/diff/render-json.ts';
+import { renderDiffText } from '../../../cli/diff/render-text.ts';
+import type { PlanEnvelope } from '../../../compiler/plan/types.ts';
+import { compileText } from '../../support/compile-text.ts';
 
-const CASES = join(import.meta.dirname, '../../fixtures/diff');
+const CASES = join(import.meta.dirname, '../../../fixtures/diff');
 const update = process.env['UPDATE_GOLDEN'] === '1';
 const dirs = readdirSync(CASES, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort();
 
