@@ -13,7 +13,7 @@ import { REMOVED_KEYS, SETTINGS } from './settings/table.ts';
 /**
  * The `--format json` example of docs/diagnostics.md: the output of a real run on this fixture
  * (`svc compile --check --format json -config config.yaml` in it, with its env.json).
- * test/diagnostics/json-format.test.ts compiles the fixture and checks the example is still exact.
+ * test/compiler/diagnostics/json-format.test.ts compiles the fixture and checks the example is still exact.
  */
 export const JSON_EXAMPLE_CASE = 'fixtures/cases/file-unreadable--secret-file';
 const JSON_EXAMPLE = `{

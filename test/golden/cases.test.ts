@@ -18,7 +18,7 @@ const dirs = existsSync(CASES) ? readdirSync(CASES, { withFileTypes: true }).fil
 /** Codes no fixture can trigger from configuration, and why. */
 const NOT_TRIGGERABLE: Record<string, string> = {
   SVC9001: 'internal compiler error: a bug, covered by the "never throws" property test',
-  SVC5001: 'plan consistency: a compiler bug, covered by test/plan/consistency.test.ts',
+  SVC5001: 'plan consistency: a compiler bug, covered by test/compiler/plan/consistency.test.ts',
   SVC5002: 'unreadable config file: a case directory always has its file; covered by test/cli/compile.test.ts',
   SVC2007: 'fallback for JSON-schema keywords the config schema does not use today; kept so a new keyword is still reported',
 };

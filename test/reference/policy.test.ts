@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { PolicyIR } from '../../compiler/policy/ir.ts';
-import { text } from '../policy/helpers.ts';
+import { text } from '../compiler/policy/helpers.ts';
 import { claimValues, domainOf, evaluatePolicy, type PolicyRequest } from './policy.ts';
 import { parseIp } from './ip.ts';
 import type { Identity } from '../../runtime/decide/types.ts';

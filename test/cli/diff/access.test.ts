@@ -6,8 +6,8 @@ import { identityProbes, requestProbes } from '../../../cli/diff/probes.ts';
 import { pairRoutes } from '../../../cli/diff/routes.ts';
 import type { ClassChange } from '../../../cli/diff/types.ts';
 import type { PolicyIR } from '../../../compiler/plan/types.ts';
-import { policy as arbitraryPolicy } from '../../policy/arbitrary.ts';
-import { text as parseText } from '../../policy/helpers.ts';
+import { policy as arbitraryPolicy } from '../../compiler/policy/arbitrary.ts';
+import { text as parseText } from '../../compiler/policy/helpers.ts';
 import { planOf, route } from './helpers.ts';
 
 function ir(text: string): PolicyIR {

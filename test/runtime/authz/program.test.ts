@@ -7,8 +7,8 @@ import { describe, expect, it } from 'vitest';
 import type { PolicyIR } from '../../../compiler/policy/ir.ts';
 import { compilePolicy, type PolicyInput } from '../../../runtime/authz/program.ts';
 import type { Identity } from '../../../runtime/decide/types.ts';
-import { policy as arbitraryPolicyOf } from '../../policy/arbitrary.ts';
-import { text } from '../../policy/helpers.ts';
+import { policy as arbitraryPolicyOf } from '../../compiler/policy/arbitrary.ts';
+import { text } from '../../compiler/policy/helpers.ts';
 
 function policy(t: string): PolicyIR {
   const r = text(t);

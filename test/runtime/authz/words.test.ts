@@ -10,7 +10,7 @@ import type { Criterion } from '../../../compiler/plan/types.ts';
 import { F, T, U } from '../../../runtime/authz/criteria.ts';
 import { compilePolicy, POLICY_REASONS, reasonOf } from '../../../runtime/authz/program.ts';
 import { leafWords, reasonWords } from '../../../runtime/authz/words.ts';
-import { text } from '../../policy/helpers.ts';
+import { text } from '../../compiler/policy/helpers.ts';
 
 /** One or more leaves of every criterion, one per matcher kind (typed: a new name must be added). */
 const SAMPLES: Readonly<Record<CriterionName, readonly Criterion[]>> = {
