@@ -30,6 +30,7 @@ export interface ClusterOptions extends RunOptions {
  */
 export async function runPrimary(options: ClusterOptions, workerArgs: readonly string[]): Promise<{ stop(): Promise<void>; readonly port: number; reload(): ReloadResult }> {
   let plan = loadForRun(options);
+  options.onPlan?.(plan);
   let text = prettyJson(plan);
   const count = Math.max(1, options.workers ?? availableParallelism());
   let stopping = false;
@@ -69,6 +70,7 @@ export async function runPrimary(options: ClusterOptions, workerArgs: readonly s
       plan = next;
       text = prettyJson(next);
       for (const w of Object.values(cluster.workers ?? {})) if (w) send(w);
+      options.onPlan?.(next);
       options.log?.({ msg: 'reload', result: 'swapped', checksum: next.checksum });
       return { ok: true, result: 'swapped', checksum: next.checksum };
     } catch (e) {

@@ -9,7 +9,9 @@ import { watch, type FSWatcher } from 'chokidar';
 import { compile } from '../../compiler/compile.ts';
 import { renderText } from '../../compiler/diagnostics/render-text.ts';
 import type { PlanEnvelope } from '../../compiler/plan/types.ts';
+import { isSecretPath } from '../../compiler/settings/secret-paths.ts';
 import type { ForwardState } from '../http/handler.ts';
+import { refusal, UNSUPPORTED_SETTING } from '../plan/capabilities.ts';
 import { parsePlan, PlanLoadError } from '../plan/load.ts';
 import { PlanStore } from '../plan/store.ts';
 import { listenerChange, serve, type Listening, type ServeOptions } from './serve.ts';
@@ -22,6 +24,10 @@ export interface RunOptions extends ServeOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** Reload when the watched files change (default true). */
   readonly watch?: boolean;
+  /** Told the compiler's warnings (rendered as text; empty for none) each time the config compiles. */
+  readonly onWarnings?: (text: string) => void;
+  /** Told each plan svc starts serving: the first, and each one swapped in (log settings follow it). */
+  readonly onPlan?: (plan: PlanEnvelope) => void;
 }
 
 export type ReloadResult = { readonly ok: true; readonly result: 'swapped' | 'unchanged'; readonly checksum: string } | { readonly ok: false; readonly error: string };
@@ -39,7 +45,7 @@ export interface Running {
 /** Thrown when the first plan cannot be loaded: `svc run` exits with the message. */
 export class RunError extends Error {
   constructor(
-    readonly code: 'SVC_ERR_CONFIG_INVALID' | 'SVC_ERR_PLAN_INVALID',
+    readonly code: 'SVC_ERR_CONFIG_INVALID' | 'SVC_ERR_PLAN_INVALID' | typeof UNSUPPORTED_SETTING,
     message: string,
   ) {
     super(message);
@@ -47,8 +53,18 @@ export class RunError extends Error {
   }
 }
 
-/** Loads the plan to serve: compiles the config, or reads and checks the plan file. Throws `RunError`. */
-export function loadForRun(options: Pick<RunOptions, 'configPath' | 'planPath' | 'env'>): PlanEnvelope {
+/**
+ * Loads the plan to serve: compiles the config, or reads and checks the plan file; a plan using a
+ * setting svc run does not implement is refused (runtime/plan/capabilities.ts). Throws `RunError`.
+ */
+export function loadForRun(options: Pick<RunOptions, 'configPath' | 'planPath' | 'env' | 'onWarnings'>): PlanEnvelope {
+  const plan = load(options);
+  const refused = refusal(plan);
+  if (refused !== undefined) throw new RunError(UNSUPPORTED_SETTING, refused);
+  return plan;
+}
+
+function load(options: Pick<RunOptions, 'configPath' | 'planPath' | 'env' | 'onWarnings'>): PlanEnvelope {
   if (options.planPath !== undefined) {
     try {
       return parsePlan(readFileSync(options.planPath, 'utf8'), options.planPath);
@@ -68,7 +84,8 @@ export function loadForRun(options: Pick<RunOptions, 'configPath' | 'planPath' |
       }
     },
   });
-  if (!result.plan) throw new RunError('SVC_ERR_CONFIG_INVALID', renderText(result.diagnostics.filter((d) => d.severity === 'error'), () => false));
+  if (!result.plan) throw new RunError('SVC_ERR_CONFIG_INVALID', renderText(result.diagnostics.filter((d) => d.severity === 'error'), isSecretPath));
+  options.onWarnings?.(renderText(result.diagnostics.filter((d) => d.severity !== 'error'), isSecretPath));
   return result.plan;
 }
 
@@ -76,6 +93,7 @@ export function loadForRun(options: Pick<RunOptions, 'configPath' | 'planPath' |
 export async function run(options: RunOptions): Promise<Running> {
   const plan = loadForRun(options);
   const store = new PlanStore<ForwardState>(plan, forwardStateHooks({ onUpstreamEvent: (route, event) => options.log?.({ msg: 'upstream', route, event }) }));
+  options.onPlan?.(plan);
   const listening = await serve(store, options);
   let last: ReloadResult | undefined;
   let watcher: FSWatcher | undefined;
@@ -100,7 +118,10 @@ export async function run(options: RunOptions): Promise<Running> {
         publishTls();
         result = { ok: true, result: swapped, checksum: p.checksum };
         // A new plan may refer to new files (a certificate added): watch them too.
-        if (swapped === 'swapped') watcher?.add(watchedFiles(p));
+        if (swapped === 'swapped') {
+          watcher?.add(watchedFiles(p));
+          options.onPlan?.(p);
+        }
         options.log?.({ msg: 'reload', result: swapped, checksum: p.checksum });
       } catch (e) {
         result = { ok: false, error: (e as Error).message };

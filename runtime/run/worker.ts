@@ -1,12 +1,13 @@
 /**
  * One `svc run --workers` worker (the primary is runtime/run/cluster.ts): waits for its first plan
  * from the primary, serves it, and swaps on every later one after checking it again (schema,
- * checksum, listener shape, TLS material). It imports runtime code only, never the compiler, so a
- * worker holds no more than it serves with.
+ * checksum, supported settings, listener shape, TLS material). It imports runtime code only, never
+ * the compiler, so a worker holds no more than it serves with.
  */
 import type { PlanEnvelope } from '../../compiler/plan/types.ts';
 import { WorkerStore } from '../databroker/ipc-store.ts';
 import type { ForwardState } from '../http/handler.ts';
+import { assertSupported } from '../plan/capabilities.ts';
 import { parsePlan } from '../plan/load.ts';
 import { PlanStore } from '../plan/store.ts';
 import type { RunOptions } from './run.ts';
@@ -30,11 +31,15 @@ export async function runWorker(options: Omit<RunOptions, 'configPath' | 'planPa
       chain = chain.then(async () => {
         try {
           const plan = parsePlan(m.text, 'plan from the primary');
+          assertSupported(plan); // the primary refused it already: checked again, like the checksum
           if (!store || !listening) return resolve(plan);
           const change = listenerChange(store.current.plan.body.settings, plan.body.settings);
           if (change !== undefined) throw new Error(change);
           const publishTls = await listening.prepareTls(plan.body);
-          if (store.swap(plan) === 'swapped') publishTls();
+          if (store.swap(plan) === 'swapped') {
+            publishTls();
+            options.onPlan?.(plan);
+          }
           process.send?.({ type: 'swapped', checksum: plan.checksum } satisfies ToPrimary);
         } catch (e) {
           process.send?.({ type: 'refused', error: (e as Error).message } satisfies ToPrimary);
@@ -45,6 +50,7 @@ export async function runWorker(options: Omit<RunOptions, 'configPath' | 'planPa
   process.send?.({ type: 'ready' } satisfies ToPrimary);
   const plan = await first;
   store = new PlanStore<ForwardState>(plan, forwardStateHooks({ onUpstreamEvent: (route, event) => options.log?.({ msg: 'upstream', route, event }) }));
+  options.onPlan?.(plan);
   // Sessions live in the primary's one store (spec 2.6); this worker reaches it over IPC.
   const sessionStore = new WorkerStore();
   const l = await serve(store, { ...options, workerId: process.pid, sessionStore });
