@@ -5,6 +5,7 @@ import { renderText, summaryLine } from '../compiler/diagnostics/render-text.ts'
 import { prettyJson } from '../compiler/plan/canonical-json.ts';
 import type { PlanEnvelope } from '../compiler/plan/types.ts';
 import { isSecretPath } from '../compiler/settings/secret-paths.ts';
+import { noteLine, settingUses } from '../runtime/plan/capabilities.ts';
 import { nodeInput } from './node-input.ts';
 
 export interface CompileOptions {
@@ -27,6 +28,8 @@ export function compileCommand(opts: CompileOptions, io: { out: (s: string) => v
   }
   if (ioError) return 2;
   if (!result.plan) return 1;
+  // What svc run would refuse or honour only partly (runtime/plan/capabilities.ts): notes, not errors.
+  if (opts.format === 'text') for (const u of settingUses(result.plan)) io.err(`${noteLine(u)}\n`);
   if (opts.check) {
     if (opts.format === 'text') io.err(`ok: ${result.plan.checksum}\n`);
     return 0;
@@ -50,13 +53,19 @@ export function compileCommand(opts: CompileOptions, io: { out: (s: string) => v
   return 0;
 }
 
-/** A short human summary of a plan: mode, listeners, routes and the checksum. */
+/**
+ * A short human summary of a plan: the checksum, the listeners svc run starts for it, the routes.
+ * It names nothing svc run does not do (no gRPC or metrics listener): settings svc run does not
+ * implement are the notes on standard error.
+ */
 export function summarize(plan: PlanEnvelope): string {
   const s = plan.body.settings;
+  const hostPort = (a: { host: string; port: number }) => `${a.host || '*'}:${a.port}`;
+  const redirect = s.server.httpRedirectAddress;
   const lines = [
     `plan ${plan.checksum}`,
-    `services: ${s.mode.services}${s.mode.allInOne ? ' (all-in-one)' : ''}`,
-    `listen: ${s.server.address.host || '*'}:${s.server.address.port} (${s.server.insecure ? 'plain HTTP' : 'HTTPS'}), gRPC ${s.grpc.address.host || '*'}:${s.grpc.address.port}`,
+    `listen: ${hostPort(s.server.address)} (${s.server.insecure ? 'plain HTTP' : 'HTTPS'})`,
+    ...(redirect !== null && !s.server.insecure ? [`http-to-https redirect: ${hostPort(redirect)}`] : []),
     `routes: ${plan.body.routes.length}`,
   ];
   for (const r of plan.body.routes) {

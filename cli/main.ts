@@ -26,9 +26,9 @@ export async function main(argv: readonly string[], io: { out: (s: string) => vo
     .description('compile a configuration into a plan, reporting every mistake with file:line:col')
     .addOption(new Option('-c, --config <file>', 'config file (YAML, JSON, TOML or .properties); also -config'))
     .option('--check', 'only check: write nothing')
-    .option('-o, --output <plan>', 'write the plan here (mode 0600); default: standard output')
+    .option('-o, --output <plan>', 'write the plan here (mode 0600); default: standard output, with --format text')
     .addOption(new Option('--format <format>', 'diagnostics format').choices(['text', 'json']).default('text'))
-    .option('--summary', 'print a summary of the plan (routes, services, checksum) instead of the plan')
+    .option('--summary', 'print a summary of the plan (checksum, listeners, routes) instead of the plan')
     .action(async (opts: { config?: string; check?: boolean; output?: string; format: 'text' | 'json'; summary?: boolean }) => {
       const { compileCommand } = await import('./compile-command.ts');
       code = compileCommand(opts, io);
@@ -70,15 +70,15 @@ export async function main(argv: readonly string[], io: { out: (s: string) => vo
     });
   program
     .command('run')
-    .description('serve a plan (or compile -config FILE and serve it), reloading on change')
-    .argument('[plan]', 'plan file (instead of -config)')
+    .description('serve a config (compiled) or a plan, reloading on change')
+    .argument('[file]', 'config or plan file (instead of -config)')
     .addOption(new Option('-c, --config <file>', 'config file to compile and watch; also -config'))
     .option('--listen <host:port>', "listen here instead of the plan's address")
     .option('--workers <n>', 'worker processes sharing the listener (default: one per core; 1: this process)')
     .addOption(new Option('--expose-checksum', 'test mode: name the plan checksum in every response').hideHelp())
-    .action(async (plan: string | undefined, opts: { config?: string; listen?: string; exposeChecksum?: boolean; workers?: string }) => {
+    .action(async (file: string | undefined, opts: { config?: string; listen?: string; exposeChecksum?: boolean; workers?: string }) => {
       const { runCommand } = await import('./run-command.ts');
-      code = await runCommand(plan, opts, io);
+      code = await runCommand(file, opts, io);
     });
   program
     .command('tcp')

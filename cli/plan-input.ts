@@ -38,7 +38,8 @@ export function loadPlanInput(path: string, env: NodeJS.ProcessEnv = process.env
   return { ok: false, status: ioError ? 2 : 1, message: `${renderText(result.diagnostics, isSecretPath)}${summaryLine(result.diagnostics)}\n` };
 }
 
-function looksLikePlan(text: string): boolean {
+/** Whether file text is a plan (a JSON object with `formatVersion` and `body`) rather than a config. */
+export function looksLikePlan(text: string): boolean {
   if (!/^\s*\{/.test(text)) return false;
   try {
     const v = JSON.parse(text) as unknown;

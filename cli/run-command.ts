@@ -1,11 +1,16 @@
 /**
- * `svc run PLAN` or `svc run -config FILE`: serve until SIGINT/SIGTERM, reloading on change.
- * Logs are JSON lines on standard output (pino); the first plan failing to load exits 1 with the
- * diagnostics.
+ * `svc run FILE` (a config or a plan, told apart as `svc explain` and `svc diff` do) or
+ * `svc run -config FILE`: serve until SIGINT/SIGTERM, reloading on change. Logs are JSON lines on
+ * standard output (cli/run-log.ts), following the plan's log settings; the compiler's warnings go
+ * to standard error as text. A first plan that fails to load, or uses a setting svc run does not
+ * implement, exits 1 with the diagnostics.
  */
+import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { pino } from 'pino';
-import { isRequestEntry, requestLine } from './access-line.ts';
+import type { PlanEnvelope } from '../compiler/plan/types.ts';
+import { partialUses } from '../runtime/plan/capabilities.ts';
+import { createRunLog } from './run-log.ts';
 
 export interface RunCommandOptions {
   readonly config?: string;
@@ -18,9 +23,9 @@ export interface RunCommandOptions {
 }
 
 /** Runs svc; resolves with the exit code once it stops. */
-export async function runCommand(planPath: string | undefined, opts: RunCommandOptions, io: { out: (s: string) => void; err: (s: string) => void }): Promise<number> {
-  if ((planPath === undefined) === (opts.config === undefined)) {
-    io.err('error: give either a plan file or -config FILE\n');
+export async function runCommand(file: string | undefined, opts: RunCommandOptions, io: { out: (s: string) => void; err: (s: string) => void }): Promise<number> {
+  if ((file === undefined) === (opts.config === undefined)) {
+    io.err('error: give a config or plan file, or -config FILE (not both)\n');
     return 2;
   }
   let listen: { host: string; port: number } | undefined;
@@ -40,35 +45,58 @@ export async function runCommand(planPath: string | undefined, opts: RunCommandO
   // Buffered, asynchronous writes (4 KiB): one write(2) per request line would cost more than the
   // proxying itself. Flushed when svc stops.
   const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });
-  const logger = pino({ base: { service: 'svc' } }, destination);
+  const logs = createRunLog(destination, { color: process.stdout.isTTY === true && !process.env['NO_COLOR'] });
   process.once('exit', () => destination.flushSync());
-  // Lines never wait more than half a second, and startup lines go out at once (below).
+  // Lines never wait more than half a second, and startup lines go out at once (announce).
   setInterval(() => destination.flush(), 500).unref();
-  // The per-request line is formatted by hand in pino's format (cli/access-line.ts); the rest by pino.
-  const log = (entry: Record<string, unknown>) => {
-    if (isRequestEntry(entry) && logger.isLevelEnabled('info')) destination.write(requestLine(entry, Date.now()));
-    else logger.info(entry);
+  const worker = process.env['SVC_CLUSTER_WORKER'] === '1';
+  // Log settings follow the plan served; what a plan's settings do only partly is said once, by the
+  // process that loads plans (not by every worker).
+  const said = new Set<string>();
+  const onPlan = (plan: PlanEnvelope) => {
+    logs.apply(plan.body.settings.logging);
+    if (worker) return;
+    for (const entry of partialUses(plan)) {
+      const key = JSON.stringify(entry);
+      if (said.has(key)) continue;
+      said.add(key);
+      logs.log(entry);
+    }
   };
-  const announce = (entry: Record<string, unknown>) => {
-    logger.info(entry);
-    destination.flush();
-  };
-  const common = { ...(listen ? { listen } : {}), ...(opts.exposeChecksum ? { exposeChecksum: true } : {}), log };
-  if (process.env['SVC_CLUSTER_WORKER'] === '1') {
+  const common = { ...(listen ? { listen } : {}), ...(opts.exposeChecksum ? { exposeChecksum: true } : {}), log: logs.log, onPlan };
+  if (worker) {
     // A worker loads runtime code only (no compiler): it serves plans the primary compiled.
     const { runWorker } = await import('../runtime/run/worker.ts');
     await runWorker(common);
     await new Promise<never>(() => undefined); // serves until the primary stops it
   }
+
+  let source: { planPath: string } | { configPath: string };
+  if (opts.config !== undefined) source = { configPath: opts.config };
+  else {
+    let text: string;
+    try {
+      text = readFileSync(file!, 'utf8');
+    } catch (e) {
+      io.err(`error: cannot read \`${file}\`: ${(e as Error).message}\n`);
+      return 2;
+    }
+    const { looksLikePlan } = await import('./plan-input.ts');
+    source = looksLikePlan(text) ? { planPath: file! } : { configPath: file! };
+  }
+  // The compiler's warnings, at start and whenever a recompiled config warns differently.
+  let warned = '';
+  const onWarnings = (text: string) => {
+    if (text !== warned && text !== '') io.err(text);
+    warned = text;
+  };
+
   const { run, RunError } = await import('../runtime/run/run.ts');
   try {
     if (workers > 1) {
       const { runPrimary } = await import('../runtime/run/cluster.ts');
-      const primary = await runPrimary(
-        { ...(planPath !== undefined ? { planPath } : {}), ...(opts.config !== undefined ? { configPath: opts.config } : {}), ...common, workers },
-        process.argv.slice(2),
-      );
-      announce({ msg: 'listening', workers, port: primary.port });
+      const primary = await runPrimary({ ...source, ...common, onWarnings, workers }, process.argv.slice(2));
+      logs.announce({ msg: 'listening', workers, port: primary.port });
       await new Promise<void>((resolve) => {
         process.once('SIGINT', () => resolve());
         process.once('SIGTERM', () => resolve());
@@ -76,15 +104,9 @@ export async function runCommand(planPath: string | undefined, opts: RunCommandO
       await primary.stop();
       return 0;
     }
-    const running = await run({
-      ...(planPath !== undefined ? { planPath } : {}),
-      ...(opts.config !== undefined ? { configPath: opts.config } : {}),
-      ...(listen ? { listen } : {}),
-      ...(opts.exposeChecksum ? { exposeChecksum: true } : {}),
-      log,
-    });
+    const running = await run({ ...source, ...common, onWarnings });
     const a = running.listening.address;
-    announce({ msg: 'listening', address: `${a.host}:${a.port}`, checksum: running.store.current.plan.checksum, routes: running.store.current.plan.body.routes.length });
+    logs.announce({ msg: 'listening', address: `${a.host}:${a.port}`, checksum: running.store.current.plan.checksum, routes: running.store.current.plan.body.routes.length });
     await new Promise<void>((resolve) => {
       const stop = () => resolve();
       process.once('SIGINT', stop);
@@ -94,7 +116,7 @@ export async function runCommand(planPath: string | undefined, opts: RunCommandO
     return 0;
   } catch (e) {
     if (e instanceof RunError) {
-      io.err(`${e.message}\nerror ${e.code}: svc cannot start\n`);
+      io.err(`${e.message.replace(/\n?$/, '\n')}error ${e.code}: svc cannot start\n`);
       return 1;
     }
     io.err(`error: ${(e as Error).message}\n`);

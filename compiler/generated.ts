@@ -9,6 +9,7 @@ import { REGISTRY } from './diagnostics/codes.ts';
 import { planSchema } from './plan/plan-schema.ts';
 import { configSchema, ROUTE_FIELDS } from './schema/config-schema.ts';
 import { REMOVED_KEYS, SETTINGS } from './settings/table.ts';
+import { CAPABILITIES } from '../runtime/plan/capabilities.ts';
 
 /**
  * The `--format json` example of docs/diagnostics.md: the output of a real run on this fixture
@@ -112,6 +113,7 @@ function configurationDoc(): string {
     const kind = s.kind === 'enum' ? (s.values ?? []).map((v) => `\`${v}\``).join(' \\| ') : s.kind;
     lines.push(`| \`${s.key}\` | ${s.fileOnly ? '(file only)' : `\`${s.key.toUpperCase()}\``} | ${kind} | ${fmtDefault(s.default)} | ${s.meaning}${s.deprecated ? ` (deprecated: use \`${s.deprecated}\`)` : ''} |`);
   }
+  lines.push(...runSupportDoc());
   lines.push('', '## Route fields', '', 'Each entry of `routes` (file only, or `ROUTES`) may set:', '');
   for (const [k, v] of Object.entries(ROUTE_FIELDS)) {
     const shapes = Array.isArray(v['anyOf']) ? (v['anyOf'] as Record<string, unknown>[]).map((x) => String(x['type'])) : undefined;
@@ -121,6 +123,35 @@ function configurationDoc(): string {
   lines.push('', '## Removed keys', '', 'These keys were removed in the release notes; using one is an error (SVC2004) that names the replacement.', '');
   for (const [k, v] of Object.entries(REMOVED_KEYS)) lines.push(`- \`${k}\`: ${v}`);
   return `${lines.join('\n')}\n`;
+}
+
+/** What `svc run` does with the settings (runtime/plan/capabilities.ts), and its log settings. */
+function runSupportDoc(): string[] {
+  const list = (support: 'refused' | 'partial') =>
+    CAPABILITIES.flatMap((c) => (c.support === support ? [`- ${c.keys.map((k) => `\`${k}\``).join(', ')}${c.paths[0]!.startsWith('routes[]') ? ' (route field)' : ''}: ${c.reason}.`] : []));
+  return [
+    '',
+    '## What `svc run` implements',
+    '',
+    'Every setting is checked by `svc compile`; `svc run` implements all of them except the ones below',
+    '(docs/running.md). A plan that uses one it does not implement yet is refused at start and on reload,',
+    'with one error `SVC_ERR_UNSUPPORTED_SETTING` per setting and where it was set; `svc compile` prints',
+    'the same list as notes. A setting is used when its value is not its default; the gRPC settings, the',
+    'authorize and data broker URLs, `tracing_sample_rate` and `tracing_apm_address` also when written',
+    'in the config with their default value.',
+    '',
+    'Not implemented yet (`svc run` refuses to start):',
+    '',
+    ...list('refused'),
+    '',
+    'Honoured only partly (`svc run` says so with a warning line when it starts serving the plan):',
+    '',
+    ...list('partial'),
+    '',
+    'Logs: `log_level` is the least level of svc\'s own lines; the per-request access lines are info',
+    'lines, written when `proxy_log_level` (default: `log_level`) is `debug` or `info`; `svc_debug` writes',
+    'human-readable lines instead of JSON, colored on a terminal. A reload applies all three.',
+  ];
 }
 
 /** Generated file path (relative to the project root) → content. */

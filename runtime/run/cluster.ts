@@ -46,6 +46,7 @@ const PREPARE_TIMEOUT_MS = 30_000;
  */
 export async function runPrimary(options: ClusterOptions, workerArgs: readonly string[]): Promise<{ stop(): Promise<void>; readonly port: number; reload(): Promise<ReloadResult> }> {
   let committed = loadForRun(options);
+  options.onPlan?.(committed);
   const count = Math.max(1, options.workers ?? availableParallelism());
   let stopping = false;
   let port = 0;
@@ -146,7 +147,10 @@ export async function runPrimary(options: ClusterOptions, workerArgs: readonly s
   const files = (p: PlanEnvelope) => [...new Set([...(source !== undefined ? [source] : []), ...p.inputs])];
   const reload = async (): Promise<ReloadResult> => {
     const r = await reloader.reload();
-    if (r.ok && r.result === 'swapped') watcher?.add(files(committed));
+    if (r.ok && r.result === 'swapped') {
+      watcher?.add(files(committed));
+      options.onPlan?.(committed);
+    }
     return r;
   };
   if (options.watch !== false) {

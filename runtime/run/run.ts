@@ -9,6 +9,8 @@ import { watch, type FSWatcher } from 'chokidar';
 import { compile } from '../../compiler/compile.ts';
 import { renderText } from '../../compiler/diagnostics/render-text.ts';
 import type { PlanEnvelope } from '../../compiler/plan/types.ts';
+import { isSecretPath } from '../../compiler/settings/secret-paths.ts';
+import { refusal, UNSUPPORTED_SETTING } from '../plan/capabilities.ts';
 import { parsePlan, PlanLoadError } from '../plan/load.ts';
 import { lazyEphemeralKey, startGenerations, type ServedStore } from './generation.ts';
 import { createReloader, type ReloadResult } from './reload.ts';
@@ -21,6 +23,10 @@ export interface RunOptions extends ServeOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** Reload when the watched files change (default true). */
   readonly watch?: boolean;
+  /** Told the compiler's warnings (rendered as text; empty for none) each time the config compiles. */
+  readonly onWarnings?: (text: string) => void;
+  /** Told each plan svc starts serving: the first, and each one swapped in (log settings follow it). */
+  readonly onPlan?: (plan: PlanEnvelope) => void;
 }
 
 export type { ReloadResult } from './reload.ts';
@@ -38,7 +44,7 @@ export interface Running {
 /** Thrown when the first plan cannot be loaded: `svc run` exits with the message. */
 export class RunError extends Error {
   constructor(
-    readonly code: 'SVC_ERR_CONFIG_INVALID' | 'SVC_ERR_PLAN_INVALID',
+    readonly code: 'SVC_ERR_CONFIG_INVALID' | 'SVC_ERR_PLAN_INVALID' | typeof UNSUPPORTED_SETTING,
     message: string,
   ) {
     super(message);
@@ -46,8 +52,18 @@ export class RunError extends Error {
   }
 }
 
-/** Loads the plan to serve: compiles the config, or reads and checks the plan file. Throws `RunError`. */
-export function loadForRun(options: Pick<RunOptions, 'configPath' | 'planPath' | 'env'>): PlanEnvelope {
+/**
+ * Loads the plan to serve: compiles the config, or reads and checks the plan file; a plan using a
+ * setting svc run does not implement is refused (runtime/plan/capabilities.ts). Throws `RunError`.
+ */
+export function loadForRun(options: Pick<RunOptions, 'configPath' | 'planPath' | 'env' | 'onWarnings'>): PlanEnvelope {
+  const plan = load(options);
+  const refused = refusal(plan);
+  if (refused !== undefined) throw new RunError(UNSUPPORTED_SETTING, refused);
+  return plan;
+}
+
+function load(options: Pick<RunOptions, 'configPath' | 'planPath' | 'env' | 'onWarnings'>): PlanEnvelope {
   if (options.planPath !== undefined) {
     try {
       return parsePlan(readFileSync(options.planPath, 'utf8'), options.planPath);
@@ -67,13 +83,16 @@ export function loadForRun(options: Pick<RunOptions, 'configPath' | 'planPath' |
       }
     },
   });
-  if (!result.plan) throw new RunError('SVC_ERR_CONFIG_INVALID', renderText(result.diagnostics.filter((d) => d.severity === 'error'), () => false));
+  if (!result.plan) throw new RunError('SVC_ERR_CONFIG_INVALID', renderText(result.diagnostics.filter((d) => d.severity === 'error'), isSecretPath));
+  options.onWarnings?.(renderText(result.diagnostics.filter((d) => d.severity !== 'error'), isSecretPath));
   return result.plan;
 }
 
 /** Starts serving. Resolves once the listener listens. */
 export async function run(options: RunOptions): Promise<Running> {
   const plan = loadForRun(options);
+  // Before anything logs: the plan's log settings apply to its own generation's lines.
+  options.onPlan?.(plan);
   const generations = await startGenerations(plan, {
     scheme: plan.body.settings.server.insecure ? 'http' : 'https',
     ephemeralKey: lazyEphemeralKey(options.log),
@@ -99,7 +118,10 @@ export async function run(options: RunOptions): Promise<Running> {
   const reload = async (): Promise<ReloadResult> => {
     const r = await reloader.reload();
     // A new plan may refer to new files (a certificate added): watch them too.
-    if (r.ok && r.result === 'swapped') watcher?.add(watchedFiles(store.current.plan));
+    if (r.ok && r.result === 'swapped') {
+      watcher?.add(watchedFiles(store.current.plan));
+      options.onPlan?.(store.current.plan);
+    }
     return r;
   };
 

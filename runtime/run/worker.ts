@@ -10,6 +10,7 @@ import cluster from 'node:cluster';
 import type { PlanEnvelope } from '../../compiler/plan/types.ts';
 import { importEphemeralKey, SigningKeyError, type SigningKey } from '../authn/signing-key.ts';
 import { WorkerStore } from '../databroker/ipc-store.ts';
+import { assertSupported } from '../plan/capabilities.ts';
 import { parsePlan } from '../plan/load.ts';
 import { PlanRefusedError } from '../plan/provision.ts';
 import { startGenerations, type Generations } from './generation.ts';
@@ -79,7 +80,7 @@ export async function runWorker(options: Omit<RunOptions, 'configPath' | 'planPa
         if (m.type === 'start') {
           if (generations) return; // started already: later plans come as `prepare`
           try {
-            resolve(parsePlan(m.text, 'plan from the primary'));
+            resolve(checkedPlan(m.text));
           } catch (e) {
             refuseFirst(e);
             return;
@@ -90,7 +91,7 @@ export async function runWorker(options: Omit<RunOptions, 'configPath' | 'planPa
         if (!reloader) return send({ type: 'refused', id: m.id, error: 'the worker is not serving yet' });
         let voted = false;
         const r = await reloader.reload({
-          load: () => parsePlan(m.text, 'plan from the primary'),
+          load: () => checkedPlan(m.text),
           decide: () => {
             voted = true;
             const decided = new Promise<boolean>((done) => decisions.set(m.id, done));
@@ -99,11 +100,14 @@ export async function runWorker(options: Omit<RunOptions, 'configPath' | 'planPa
           },
         });
         if (!r.ok && !voted) send({ type: 'refused', id: m.id, error: r.error });
+        if (r.ok && r.result === 'swapped') options.onPlan?.(generations!.store.current.plan);
       });
     });
   });
   send({ type: 'ready' });
   const plan = await first;
+  // Before anything logs: the plan's log settings apply to its own generation's lines.
+  options.onPlan?.(plan);
   const insecure = plan.body.settings.server.insecure;
   let g: Generations;
   try {
@@ -135,4 +139,11 @@ export async function runWorker(options: Omit<RunOptions, 'configPath' | 'planPa
       .then(() => sessionStore.close())
       .then(() => process.exit(0));
   });
+}
+
+/** A plan from the primary, checked again like the checksum: schema, checksum, supported settings. */
+function checkedPlan(text: string): PlanEnvelope {
+  const plan = parsePlan(text, 'plan from the primary');
+  assertSupported(plan); // the primary refused such a plan already
+  return plan;
 }

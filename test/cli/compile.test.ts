@@ -92,6 +92,25 @@ describe('svc compile', () => {
     const root = join(import.meta.dirname, '../..');
     const out = execFileSync(process.execPath, [SVC, 'compile', '--summary', '-config', 'fixtures/quickstart/config.yaml'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
     expect(out).toMatch(/^plan sha256:[0-9a-f]{64}$/m);
+    expect(out).toMatch(/^listen: 127\.0\.0\.1:8443 \(plain HTTP\)$/m);
     expect(out).toMatch(/routes: 2/);
+  });
+
+  it('settings svc run does not implement are notes: the exit code stays 0, the summary announces no such listener', () => {
+    const dir = workdir({ ...valid, metrics_address: ':9090', grpc_address: ':5443', dns_lookup_family: 'V4_ONLY' });
+    const r = svc(['compile', '--summary', '-config', 'config.yaml'], dir);
+    expect(r.code).toBe(0);
+    expect(r.err).toMatch(/^config\.yaml:\d+:\d+: note: metrics_address is not supported by svc run yet: the metrics listener is not implemented yet/m);
+    expect(r.err).toMatch(/^config\.yaml:\d+:\d+: note: grpc_address is not supported by svc run yet: /m);
+    expect(r.err).toMatch(/^config\.yaml:\d+:\d+: note: dns_lookup_family is honoured only partly by svc run: /m);
+    expect(r.out).not.toMatch(/grpc|metrics|5443|9090/i);
+    expect(svc(['compile', '--check', '-config', 'config.yaml'], dir).code).toBe(0);
+    // JSON diagnostics stay diagnostics only.
+    expect(svc(['compile', '--check', '-config', 'config.yaml', '--format', 'json'], dir).err).toBe('');
+  });
+
+  it('a config svc run serves as it is has no notes', () => {
+    const r = svc(['compile', '--check', '-config', 'config.yaml'], workdir(valid));
+    expect(r.err).not.toContain('note:');
   });
 });

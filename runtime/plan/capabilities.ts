@@ -1,0 +1,382 @@
+/**
+ * What `svc run` implements of a plan, in one place: every field of the plan body (settings and
+ * route fields, schemas/plan.schema.json) is classified here.
+ *
+ * - `honoured`: the runtime reads and applies it.
+ * - `compiled`: the compiler folds it into other plan fields (`via`), which the runtime honours
+ *   (`default_upstream_timeout` is already each route's timeout).
+ * - `partial`: honoured, except for what `reason` says; said as a warning at start when used.
+ * - `refused`: not implemented. A plan that uses it (`used`: its value differs from the one that
+ *   means "off") is refused by `svc run`, at start and on reload, with one error per setting
+ *   (`SVC_ERR_UNSUPPORTED_SETTING`, docs/running.md); `svc compile` prints the same list as notes.
+ *
+ * A test (test/runtime/plan/capabilities.test.ts) walks every field of the plan schema and fails
+ * when one is not classified here, or is `honoured` without the runtime reading it. When a feature
+ * lands, its settings move from `refused` to `honoured` here.
+ *
+ * Runtime code: cluster workers check every plan with it, so it imports no compiler code (types only).
+ */
+import type { PlanBody, PlanEnvelope, PlanSettings, Route } from '../../compiler/plan/types.ts';
+
+/** The stable code of a refused setting (docs/running.md). */
+export const UNSUPPORTED_SETTING = 'SVC_ERR_UNSUPPORTED_SETTING';
+
+/** What a `used` test sees: the plan body, and whether a config key was written (not defaulted). */
+export interface UseContext {
+  readonly body: PlanBody;
+  readonly settings: PlanSettings;
+  /** True when the key was set in the config file or the environment (from the plan's source map). */
+  explicit(key: string): boolean;
+}
+
+interface Classified {
+  /**
+   * Config keys that set these fields: settings keys, or route field names for `routes[]` paths.
+   * A refused or partial use is named by the first key the source map locates, else the first key.
+   */
+  readonly keys: readonly string[];
+  /** Plan body paths: `settings.metrics.address`, `routes[].tls.customCa`; a path covers its subfields. */
+  readonly paths: readonly string[];
+}
+
+export type Capability =
+  | (Classified & { readonly support: 'honoured' })
+  | (Classified & { readonly support: 'compiled'; readonly via: readonly string[] })
+  | (Classified & {
+      readonly support: 'partial' | 'refused';
+      /** Refused: why svc run cannot serve it; partial: what it does not do. One sentence. */
+      readonly reason: string;
+      /** A global setting in use. */
+      readonly used: (cx: UseContext) => boolean;
+    })
+  | (Classified & {
+      readonly support: 'partial' | 'refused';
+      readonly reason: string;
+      /** A route field in use on `route`. */
+      readonly usedBy: (route: Route, cx: UseContext) => boolean;
+    });
+
+const honoured = (keys: readonly string[], ...paths: string[]): Capability => ({ support: 'honoured', keys, paths });
+
+/** All-in-one defaults the compiler fills in (compiler/ir/lower-settings.ts). */
+const LOCAL_GRPC_URL = 'http://localhost:5443/';
+
+const NO_GRPC = 'svc run serves and calls no gRPC (every service runs in one process)';
+const NO_METRICS = 'the metrics listener is not implemented yet';
+const NO_TRACING = 'tracing is not implemented yet; no spans would be sent';
+const NO_REDIS = 'Redis session storage is not implemented yet; sessions would stay in memory and be lost on restart';
+const NO_REDIS_TLS = 'it configures the connection to Redis session storage, which is not implemented yet';
+const NO_DIRECTORY = "directory sync is not implemented yet; groups come only from the identity provider's `groups` claim";
+const NO_DATA_PLANE = 'data-plane bootstrap options are not implemented: svc run proxies in its own process, with no separate data plane to configure';
+const NO_HOSTEDCLOUD = 'signed headers for serverless cloud upstreams are not implemented yet';
+
+function refused(keys: readonly string[], paths: readonly string[], reason: string, used: (cx: UseContext) => boolean): Capability {
+  return { support: 'refused', keys, paths, reason, used };
+}
+
+/** Whether a hostPort equals `host:port`. */
+const at = (a: { readonly host: string; readonly port: number } | null, host: string, port: number) => a !== null && a.host === host && a.port === port;
+const set = (key: string) => (cx: UseContext) => cx.explicit(key);
+/** Upgrades (websocket, SPDY) to an https upstream: they open their own TLS connection (runtime/http/upgrade.ts). */
+const httpsUpgrades = (r: Route) => (r.allowWebsockets || r.allowSpdy) && r.action.kind === 'forward' && r.action.upstreams.some((u) => u.scheme === 'https');
+
+export const CAPABILITIES: readonly Capability[] = [
+  // Mode: svc run is all-in-one.
+  refused(['services'], ['settings.mode.services', 'settings.mode.allInOne'], 'svc run serves every service in one process (`services: all`); running one service of a split deployment is not implemented yet', (cx) => cx.settings.mode.services !== 'all'),
+  honoured(['shared_secret', 'shared_secret_file'], 'settings.mode.sharedSecret'),
+
+  // Listener and global timeouts.
+  honoured(['address'], 'settings.server.address'),
+  honoured(['insecure_server'], 'settings.server.insecure'),
+  {
+    support: 'partial',
+    keys: ['http_redirect_addr'],
+    paths: ['settings.server.httpRedirectAddress'],
+    reason: 'with insecure_server svc run starts no http-to-https redirect listener',
+    used: (cx) => cx.settings.server.insecure && cx.settings.server.httpRedirectAddress !== null,
+  },
+  {
+    support: 'partial',
+    keys: ['codec_type'],
+    paths: ['settings.server.codecType'],
+    reason: 'with insecure_server svc run serves HTTP/1.1 only (never h2c); codec_type applies to HTTPS',
+    used: (cx) => cx.settings.server.insecure && cx.settings.server.codecType !== 'http1',
+  },
+  honoured(['use_proxy_protocol'], 'settings.server.useProxyProtocol'),
+  honoured(['timeout_read'], 'settings.server.timeoutReadMs'),
+  honoured(['timeout_write'], 'settings.server.timeoutWriteMs'),
+  honoured(['timeout_idle'], 'settings.server.timeoutIdleMs'),
+  { support: 'compiled', keys: ['default_upstream_timeout'], paths: ['settings.server.defaultUpstreamTimeoutMs'], via: ['routes[].timeoutMs'] },
+  {
+    support: 'partial',
+    keys: ['dns_lookup_family'],
+    paths: ['settings.server.dnsLookupFamily'],
+    reason: 'it applies to proxied HTTP requests; websocket and SPDY upgrades, tcp+https tunnels and health checks resolve upstream names in both families',
+    used: (cx) => cx.settings.server.dnsLookupFamily !== 'AUTO',
+  },
+  honoured(['xff_num_trusted_hops'], 'settings.server.xffNumTrustedHops'),
+  honoured(['skip_xff_append'], 'settings.server.skipXffAppend'),
+
+  // TLS.
+  honoured(['certificates', 'certificate', 'certificate_file', 'certificate_key', 'certificate_key_file'], 'settings.tls.certificates'),
+  honoured(['client_ca', 'client_ca_file'], 'settings.tls.clientCa'),
+  honoured(['client_crl', 'client_crl_file'], 'settings.tls.clientCrl'),
+  {
+    support: 'partial',
+    keys: ['certificate_authority', 'certificate_authority_file'],
+    paths: ['settings.tls.certificateAuthority'],
+    reason: 'websocket and SPDY upgrades to https upstreams verify them against the system roots only',
+    used: (cx) => cx.settings.tls.certificateAuthority !== null && cx.body.routes.some((r) => httpsUpgrades(r) && r.tls.customCa === null),
+  },
+  refused(['override_certificate_name'], ['settings.tls.overrideCertificateName'], 'svc run makes no connections between svc services (all run in one process), so no certificate is checked against this name', (cx) => cx.settings.tls.overrideCertificateName !== null),
+  refused(
+    ['autocert', 'autocert_ca', 'autocert_email', 'autocert_must_staple', 'autocert_dir', 'autocert_use_staging', 'autocert_eab_key_id', 'autocert_eab_mac_key', 'autocert_trusted_ca', 'autocert_trusted_ca_file'],
+    ['settings.autocert'],
+    'automatic certificates (ACME) are not implemented yet; hosts no configured certificate covers would get self-signed certificates',
+    (cx) => cx.settings.autocert.enabled,
+  ),
+
+  // Sessions and sign-in.
+  honoured(['cookie_name'], 'settings.cookie.name'),
+  honoured(['cookie_secret', 'cookie_secret_file'], 'settings.cookie.secret'),
+  honoured(['cookie_domain'], 'settings.cookie.domain'),
+  honoured(['cookie_secure'], 'settings.cookie.secure'),
+  honoured(['cookie_http_only'], 'settings.cookie.httpOnly'),
+  honoured(['cookie_expire'], 'settings.cookie.expireMs'),
+  honoured(['authenticate_service_url'], 'settings.authenticate.serviceUrl'),
+  honoured(['authenticate_internal_service_url'], 'settings.authenticate.internalServiceUrl'),
+  honoured(['authenticate_callback_path'], 'settings.authenticate.callbackPath'),
+  honoured(['signout_redirect_url'], 'settings.authenticate.signoutRedirectUrl'),
+  honoured(['forward_auth_url'], 'settings.authenticate.forwardAuthUrl'),
+  honoured(['programmatic_redirect_domain_whitelist'], 'settings.authenticate.programmaticRedirectDomains'),
+  honoured(['idp_provider'], 'settings.idp.provider'),
+  honoured(['idp_provider_url'], 'settings.idp.providerUrl'),
+  honoured(['idp_client_id'], 'settings.idp.clientId'),
+  honoured(['idp_client_secret', 'idp_client_secret_file'], 'settings.idp.clientSecret'),
+  honoured(['idp_scopes'], 'settings.idp.scopes'),
+  honoured(['idp_request_params'], 'settings.idp.requestParams'),
+  refused(['idp_service_account'], ['settings.idp.serviceAccount'], NO_DIRECTORY, (cx) => cx.settings.idp.serviceAccount !== null),
+  refused(['idp_refresh_directory_interval'], ['settings.idp.refreshDirectoryIntervalMs'], NO_DIRECTORY, (cx) => cx.settings.idp.refreshDirectoryIntervalMs !== 600_000),
+  refused(['idp_refresh_directory_timeout'], ['settings.idp.refreshDirectoryTimeoutMs'], NO_DIRECTORY, (cx) => cx.settings.idp.refreshDirectoryTimeoutMs !== 60_000),
+
+  // Other services: svc run is all of them, in one process.
+  refused(
+    ['authorize_service_url', 'authorize_service_urls'],
+    ['settings.authorize.serviceUrls'],
+    'svc run authorizes every request in its own process; it never calls an authorize service',
+    (cx) => cx.explicit('authorize_service_url') || cx.explicit('authorize_service_urls') || !sameList(cx.settings.authorize.serviceUrls, [LOCAL_GRPC_URL]),
+  ),
+  refused(
+    ['authorize_internal_service_url'],
+    ['settings.authorize.internalServiceUrl'],
+    'svc run authorizes every request in its own process; it never calls an authorize service',
+    (cx) => cx.explicit('authorize_internal_service_url') || cx.settings.authorize.internalServiceUrl !== LOCAL_GRPC_URL,
+  ),
+  refused(
+    ['databroker_service_url', 'databroker_service_urls'],
+    ['settings.databroker.serviceUrls'],
+    'svc run keeps sessions in its own in-memory data broker; it never connects to a data broker service',
+    (cx) => cx.explicit('databroker_service_url') || cx.explicit('databroker_service_urls') || !sameList(cx.settings.databroker.serviceUrls, [LOCAL_GRPC_URL]),
+  ),
+  refused(
+    ['databroker_internal_service_url', 'databroker_internal_service_urls'],
+    ['settings.databroker.internalServiceUrls'],
+    'svc run keeps sessions in its own in-memory data broker; it never connects to a data broker service',
+    (cx) => cx.explicit('databroker_internal_service_url') || cx.explicit('databroker_internal_service_urls') || !sameList(cx.settings.databroker.internalServiceUrls, [LOCAL_GRPC_URL]),
+  ),
+  refused(['databroker_storage_type'], ['settings.databroker.storage.type'], NO_REDIS, (cx) => cx.settings.databroker.storage.type !== 'memory'),
+  refused(['databroker_storage_connection_string', 'databroker_storage_connection_string_file'], ['settings.databroker.storage.connectionString', 'settings.databroker.storage.connection'], NO_REDIS, (cx) => cx.settings.databroker.storage.connectionString !== null),
+  refused(['databroker_storage_cert_file'], ['settings.databroker.storage.certFile'], NO_REDIS_TLS, (cx) => cx.settings.databroker.storage.certFile !== null),
+  refused(['databroker_storage_key_file'], ['settings.databroker.storage.keyFile'], NO_REDIS_TLS, (cx) => cx.settings.databroker.storage.keyFile !== null),
+  refused(['databroker_storage_ca_file'], ['settings.databroker.storage.caFile'], NO_REDIS_TLS, (cx) => cx.settings.databroker.storage.caFile !== null),
+  refused(['databroker_storage_tls_skip_verify'], ['settings.databroker.storage.tlsSkipVerify'], NO_REDIS_TLS, (cx) => cx.settings.databroker.storage.tlsSkipVerify),
+  // The gRPC defaults (`:5443`, insecure, all-in-one) are in every plan: only a value written in the
+  // config, or one other than the mode's default, is a use.
+  refused(['grpc_address'], ['settings.grpc.address'], `${NO_GRPC}; nothing would listen on grpc_address`, (cx) => cx.explicit('grpc_address') || !at(cx.settings.grpc.address, '', cx.settings.mode.allInOne ? 5443 : 443)),
+  refused(['grpc_insecure'], ['settings.grpc.insecure'], NO_GRPC, (cx) => cx.explicit('grpc_insecure') || cx.settings.grpc.insecure !== cx.settings.mode.allInOne),
+  refused(['grpc_client_timeout'], ['settings.grpc.clientTimeoutMs'], NO_GRPC, (cx) => cx.explicit('grpc_client_timeout') || cx.settings.grpc.clientTimeoutMs !== 10_000),
+  refused(['grpc_client_dns_roundrobin'], ['settings.grpc.clientDnsRoundRobin'], NO_GRPC, (cx) => cx.explicit('grpc_client_dns_roundrobin') || !cx.settings.grpc.clientDnsRoundRobin),
+
+  // Identity.
+  honoured(['signing_key', 'signing_key_file'], 'settings.identity.signingKey'),
+  // Inferred from the key by the compiler for reviewers; the runtime infers it from the key again.
+  { support: 'compiled', keys: ['signing_key'], paths: ['settings.identity.signingAlgorithm'], via: ['settings.identity.signingKey'] },
+  honoured(['jwt_claims_headers'], 'settings.identity.claimHeaders'),
+  refused(['hostedcloud_serverless_authentication_service_account'], ['settings.identity.hostedcloudServiceAccount'], NO_HOSTEDCLOUD, (cx) => cx.settings.identity.hostedcloudServiceAccount !== null),
+  { support: 'compiled', keys: ['set_response_headers'], paths: ['settings.headers.response'], via: ['routes[].responseHeaders.set'] },
+
+  // Logs (cli/run-log.ts).
+  honoured(['svc_debug'], 'settings.logging.debug'),
+  honoured(['log_level'], 'settings.logging.level'),
+  honoured(['proxy_log_level'], 'settings.logging.proxyLevel'),
+
+  // Observability.
+  refused(['metrics_address'], ['settings.metrics.address'], `${NO_METRICS}; nothing would listen on metrics_address`, (cx) => cx.settings.metrics.address !== null),
+  refused(['metrics_basic_auth', 'metrics_basic_auth_file'], ['settings.metrics.basicAuth'], NO_METRICS, (cx) => cx.settings.metrics.basicAuth !== null),
+  refused(['metrics_certificate', 'metrics_certificate_file'], ['settings.metrics.certificate'], NO_METRICS, (cx) => cx.settings.metrics.certificate !== null),
+  refused(['metrics_certificate_key', 'metrics_certificate_key_file'], ['settings.metrics.certificateKey'], NO_METRICS, (cx) => cx.settings.metrics.certificateKey !== null),
+  refused(['metrics_client_ca', 'metrics_client_ca_file'], ['settings.metrics.clientCa'], NO_METRICS, (cx) => cx.settings.metrics.clientCa !== null),
+  refused(['tracing_provider'], ['settings.tracing.provider'], NO_TRACING, (cx) => cx.settings.tracing.provider !== null),
+  refused(['tracing_sample_rate'], ['settings.tracing.sampleRate'], NO_TRACING, (cx) => cx.explicit('tracing_sample_rate') || cx.settings.tracing.sampleRate !== 0.0001),
+  refused(['tracing_apm_address'], ['settings.tracing.apmAddress'], NO_TRACING, (cx) => cx.explicit('tracing_apm_address') || !at(cx.settings.tracing.apmAddress, 'localhost', 8126)),
+  refused(['tracing_jaeger_collector_endpoint'], ['settings.tracing.jaegerCollectorEndpoint'], NO_TRACING, (cx) => cx.settings.tracing.jaegerCollectorEndpoint !== null),
+  refused(['tracing_jaeger_agent_endpoint'], ['settings.tracing.jaegerAgentEndpoint'], NO_TRACING, (cx) => cx.settings.tracing.jaegerAgentEndpoint !== null),
+  refused(['tracing_zipkin_endpoint'], ['settings.tracing.zipkinEndpoint'], NO_TRACING, (cx) => cx.settings.tracing.zipkinEndpoint !== null),
+  refused(['dp_admin_address'], ['settings.dp.adminAddress'], NO_DATA_PLANE, (cx) => cx.settings.dp.adminAddress !== null),
+  refused(['dp_admin_access_log_path'], ['settings.dp.adminAccessLogPath'], NO_DATA_PLANE, (cx) => cx.settings.dp.adminAccessLogPath !== null),
+  refused(['dp_admin_profile_path'], ['settings.dp.adminProfilePath'], NO_DATA_PLANE, (cx) => cx.settings.dp.adminProfilePath !== null),
+  refused(['dp_bind_config_freebind'], ['settings.dp.bindConfigFreebind'], NO_DATA_PLANE, (cx) => cx.settings.dp.bindConfigFreebind !== null),
+  refused(['dp_bind_config_source_address'], ['settings.dp.bindConfigSourceAddress'], NO_DATA_PLANE, (cx) => cx.settings.dp.bindConfigSourceAddress !== null),
+
+  // Routes.
+  honoured(['name'], 'routes[].id', 'routes[].index', 'routes[].name'),
+  honoured(['from'], 'routes[].from'),
+  honoured(['path', 'prefix', 'regex'], 'routes[].match'),
+  honoured(['to', 'redirect'], 'routes[].action'),
+  honoured(['policy', 'allowed_domains', 'allowed_groups', 'allowed_users', 'allowed_idp_claims', 'cors_allow_preflight', 'allow_any_authenticated_user'], 'routes[].policy'),
+  honoured(['allow_public_unauthenticated_access'], 'routes[].public'),
+  honoured(['prefix_rewrite', 'regex_rewrite_pattern', 'regex_rewrite_substitution'], 'routes[].rewrite'),
+  honoured(['preserve_host_header', 'host_rewrite', 'host_rewrite_header', 'host_path_regex_rewrite_pattern', 'host_path_regex_rewrite_substitution'], 'routes[].host'),
+  honoured(['set_request_headers', 'remove_request_headers'], 'routes[].requestHeaders'),
+  honoured(['set_response_headers', 'rewrite_response_headers'], 'routes[].responseHeaders'),
+  honoured(['timeout'], 'routes[].timeoutMs'),
+  honoured(['idle_timeout'], 'routes[].idleTimeoutMs'),
+  honoured(['pass_identity_headers'], 'routes[].passIdentityHeaders'),
+  honoured(['tls_skip_verify'], 'routes[].tls.skipVerify'),
+  honoured(['tls_server_name'], 'routes[].tls.serverName'),
+  honoured(['tls_downstream_client_ca', 'tls_downstream_client_ca_file'], 'routes[].tls.downstreamClientCa'),
+  {
+    support: 'partial',
+    keys: ['tls_custom_ca', 'tls_custom_ca_file'],
+    paths: ['routes[].tls.customCa'],
+    reason: 'websocket and SPDY upgrades to https upstreams verify them against the system roots, not tls_custom_ca',
+    usedBy: (r) => r.tls.customCa !== null && httpsUpgrades(r),
+  },
+  {
+    support: 'partial',
+    keys: ['tls_client_cert', 'tls_client_cert_file', 'tls_client_key', 'tls_client_key_file'],
+    paths: ['routes[].tls.clientCert', 'routes[].tls.clientKey'],
+    reason: 'websocket and SPDY upgrades to https upstreams send no client certificate',
+    usedBy: (r) => r.tls.clientCert !== null && httpsUpgrades(r),
+  },
+  honoured(['allow_websockets'], 'routes[].allowWebsockets'),
+  honoured(['allow_spdy'], 'routes[].allowSpdy'),
+  honoured(['allow_encoded_path_characters'], 'routes[].allowEncodedPathCharacters'),
+  honoured(['lb_policy', 'least_request_lb_config', 'ring_hash_lb_config', 'maglev_lb_config'], 'routes[].lb'),
+  honoured(['health_checks'], 'routes[].healthChecks'),
+  honoured(['outlier_detection'], 'routes[].outlierDetection'),
+  {
+    support: 'refused',
+    keys: ['enable_hostedcloud_serverless_authentication'],
+    paths: ['routes[].hostedcloudServerlessAuthentication'],
+    reason: NO_HOSTEDCLOUD,
+    usedBy: (r) => r.hostedcloudServerlessAuthentication,
+  },
+  honoured(['orchestrator_service_account_token', 'orchestrator_service_account_token_file'], 'routes[].orchestratorServiceAccountToken'),
+];
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+/** One use of a refused or partly honoured setting by a plan. */
+export interface SettingUse {
+  readonly support: 'refused' | 'partial';
+  /** The config key (a route field name for a route). */
+  readonly key: string;
+  /** Where it was set: `file:line:col` or `env:NAME`; undefined when the plan does not say. */
+  readonly at: string | undefined;
+  /** The route, for a route field: its name, else `#index from`. */
+  readonly route: string | undefined;
+  readonly reason: string;
+}
+
+/** Every use of a refused or partly honoured setting by `plan`, in source order (config file, then environment). */
+export function settingUses(plan: Pick<PlanEnvelope, 'body' | 'sourceMap'>): readonly SettingUse[] {
+  const where = plan.sourceMap.settings;
+  const cx: UseContext = { body: plan.body, settings: plan.body.settings, explicit: (key) => Object.hasOwn(where, key) };
+  const out: SettingUse[] = [];
+  for (const c of CAPABILITIES) {
+    if (c.support !== 'refused' && c.support !== 'partial') continue;
+    if ('used' in c) {
+      if (!c.used(cx)) continue;
+      const key = c.keys.find((k) => Object.hasOwn(where, k)) ?? c.keys[0]!;
+      out.push({ support: c.support, key, at: where[key], route: undefined, reason: c.reason });
+    } else {
+      plan.body.routes.forEach((route, i) => {
+        if (!c.usedBy(route, cx)) return;
+        const map = plan.sourceMap.routes[i];
+        const fields = map?.fields ?? {};
+        const key = c.keys.find((k) => Object.hasOwn(fields, k)) ?? c.keys[0]!;
+        out.push({ support: c.support, key, at: fields[key] ?? map?.at, route: route.name ?? `#${route.index} ${route.from.url}`, reason: c.reason });
+      });
+    }
+  }
+  return out.sort((a, b) => compareLocations(a.at, b.at));
+}
+
+/** `file:line:col` in file, line and column order, then `env:NAME`, then unknown (stable otherwise). */
+function compareLocations(a: string | undefined, b: string | undefined): number {
+  const parse = (at: string | undefined): [number, string, number, number] => {
+    if (at === undefined) return [2, '', 0, 0];
+    const m = /^(.*):(\d+):(\d+)$/.exec(at);
+    return m ? [0, m[1]!, Number(m[2]), Number(m[3])] : [1, at, 0, 0];
+  };
+  const x = parse(a);
+  const y = parse(b);
+  return x[0] - y[0] || (x[1] < y[1] ? -1 : x[1] > y[1] ? 1 : 0) || x[2] - y[2] || x[3] - y[3];
+}
+
+/** A refused use as `svc run` reports it: `config.yaml:12:3: error SVC_ERR_UNSUPPORTED_SETTING metrics_address: …`. */
+export function errorLine(u: SettingUse): string {
+  return `${u.at !== undefined ? `${u.at}: ` : ''}error ${UNSUPPORTED_SETTING} ${u.key}: ${u.route !== undefined ? `route ${u.route}: ` : ''}${u.reason}`;
+}
+
+/** A use as `svc compile` notes it. */
+export function noteLine(u: SettingUse): string {
+  const what = u.support === 'refused' ? 'is not supported by svc run yet' : 'is honoured only partly by svc run';
+  return `${u.at !== undefined ? `${u.at}: ` : ''}note: ${u.key}${u.route !== undefined ? ` (route ${u.route})` : ''} ${what}: ${u.reason}`;
+}
+
+/** The error lines (one per refused setting) when svc run cannot serve `plan`; undefined when it can. */
+export function refusal(plan: Pick<PlanEnvelope, 'body' | 'sourceMap'>): string | undefined {
+  const lines = settingUses(plan)
+    .filter((u) => u.support === 'refused')
+    .map(errorLine);
+  return lines.length > 0 ? lines.join('\n') : undefined;
+}
+
+/** Why a plan is refused: the error lines of {@link refusal}. */
+export class UnsupportedSettingsError extends Error {
+  readonly code = UNSUPPORTED_SETTING;
+  constructor(message: string) {
+    super(message);
+    this.name = 'UnsupportedSettingsError';
+  }
+}
+
+/** Throws {@link UnsupportedSettingsError} when `plan` uses a setting svc run does not implement. */
+export function assertSupported(plan: Pick<PlanEnvelope, 'body' | 'sourceMap'>): void {
+  const message = refusal(plan);
+  if (message !== undefined) throw new UnsupportedSettingsError(message);
+}
+
+/** The uses honoured only partly, as log entries `svc run` writes (warn) when it starts serving a plan. */
+export function partialUses(plan: Pick<PlanEnvelope, 'body' | 'sourceMap'>): readonly Record<string, unknown>[] {
+  return settingUses(plan)
+    .filter((u) => u.support === 'partial')
+    .map((u) => ({ level: 'warn', msg: 'setting honoured only partly', setting: u.key, ...(u.route !== undefined ? { route: u.route } : {}), ...(u.at !== undefined ? { at: u.at } : {}), detail: u.reason }));
+}
+
+/** The classification of a plan body path (the nearest classified ancestor); undefined when none. */
+export function capabilityOf(path: string): Capability | undefined {
+  let best: Capability | undefined;
+  let bestLength = -1;
+  for (const c of CAPABILITIES)
+    for (const p of c.paths)
+      if ((path === p || path.startsWith(`${p}.`) || path.startsWith(`${p}[`)) && p.length > bestLength) {
+        best = c;
+        bestLength = p.length;
+      }
+  return best;
+}

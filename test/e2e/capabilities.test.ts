@@ -1,0 +1,242 @@
+/**
+ * Regression (issue 12): settings svc run does not implement were accepted and silently ignored
+ * (`databroker_storage_type: redis`, `metrics_address`, `tracing_*`, `services`, the gRPC listener).
+ * Now `svc run` refuses to start on them, one error per setting naming it and where it was set,
+ * whether it serves a config, a plan compiled from one, or runs workers; a reload to such a config
+ * keeps the old plan and says why. The log settings it does implement (`log_level`,
+ * `proxy_log_level`, `svc_debug`) are honoured, at start and on reload.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { request, createServer } from 'node:http';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../../cli/main.ts';
+import { run, RunError, type Running } from '../../runtime/run/run.ts';
+import { configDir, echo, startUpstream, type Upstream } from './support.ts';
+
+const SVC = join(import.meta.dirname, '../../bin/svc');
+const route = (to: string) => ({ from: 'https://app.example.com', to, allow_public_unauthenticated_access: true });
+
+/** `file:line:col` of the value of top-level `key` in a YAML file. */
+function located(path: string, key: string): string {
+  const lines = readFileSync(path, 'utf8').split('\n');
+  const i = lines.findIndex((l) => l.startsWith(`${key}:`));
+  if (i < 0) throw new Error(`${key} not in ${path}`);
+  const col = lines[i]!.slice(key.length + 1).search(/\S/) + key.length + 2;
+  return `${path}:${i + 1}:${col}`;
+}
+
+function get(port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path: '/', agent: false, headers: { host: 'app.example.com' } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** A loopback port free right now. */
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Each setting the issue names, as written in a config, and the key the error names. */
+const IGNORED: readonly { readonly name: string; readonly settings: Record<string, unknown>; readonly key: string }[] = [
+  { name: 'Redis session storage', settings: { databroker_storage_type: 'redis', databroker_storage_connection_string: 'redis://127.0.0.1:6379' }, key: 'databroker_storage_type' },
+  { name: 'a metrics listener', settings: { metrics_address: '127.0.0.1:9090' }, key: 'metrics_address' },
+  { name: 'tracing', settings: { tracing_provider: 'zipkin', tracing_zipkin_endpoint: 'http://127.0.0.1:9411/api/v2/spans' }, key: 'tracing_provider' },
+  { name: 'one service of a split deployment', settings: { services: 'proxy', authorize_service_url: 'https://authorize.internal', databroker_service_url: 'https://databroker.internal' }, key: 'services' },
+  { name: 'a gRPC listener', settings: { grpc_address: '127.0.0.1:5443' }, key: 'grpc_address' },
+  { name: 'automatic certificates', settings: { insecure_server: false, autocert: true, autocert_dir: '/var/lib/svc/autocert' }, key: 'autocert' },
+];
+
+describe('svc run refuses settings it does not implement', () => {
+  const cfg = configDir();
+  afterAll(() => cfg.remove());
+
+  it.each(IGNORED)('$name ($key): refused at start, named and located', async ({ settings, key }) => {
+    cfg.write({ address: '127.0.0.1:8443', ...settings }, [route('http://127.0.0.1:9')]);
+    const err = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false }).then(
+      (r) => r.close().then(() => undefined),
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(RunError);
+    expect((err as RunError).code).toBe('SVC_ERR_UNSUPPORTED_SETTING');
+    expect((err as RunError).message.split('\n')).toContainEqual(expect.stringMatching(new RegExp(`^${located(cfg.path, key)}: error SVC_ERR_UNSUPPORTED_SETTING ${key}: .+`)));
+  });
+
+  it('`svc run config.yaml` exits 1 with one error line per setting, from the file and the environment', () => {
+    cfg.write({ address: '127.0.0.1:8443', metrics_address: '127.0.0.1:9090', databroker_storage_type: 'redis', databroker_storage_connection_string: 'redis://127.0.0.1:6379' }, [route('http://127.0.0.1:9')]);
+    const res = spawnSync(process.execPath, [SVC, 'run', cfg.path, '--workers', '1'], { encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '', TRACING_PROVIDER: 'zipkin', TRACING_ZIPKIN_ENDPOINT: 'http://127.0.0.1:9411/' }, timeout: 30_000 });
+    expect(res.status).toBe(1);
+    const errors = res.stderr.split('\n').filter((l) => l.includes('error SVC_ERR_UNSUPPORTED_SETTING'));
+    expect(errors).toEqual([
+      `${located(cfg.path, 'metrics_address')}: error SVC_ERR_UNSUPPORTED_SETTING metrics_address: the metrics listener is not implemented yet; nothing would listen on metrics_address`,
+      `${located(cfg.path, 'databroker_storage_type')}: error SVC_ERR_UNSUPPORTED_SETTING databroker_storage_type: Redis session storage is not implemented yet; sessions would stay in memory and be lost on restart`,
+      `${located(cfg.path, 'databroker_storage_connection_string')}: error SVC_ERR_UNSUPPORTED_SETTING databroker_storage_connection_string: Redis session storage is not implemented yet; sessions would stay in memory and be lost on restart`,
+      'env:TRACING_PROVIDER: error SVC_ERR_UNSUPPORTED_SETTING tracing_provider: tracing is not implemented yet; no spans would be sent',
+      'env:TRACING_ZIPKIN_ENDPOINT: error SVC_ERR_UNSUPPORTED_SETTING tracing_zipkin_endpoint: tracing is not implemented yet; no spans would be sent',
+      'error SVC_ERR_UNSUPPORTED_SETTING: svc cannot start',
+    ]);
+    expect(res.stdout).not.toContain('listening');
+  });
+
+  it('with workers, the primary refuses before starting any', () => {
+    cfg.write({ address: '127.0.0.1:8443', metrics_address: '127.0.0.1:9090' }, [route('http://127.0.0.1:9')]);
+    const res = spawnSync(process.execPath, [SVC, 'run', '-config', cfg.path, '--workers', '2'], { encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '' }, timeout: 30_000 });
+    expect(res.status).toBe(1);
+    expect(res.stderr).toContain(`${located(cfg.path, 'metrics_address')}: error SVC_ERR_UNSUPPORTED_SETTING metrics_address: `);
+  });
+
+  it('a plan compiled from such a config is refused too, located in the config it came from', async () => {
+    cfg.write({ address: '127.0.0.1:8443', metrics_address: '127.0.0.1:9090' }, [route('http://127.0.0.1:9')]);
+    const planPath = join(cfg.dir, 'plan.json');
+    // svc compile still compiles it (exit 0), noting what svc run would refuse.
+    const notes: string[] = [];
+    expect(await main(['compile', '-config', cfg.path, '-o', planPath], { out: () => undefined, err: (s) => notes.push(s) })).toBe(0);
+    expect(notes.join('')).toContain(`${located(cfg.path, 'metrics_address')}: note: metrics_address is not supported by svc run yet: `);
+    const err = await run({ planPath, listen: { host: '127.0.0.1', port: 0 }, watch: false }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RunError);
+    const line = `${located(cfg.path, 'metrics_address')}: error SVC_ERR_UNSUPPORTED_SETTING metrics_address: the metrics listener is not implemented yet; nothing would listen on metrics_address`;
+    expect((err as RunError).message).toBe(line);
+    // `svc run plan.json`: the positional file is told to be a plan by its content.
+    const stderr: string[] = [];
+    expect(await main(['run', planPath, '--workers', '1'], { out: () => undefined, err: (t) => stderr.push(t) })).toBe(1);
+    expect(stderr.join('')).toBe(`${line}\nerror SVC_ERR_UNSUPPORTED_SETTING: svc cannot start\n`);
+  });
+
+  it('usage: one file, positional or -config; an unreadable file exits 2', async () => {
+    const err: string[] = [];
+    const io = { out: () => undefined, err: (t: string) => err.push(t) };
+    expect(await main(['run', cfg.path, '-config', cfg.path], io)).toBe(2);
+    expect(await main(['run'], io)).toBe(2);
+    expect(await main(['run', join(cfg.dir, 'missing.yaml')], io)).toBe(2);
+    expect(err.join('')).toContain('missing.yaml');
+  });
+});
+
+describe('svc run: a reload to a refused setting keeps the old plan', () => {
+  let up: Upstream;
+  let svc: Running;
+  const cfg = configDir();
+
+  beforeAll(async () => {
+    up = await startUpstream(echo);
+    cfg.write({ address: '127.0.0.1:8443' }, [route(up.url)]);
+    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false });
+  });
+
+  afterAll(async () => {
+    await svc?.close();
+    await up?.close();
+    cfg.remove();
+  });
+
+  it('says why, and serves on', async () => {
+    const before = svc.store.current.plan.checksum;
+    cfg.write({ address: '127.0.0.1:8443', metrics_address: '127.0.0.1:9090' }, [route(up.url)]);
+    const r = await svc.reload();
+    expect(r).toEqual({ ok: false, error: `${located(cfg.path, 'metrics_address')}: error SVC_ERR_UNSUPPORTED_SETTING metrics_address: the metrics listener is not implemented yet; nothing would listen on metrics_address` });
+    expect(svc.store.current.plan.checksum).toBe(before);
+    expect(await get(svc.listening.address.port)).toBe(200);
+  });
+});
+
+describe('svc run honours log_level, proxy_log_level and svc_debug', () => {
+  let up: Upstream;
+  let child: ChildProcess | undefined;
+  const cfg = configDir();
+
+  beforeAll(async () => {
+    up = await startUpstream(echo);
+  });
+  afterEach(async () => {
+    if (child && child.exitCode === null) {
+      child.kill('SIGTERM');
+      await new Promise((r) => child!.once('exit', r));
+    }
+    child = undefined;
+  });
+  afterAll(async () => {
+    await up?.close();
+    cfg.remove();
+  });
+
+  /** Starts `svc run config.yaml` (positional) on a free port; resolves once it answers. */
+  async function start(): Promise<{ port: number; out: () => string; err: () => string }> {
+    const port = await freePort();
+    let out = '';
+    let err = '';
+    child = spawn(process.execPath, [SVC, 'run', cfg.path, '--listen', `127.0.0.1:${port}`, '--workers', '1'], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] ?? '' } });
+    child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
+    const exited = new Promise<never>((_, reject) => child!.once('exit', (code) => reject(new Error(`svc exited with ${code}: ${err}`))));
+    // The `listening` line may be filtered out by the log level: poll the port instead.
+    const answering = (async () => {
+      for (;;) {
+        try {
+          await get(port);
+          return;
+        } catch {
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+    })();
+    await Promise.race([answering, exited]);
+    return { port, out: () => out, err: () => err };
+  }
+
+  it('by default: svc info lines and access lines, JSON; the compiler warnings on standard error', async () => {
+    cfg.write({ address: '127.0.0.1:8443' }, [route(up.url)]);
+    const svc = await start();
+    await get(svc.port);
+    await expect.poll(svc.out, { timeout: 5_000 }).toMatch(/"level":30,"time":\d+,"service":"svc","msg":"request"/);
+    expect(svc.out()).toMatch(/^\{"level":30,.*"msg":"listening"/m);
+    // BASE_SETTINGS writes secrets inline: the compiler warns, and svc run says so.
+    expect(svc.err()).toMatch(/config\.yaml:\d+:\d+: warning SVC3006 inline-secret: `shared_secret` is written inline/);
+    expect(svc.err()).not.toContain('AQEBAQEB'); // the secret itself is masked
+  });
+
+  it('log_level: error keeps svc info lines out; access lines follow proxy_log_level', async () => {
+    cfg.write({ address: '127.0.0.1:8443', log_level: 'error', proxy_log_level: 'info' }, [route(up.url)]);
+    const svc = await start();
+    await get(svc.port);
+    await expect.poll(svc.out, { timeout: 5_000 }).toContain('"msg":"request"');
+    expect(svc.out()).not.toContain('"msg":"listening"');
+    // Only access lines: svc's own info lines (listening) are below log_level.
+    expect(svc.out().trim().split('\n').filter((l) => !l.includes('"msg":"request"'))).toEqual([]);
+  });
+
+  it('proxy_log_level: error keeps access lines out, and a reload to info brings them back', async () => {
+    cfg.write({ address: '127.0.0.1:8443', proxy_log_level: 'error' }, [route(up.url)]);
+    const svc = await start();
+    await expect.poll(svc.out, { timeout: 5_000 }).toContain('"msg":"listening"');
+    for (let i = 0; i < 3; i++) expect(await get(svc.port)).toBe(200);
+    await new Promise((r) => setTimeout(r, 1_000)); // longer than the log flush interval
+    expect(svc.out()).not.toContain('"msg":"request"');
+    cfg.write({ address: '127.0.0.1:8443', proxy_log_level: 'info' }, [route(up.url)]);
+    await expect.poll(svc.out, { timeout: 10_000 }).toContain('"msg":"reload","result":"swapped"');
+    await get(svc.port);
+    await expect.poll(svc.out, { timeout: 5_000 }).toContain('"msg":"request"');
+  });
+
+  it('svc_debug: human-readable lines', async () => {
+    cfg.write({ address: '127.0.0.1:8443', svc_debug: true }, [route(up.url)]);
+    const svc = await start();
+    await get(svc.port);
+    await expect.poll(svc.out, { timeout: 5_000 }).toMatch(/^\d{4}-\d\d-\d\dT[\d:.]+Z INFO {2}request requestId=[0-9a-f-]+ method=GET status=200 ms=\d+ plan=1$/m);
+    expect(svc.out()).toMatch(/^\S+Z INFO {2}listening address=127\.0\.0\.1:\d+ checksum=sha256:[0-9a-f]{64} routes=1$/m);
+    expect(svc.out()).not.toContain('{"level"');
+    // Not a terminal: no colors.
+    expect(svc.out()).not.toContain('\x1b[');
+  });
+});

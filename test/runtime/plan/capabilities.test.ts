@@ -1,0 +1,288 @@
+/**
+ * runtime/plan/capabilities.ts: every field of the plan schema is classified, a field said to be
+ * honoured is read by the runtime, and each refused or partly honoured setting is found, named and
+ * located in a plan that uses it (and in no plan that does not).
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import type { PlanEnvelope } from '../../../compiler/plan/types.ts';
+import { ROUTE_FIELDS } from '../../../compiler/schema/config-schema.ts';
+import { SETTINGS } from '../../../compiler/settings/table.ts';
+import { assertSupported, CAPABILITIES, capabilityOf, errorLine, noteLine, partialUses, refusal, settingUses, UNSUPPORTED_SETTING, UnsupportedSettingsError } from '../../../runtime/plan/capabilities.ts';
+import { BASE_SETTINGS, compileText } from '../../support/compile-text.ts';
+import { makeCa, type Issued } from '../listen/pki.ts';
+
+const ROOT = join(import.meta.dirname, '../../..');
+type Schema = Record<string, unknown>;
+const SCHEMA = JSON.parse(readFileSync(join(ROOT, 'schemas/plan.schema.json'), 'utf8')) as Schema & { $defs: Record<string, Schema>; properties: { body: Schema } };
+/** Value types: a secret, PEM, address or policy is one setting, not fields of its own. */
+const VALUE_TYPES = new Set(['hostPort', 'secret', 'pem', 'policy']);
+
+/** Every field path of the plan body: `settings.server.address`, `routes[].tls.customCa`, … */
+function bodyPaths(): string[] {
+  const out = new Set<string>();
+  const walk = (s: Schema, path: string): void => {
+    const ref = s['$ref'];
+    if (typeof ref === 'string') {
+      const name = ref.split('/').pop()!;
+      if (!VALUE_TYPES.has(name)) walk(SCHEMA.$defs[name]!, path);
+      return;
+    }
+    for (const k of ['anyOf', 'oneOf'] as const) for (const v of (s[k] as Schema[] | undefined) ?? []) walk(v, path);
+    if (s['items']) walk(s['items'] as Schema, `${path}[]`);
+    for (const [k, v] of Object.entries((s['properties'] as Record<string, Schema> | undefined) ?? {})) {
+      const p = path === '' ? k : `${path}.${k}`;
+      out.add(p);
+      walk(v, p);
+    }
+  };
+  walk(SCHEMA.properties.body, '');
+  return [...out];
+}
+
+/** The sources `svc run` serves with: runtime/, and the CLI modules of `svc run` (its logs). */
+function runSources(): string {
+  const files: string[] = [];
+  const walk = (dir: string): void => {
+    for (const e of readdirSync(join(ROOT, dir), { withFileTypes: true })) {
+      const rel = `${dir}/${e.name}`;
+      if (e.isDirectory()) walk(rel);
+      else if (e.name.endsWith('.ts') && rel !== 'runtime/plan/capabilities.ts') files.push(rel);
+    }
+  };
+  walk('runtime');
+  files.push('cli/run-command.ts', 'cli/run-log.ts', 'cli/access-line.ts');
+  return files.map((f) => readFileSync(join(ROOT, f), 'utf8')).join('\n');
+}
+
+/** Whether the sources read property `name`: `x.name`, or `{ …, name, … } =` destructuring. */
+function reads(sources: string, name: string): boolean {
+  return new RegExp(`\\.${name}\\b`).test(sources) || new RegExp(`\\{[^{}]*\\b${name}\\b[^{}]*\\}\\s*=`).test(sources);
+}
+
+const lastName = (path: string) => path.split('.').pop()!.replace('[]', '');
+
+describe('every plan field is classified', () => {
+  const paths = bodyPaths();
+
+  it('the walk sees the whole schema (settings and route fields)', () => {
+    expect(paths).toContain('settings.metrics.address');
+    expect(paths).toContain('settings.databroker.storage.connection.hosts');
+    expect(paths).toContain('routes[].lb.ringHash.hashFunction');
+    expect(paths).toContain('routes[].healthChecks[].check.expectedStatuses[].start');
+    expect(paths.length).toBeGreaterThan(200);
+  });
+
+  it('each field is honoured, compiled into another, honoured partly, or refused', () => {
+    // A container (`settings`, `settings.server`, `routes`) is classified by its fields.
+    const container = (p: string) => paths.some((q) => q.startsWith(`${p}.`) || q.startsWith(`${p}[`));
+    const unclassified = paths.filter((p) => capabilityOf(p) === undefined && !container(p));
+    expect(unclassified).toEqual([]);
+  });
+
+  it('a field said to be honoured (fully or partly) is read by the runtime', () => {
+    const sources = runSources();
+    const unread = paths.filter((p) => {
+      const c = capabilityOf(p);
+      return c !== undefined && (c.support === 'honoured' || c.support === 'partial') && !reads(sources, lastName(p));
+    });
+    expect(unread).toEqual([]);
+  });
+
+  it('the check can fail: a field nothing reads is not "read"', () => {
+    const sources = runSources();
+    expect(reads(sources, 'zipkinEndpoint')).toBe(false);
+    expect(reads(sources, 'hostedcloudServerlessAuthentication')).toBe(false);
+    expect(reads(sources, 'timeoutReadMs')).toBe(true);
+    expect(reads(sources, 'hashFunction')).toBe(true); // destructured in ring-hash.ts
+  });
+
+  it('a compiled field is folded into honoured fields', () => {
+    for (const c of CAPABILITIES) if (c.support === 'compiled') for (const v of c.via) expect(capabilityOf(v)?.support, `${c.paths.join()} via ${v}`).toBe('honoured');
+  });
+
+  it('every classified path exists in the schema (no stale entries)', () => {
+    for (const c of CAPABILITIES) for (const p of c.paths) expect(paths, p).toContain(p);
+  });
+
+  it('every setting of the config is named by the classification of its plan field', () => {
+    for (const s of SETTINGS) {
+      if (s.key === 'routes' || s.key === 'policy') continue;
+      const c = capabilityOf(`settings.${s.plan}`);
+      expect(c?.keys, `${s.key} → settings.${s.plan}`).toContain(s.key);
+    }
+  });
+
+  it('every route field of the config is named by a route classification', () => {
+    const named = new Set(CAPABILITIES.filter((c) => c.paths.some((p) => p.startsWith('routes[]'))).flatMap((c) => c.keys));
+    expect(Object.keys(ROUTE_FIELDS).filter((k) => !named.has(k))).toEqual([]);
+  });
+
+  it('docs/running.md names every refused and partly honoured setting', () => {
+    const doc = readFileSync(join(ROOT, 'docs/running.md'), 'utf8');
+    for (const c of CAPABILITIES) if (c.support === 'refused' || c.support === 'partial') expect(doc, c.keys[0]).toContain(`\`${c.keys[0]}\``);
+  });
+});
+
+const route = { from: 'https://app.example.com', to: 'http://127.0.0.1:9', allow_public_unauthenticated_access: true };
+
+function plan(settings: Record<string, unknown>, routes: unknown[] = [route], env: Record<string, string> = {}, files: Record<string, string> = {}): PlanEnvelope {
+  const r = compileText(stringify({ ...BASE_SETTINGS, ...settings, routes }), 'config.yaml', env, files);
+  if (!r.plan) throw new Error(r.diagnostics.filter((d) => d.severity === 'error').map((d) => `${d.code} ${d.message}`).join('\n'));
+  return r.plan;
+}
+
+describe('uses of refused and partly honoured settings', () => {
+  let pki: Issued;
+  const b64 = (s: string) => Buffer.from(s).toString('base64');
+  beforeAll(async () => {
+    pki = await makeCa('capabilities test');
+  });
+
+  it('a plan of honoured settings uses none', () => {
+    const p = plan({ address: '127.0.0.1:8443', log_level: 'debug', proxy_log_level: 'error', svc_debug: true, services: 'all', timeout_read: '10s', set_response_headers: { 'X-A': 'b' } });
+    expect(settingUses(p)).toEqual([]);
+    expect(refusal(p)).toBeUndefined();
+  });
+
+  /** For each refused setting: settings (and files) that use it. */
+  const REFUSED: Record<string, () => { settings: Record<string, unknown>; routes?: unknown[]; files?: Record<string, string> }> = {
+    services: () => ({ settings: { services: 'proxy', authorize_service_url: 'https://authz.internal', databroker_service_url: 'https://db.internal' } }),
+    override_certificate_name: () => ({ settings: { override_certificate_name: 'internal.example.com' } }),
+    autocert: () => ({ settings: { autocert: true, autocert_dir: '/var/lib/svc', insecure_server: false } }),
+    idp_service_account: () => ({ settings: { idp_service_account: 'c2VydmljZS1hY2NvdW50' } }),
+    idp_refresh_directory_interval: () => ({ settings: { idp_refresh_directory_interval: '5m' } }),
+    idp_refresh_directory_timeout: () => ({ settings: { idp_refresh_directory_timeout: '30s' } }),
+    authorize_service_url: () => ({ settings: { services: 'proxy', authorize_service_url: 'https://authz.internal', databroker_service_url: 'https://db.internal' } }),
+    authorize_internal_service_url: () => ({ settings: { authorize_internal_service_url: 'https://authz.internal' } }),
+    databroker_service_url: () => ({ settings: { databroker_service_url: 'https://db.internal' } }),
+    databroker_internal_service_url: () => ({ settings: { databroker_internal_service_url: 'https://db.internal' } }),
+    databroker_storage_type: () => ({ settings: { databroker_storage_type: 'redis', databroker_storage_connection_string: 'redis://localhost:6379' } }),
+    databroker_storage_connection_string: () => ({ settings: { databroker_storage_connection_string: 'redis://localhost:6379' } }),
+    databroker_storage_cert_file: () => ({ settings: { databroker_storage_cert_file: 'redis.crt', databroker_storage_key_file: 'redis.key' }, files: { 'redis.crt': pki.certPem, 'redis.key': pki.keyPem } }),
+    databroker_storage_key_file: () => ({ settings: { databroker_storage_cert_file: 'redis.crt', databroker_storage_key_file: 'redis.key' }, files: { 'redis.crt': pki.certPem, 'redis.key': pki.keyPem } }),
+    databroker_storage_ca_file: () => ({ settings: { databroker_storage_ca_file: 'redis-ca.crt' }, files: { 'redis-ca.crt': pki.certPem } }),
+    databroker_storage_tls_skip_verify: () => ({ settings: { databroker_storage_tls_skip_verify: true } }),
+    grpc_address: () => ({ settings: { grpc_address: ':5443' } }),
+    grpc_insecure: () => ({ settings: { grpc_insecure: true } }),
+    grpc_client_timeout: () => ({ settings: { grpc_client_timeout: '5s' } }),
+    grpc_client_dns_roundrobin: () => ({ settings: { grpc_client_dns_roundrobin: false } }),
+    hostedcloud_serverless_authentication_service_account: () => ({ settings: { hostedcloud_serverless_authentication_service_account: 'e30=' } }),
+    metrics_address: () => ({ settings: { metrics_address: ':9090' } }),
+    metrics_basic_auth: () => ({ settings: { metrics_basic_auth: b64('user:pass') } }),
+    metrics_certificate: () => ({ settings: { metrics_certificate: b64(pki.certPem), metrics_certificate_key: b64(pki.keyPem) } }),
+    metrics_certificate_key: () => ({ settings: { metrics_certificate_file: 'metrics.crt', metrics_certificate_key_file: 'metrics.key' }, files: { 'metrics.crt': pki.certPem, 'metrics.key': pki.keyPem } }),
+    metrics_client_ca: () => ({ settings: { metrics_certificate_file: 'metrics.crt', metrics_certificate_key_file: 'metrics.key', metrics_client_ca_file: 'metrics-ca.crt' }, files: { 'metrics.crt': pki.certPem, 'metrics.key': pki.keyPem, 'metrics-ca.crt': pki.certPem } }),
+    tracing_provider: () => ({ settings: { tracing_provider: 'apm' } }),
+    tracing_sample_rate: () => ({ settings: { tracing_sample_rate: 0.5 } }),
+    tracing_apm_address: () => ({ settings: { tracing_apm_address: 'apm.internal:8126' } }),
+    tracing_jaeger_collector_endpoint: () => ({ settings: { tracing_jaeger_collector_endpoint: 'http://jaeger.internal:14268/api/traces' } }),
+    tracing_jaeger_agent_endpoint: () => ({ settings: { tracing_jaeger_agent_endpoint: 'jaeger.internal:6831' } }),
+    tracing_zipkin_endpoint: () => ({ settings: { tracing_zipkin_endpoint: 'http://zipkin.internal:9411/api/v2/spans' } }),
+    dp_admin_address: () => ({ settings: { dp_admin_address: ':9901' } }),
+    dp_admin_access_log_path: () => ({ settings: { dp_admin_access_log_path: '/var/log/admin.log' } }),
+    dp_admin_profile_path: () => ({ settings: { dp_admin_profile_path: '/tmp/profile' } }),
+    dp_bind_config_freebind: () => ({ settings: { dp_bind_config_freebind: true } }),
+    dp_bind_config_source_address: () => ({ settings: { dp_bind_config_source_address: '10.0.0.1' } }),
+    enable_hostedcloud_serverless_authentication: () => ({ settings: {}, routes: [{ ...route, enable_hostedcloud_serverless_authentication: true }] }),
+  };
+
+  it('every refused setting has a case here', () => {
+    for (const c of CAPABILITIES) if (c.support === 'refused') expect(Object.keys(REFUSED), c.keys[0]).toContain(c.keys[0]);
+  });
+
+  it.each(Object.keys(REFUSED))('%s: refused, named and located', (key) => {
+    const c = REFUSED[key]!();
+    const p = plan(c.settings, c.routes, {}, c.files);
+    const mine = settingUses(p).filter((u) => u.key === key || u.key === `${key}_file`);
+    expect(mine).toHaveLength(1);
+    const u = mine[0]!;
+    expect(u.support).toBe('refused');
+    const at = p.sourceMap.settings[u.key] ?? p.sourceMap.routes[0]!.fields[u.key];
+    expect(at).toMatch(/^config\.yaml:\d+:\d+$/);
+    expect(u.at).toBe(at);
+    expect(refusal(p)!.split('\n')).toContain(`${at}: error ${UNSUPPORTED_SETTING} ${u.key}: ${u.route !== undefined ? `route ${u.route}: ` : ''}${u.reason}`);
+    expect(noteLine(u)).toMatch(new RegExp(`^${at}: note: ${u.key}.* is not supported by svc run yet: `));
+  });
+
+  it('a setting from the environment is located by its variable', () => {
+    const p = plan({}, [route], { METRICS_ADDRESS: ':9090', TRACING_PROVIDER: 'zipkin', TRACING_ZIPKIN_ENDPOINT: 'http://zipkin.internal:9411/' });
+    expect(refusal(p)!.split('\n')).toEqual([
+      expect.stringMatching(/^env:METRICS_ADDRESS: error SVC_ERR_UNSUPPORTED_SETTING metrics_address: the metrics listener is not implemented yet/),
+      expect.stringMatching(/^env:TRACING_PROVIDER: error SVC_ERR_UNSUPPORTED_SETTING tracing_provider: tracing is not implemented yet/),
+      expect.stringMatching(/^env:TRACING_ZIPKIN_ENDPOINT: error SVC_ERR_UNSUPPORTED_SETTING tracing_zipkin_endpoint: /),
+    ]);
+  });
+
+  it('Redis storage says why: sessions would be lost on restart', () => {
+    const p = plan({ databroker_storage_type: 'redis', databroker_storage_connection_string: 'redis://localhost:6379' });
+    expect(refusal(p)).toContain('config.yaml:10:26: error SVC_ERR_UNSUPPORTED_SETTING databroker_storage_type: Redis session storage is not implemented yet; sessions would stay in memory and be lost on restart');
+  });
+
+  it('assertSupported (what a cluster worker checks before a swap) throws the same lines', () => {
+    const p = plan({ metrics_address: ':9090', tracing_provider: 'apm' });
+    expect(() => assertSupported(p)).toThrow(UnsupportedSettingsError);
+    expect(() => assertSupported(p)).toThrow(refusal(p)!);
+    expect(() => assertSupported(plan({}))).not.toThrow();
+  });
+
+  it('errors come in source order, one line per setting', () => {
+    const p = plan({ tracing_provider: 'apm', metrics_address: ':9090', grpc_address: ':5443' });
+    expect(refusal(p)!.split('\n').map((l) => /^config\.yaml:(\d+):/.exec(l)?.[1])).toEqual(['10', '11', '12']);
+  });
+
+  it('a plan without a source map still names the setting, without a place', () => {
+    const p = plan({ metrics_address: ':9090' });
+    const bare = { body: p.body, sourceMap: { settings: {}, routes: [] } };
+    expect(refusal(bare)).toBe(`error ${UNSUPPORTED_SETTING} metrics_address: the metrics listener is not implemented yet; nothing would listen on metrics_address`);
+  });
+
+  it('defaults that mean "off" are not uses (all-in-one gRPC defaults, memory storage, no tracing)', () => {
+    const p = plan({ databroker_storage_type: 'memory', services: 'all', tracing_sample_rate: 0.0001 });
+    // Written in the config, the sample rate is a use; the default alone is not.
+    expect(settingUses(p).map((u) => u.key)).toEqual(['tracing_sample_rate']);
+    expect(settingUses(plan({ databroker_storage_type: 'memory', services: 'all' }))).toEqual([]);
+  });
+
+  /** For each partly honoured setting: settings and routes that use it. */
+  const wsRoute = (extra: Record<string, unknown>) => ({ from: 'https://ws.example.com', to: 'https://127.0.0.1:9', allow_public_unauthenticated_access: true, allow_websockets: true, ...extra });
+  const PARTIAL: Record<string, () => { settings: Record<string, unknown>; routes?: unknown[]; files?: Record<string, string> }> = {
+    http_redirect_addr: () => ({ settings: { http_redirect_addr: ':80' } }),
+    codec_type: () => ({ settings: { codec_type: 'auto' } }),
+    dns_lookup_family: () => ({ settings: { dns_lookup_family: 'V4_ONLY' } }),
+    certificate_authority: () => ({ settings: { certificate_authority_file: 'ca.crt' }, routes: [wsRoute({})], files: { 'ca.crt': pki.certPem } }),
+    tls_custom_ca: () => ({ settings: {}, routes: [wsRoute({ tls_custom_ca_file: 'ca.crt' })], files: { 'ca.crt': pki.certPem } }),
+    tls_client_cert: () => ({ settings: {}, routes: [wsRoute({ tls_client_cert_file: 'c.crt', tls_client_key_file: 'c.key' })], files: { 'c.crt': pki.certPem, 'c.key': pki.keyPem } }),
+  };
+
+  it('every partly honoured setting has a case here', () => {
+    for (const c of CAPABILITIES) if (c.support === 'partial') expect(Object.keys(PARTIAL), c.keys[0]).toContain(c.keys[0]);
+  });
+
+  it.each(Object.keys(PARTIAL))('%s: honoured partly, said with its place, not refused', (key) => {
+    const c = PARTIAL[key]!();
+    const p = plan(c.settings, c.routes, {}, c.files);
+    expect(refusal(p)).toBeUndefined();
+    const uses = settingUses(p);
+    expect(uses.map((u) => u.key.replace(/_file$/, ''))).toEqual([key]);
+    expect(uses[0]!.support).toBe('partial');
+    expect(uses[0]!.at).toMatch(/^config\.yaml:\d+:\d+$/);
+    expect(partialUses(p)).toEqual([{ level: 'warn', msg: 'setting honoured only partly', setting: uses[0]!.key, ...(uses[0]!.route ? { route: uses[0]!.route } : {}), at: uses[0]!.at, detail: uses[0]!.reason }]);
+    expect(noteLine(uses[0]!)).toContain('is honoured only partly by svc run: ');
+  });
+
+  it('the same settings where they are fully honoured are not uses', () => {
+    // http_redirect_addr on HTTPS; websocket routes to http upstreams.
+    const p = plan({ dns_lookup_family: 'AUTO', certificate_authority_file: 'ca.crt' }, [{ ...wsRoute({ tls_custom_ca_file: 'ca.crt' }), to: 'http://127.0.0.1:9' }], {}, { 'ca.crt': pki.certPem });
+    expect(settingUses(p)).toEqual([]);
+  });
+
+  it('errorLine and noteLine of a route field name the route', () => {
+    const p = plan({}, [{ ...route, name: 'app', enable_hostedcloud_serverless_authentication: true }]);
+    const [u] = settingUses(p);
+    expect(errorLine(u!)).toMatch(/^config\.yaml:\d+:\d+: error SVC_ERR_UNSUPPORTED_SETTING enable_hostedcloud_serverless_authentication: route app: signed headers/);
+    expect(noteLine(u!)).toMatch(/^config\.yaml:\d+:\d+: note: enable_hostedcloud_serverless_authentication \(route app\) is not supported by svc run yet: /);
+  });
+});
