@@ -78,7 +78,6 @@ function refused(keys: readonly string[], paths: readonly string[], reason: stri
 const at = (a: { readonly host: string; readonly port: number } | null, host: string, port: number) => a !== null && a.host === host && a.port === port;
 const set = (key: string) => (cx: UseContext) => cx.explicit(key);
 /** Upgrades (websocket, SPDY) to an https upstream: they open their own TLS connection (runtime/http/upgrade.ts). */
-const httpsUpgrades = (r: Route) => (r.allowWebsockets || r.allowSpdy) && r.action.kind === 'forward' && r.action.upstreams.some((u) => u.scheme === 'https');
 
 export const CAPABILITIES: readonly Capability[] = [
   // Mode: svc run is all-in-one.
@@ -111,7 +110,7 @@ export const CAPABILITIES: readonly Capability[] = [
     support: 'partial',
     keys: ['dns_lookup_family'],
     paths: ['settings.server.dnsLookupFamily'],
-    reason: 'it applies to proxied HTTP requests; websocket and SPDY upgrades, tcp+https tunnels and health checks resolve upstream names in both families',
+    reason: 'it applies to proxied requests, upgrades and tcp+https tunnels; health checks resolve upstream names in both families',
     used: (cx) => cx.settings.server.dnsLookupFamily !== 'AUTO',
   },
   honoured(['xff_num_trusted_hops'], 'settings.server.xffNumTrustedHops'),
@@ -121,13 +120,7 @@ export const CAPABILITIES: readonly Capability[] = [
   honoured(['certificates', 'certificate', 'certificate_file', 'certificate_key', 'certificate_key_file'], 'settings.tls.certificates'),
   honoured(['client_ca', 'client_ca_file'], 'settings.tls.clientCa'),
   honoured(['client_crl', 'client_crl_file'], 'settings.tls.clientCrl'),
-  {
-    support: 'partial',
-    keys: ['certificate_authority', 'certificate_authority_file'],
-    paths: ['settings.tls.certificateAuthority'],
-    reason: 'websocket and SPDY upgrades to https upstreams verify them against the system roots only',
-    used: (cx) => cx.settings.tls.certificateAuthority !== null && cx.body.routes.some((r) => httpsUpgrades(r) && r.tls.customCa === null),
-  },
+  honoured(['certificate_authority', 'certificate_authority_file'], 'settings.tls.certificateAuthority'),
   refused(['override_certificate_name'], ['settings.tls.overrideCertificateName'], 'svc run makes no connections between svc services (all run in one process), so no certificate is checked against this name', (cx) => cx.settings.tls.overrideCertificateName !== null),
   refused(
     ['autocert', 'autocert_ca', 'autocert_email', 'autocert_must_staple', 'autocert_dir', 'autocert_use_staging', 'autocert_eab_key_id', 'autocert_eab_mac_key', 'autocert_trusted_ca', 'autocert_trusted_ca_file'],
@@ -245,20 +238,8 @@ export const CAPABILITIES: readonly Capability[] = [
   honoured(['tls_skip_verify'], 'routes[].tls.skipVerify'),
   honoured(['tls_server_name'], 'routes[].tls.serverName'),
   honoured(['tls_downstream_client_ca', 'tls_downstream_client_ca_file'], 'routes[].tls.downstreamClientCa'),
-  {
-    support: 'partial',
-    keys: ['tls_custom_ca', 'tls_custom_ca_file'],
-    paths: ['routes[].tls.customCa'],
-    reason: 'websocket and SPDY upgrades to https upstreams verify them against the system roots, not tls_custom_ca',
-    usedBy: (r) => r.tls.customCa !== null && httpsUpgrades(r),
-  },
-  {
-    support: 'partial',
-    keys: ['tls_client_cert', 'tls_client_cert_file', 'tls_client_key', 'tls_client_key_file'],
-    paths: ['routes[].tls.clientCert', 'routes[].tls.clientKey'],
-    reason: 'websocket and SPDY upgrades to https upstreams send no client certificate',
-    usedBy: (r) => r.tls.clientCert !== null && httpsUpgrades(r),
-  },
+  honoured(['tls_custom_ca', 'tls_custom_ca_file'], 'routes[].tls.customCa'),
+  honoured(['tls_client_cert', 'tls_client_cert_file', 'tls_client_key', 'tls_client_key_file'], 'routes[].tls.clientCert', 'routes[].tls.clientKey'),
   honoured(['allow_websockets'], 'routes[].allowWebsockets'),
   honoured(['allow_spdy'], 'routes[].allowSpdy'),
   honoured(['allow_encoded_path_characters'], 'routes[].allowEncodedPathCharacters'),

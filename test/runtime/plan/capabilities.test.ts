@@ -252,9 +252,6 @@ describe('uses of refused and partly honoured settings', () => {
     http_redirect_addr: () => ({ settings: { http_redirect_addr: ':80' } }),
     codec_type: () => ({ settings: { codec_type: 'auto' } }),
     dns_lookup_family: () => ({ settings: { dns_lookup_family: 'V4_ONLY' } }),
-    certificate_authority: () => ({ settings: { certificate_authority_file: 'ca.crt' }, routes: [wsRoute({})], files: { 'ca.crt': pki.certPem } }),
-    tls_custom_ca: () => ({ settings: {}, routes: [wsRoute({ tls_custom_ca_file: 'ca.crt' })], files: { 'ca.crt': pki.certPem } }),
-    tls_client_cert: () => ({ settings: {}, routes: [wsRoute({ tls_client_cert_file: 'c.crt', tls_client_key_file: 'c.key' })], files: { 'c.crt': pki.certPem, 'c.key': pki.keyPem } }),
   };
 
   it('every partly honoured setting has a case here', () => {
@@ -274,8 +271,17 @@ describe('uses of refused and partly honoured settings', () => {
   });
 
   it('the same settings where they are fully honoured are not uses', () => {
-    // http_redirect_addr on HTTPS; websocket routes to http upstreams.
-    const p = plan({ dns_lookup_family: 'AUTO', certificate_authority_file: 'ca.crt' }, [{ ...wsRoute({ tls_custom_ca_file: 'ca.crt' }), to: 'http://127.0.0.1:9' }], {}, { 'ca.crt': pki.certPem });
+    const p = plan({ dns_lookup_family: 'AUTO' }, []);
+    expect(settingUses(p)).toEqual([]);
+  });
+
+  it("upgrades use the route's upstream TLS settings (the gate): custom CA, certificate_authority and client certificates are uses of nothing partial", () => {
+    const p = plan(
+      { certificate_authority_file: 'ca.crt' },
+      [wsRoute({ tls_custom_ca_file: 'ca.crt', tls_client_cert_file: 'c.crt', tls_client_key_file: 'c.key' })],
+      {},
+      { 'ca.crt': pki.certPem, 'c.crt': pki.certPem, 'c.key': pki.keyPem },
+    );
     expect(settingUses(p)).toEqual([]);
   });
 
