@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { renderJson } from '../../../compiler/diagnostics/render-json.ts';
-import { JSON_EXAMPLE_CASE } from '../../../compiler/generated.ts';
+import { JSON_EXAMPLE_CASE } from '../../../cli/generated.ts';
 import { compileDir } from '../../support/compile-dir.ts';
 
 const ROOT = join(import.meta.dirname, '../../..');

@@ -1,14 +1,14 @@
 /**
  * Files generated from the registries, so docs and schemas cannot drift from the code:
  * `schemas/*.schema.json`, `docs/diagnostics.md`, `docs/configuration.md`.
- * `npm run gen:schemas` writes them; test/generated.test.ts fails when they are stale.
+ * `npm run gen:schemas` writes them; test/cli/generated.test.ts fails when they are stale.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { REGISTRY } from './diagnostics/codes.ts';
-import { planSchema } from './plan/plan-schema.ts';
-import { configSchema, ROUTE_FIELDS } from './schema/config-schema.ts';
-import { REMOVED_KEYS, SETTINGS } from './settings/table.ts';
+import { REGISTRY } from '../compiler/diagnostics/codes.ts';
+import { planSchema } from '../compiler/plan/plan-schema.ts';
+import { configSchema, ROUTE_FIELDS } from '../compiler/schema/config-schema.ts';
+import { REMOVED_KEYS, SETTINGS } from '../compiler/settings/table.ts';
 import { CAPABILITIES } from '../runtime/plan/capabilities.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { generatedFiles } from '../../compiler/generated.ts';
+import { generatedFiles } from '../../cli/generated.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
 
