@@ -1,10 +1,7 @@
 import { writeFileSync } from 'node:fs';
-import { compile } from '../compiler/compile.ts';
-import { renderJson } from '../compiler/diagnostics/render-json.ts';
-import { renderText, summaryLine } from '../compiler/diagnostics/render-text.ts';
+import { compile, renderJson, renderText, summaryLine, isSecretPath } from '../compiler/index.ts';
 import { prettyJson } from '../compiler/plan/canonical-json.ts';
 import type { PlanEnvelope } from '../compiler/plan/types.ts';
-import { isSecretPath } from '../compiler/settings/secret-paths.ts';
 import { noteLine, settingUses } from '../runtime/plan/capabilities.ts';
 import { nodeInput } from './node-input.ts';
 

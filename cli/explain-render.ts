@@ -4,7 +4,7 @@
  * policy rule and criterion leaf with its value, the verdict and reasons, and what is sent upstream or
  * the redirect).
  */
-import { printCriterion, printPolicy, printRule } from '../compiler/policy/print.ts';
+import { printCriterion, printPolicy, printRule } from '../compiler/index.ts';
 import type { Expr, PlanEnvelope, Route } from '../compiler/plan/types.ts';
 import { T, type PolicyExplanation, type RuleTrace, type Tri } from '../runtime/authz/program.ts';
 import type { DecisionExplanation } from '../runtime/decide/decide.ts';

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import type { CompileInput, ReadResult } from '../compiler/compile-input.ts';
+import type { CompileInput, ReadResult } from '../compiler/index.ts';
 
 /** Reads a file from disk for the compiler, turning errors into a reason instead of a throw. */
 export function readFromDisk(path: string): ReadResult {

@@ -4,10 +4,8 @@
  * file, compiled as `svc compile` would (diagnostics rendered as text).
  */
 import { readFileSync } from 'node:fs';
-import { compile } from '../compiler/compile.ts';
-import { renderText, summaryLine } from '../compiler/diagnostics/render-text.ts';
+import { compile, renderText, summaryLine, isSecretPath } from '../compiler/index.ts';
 import type { PlanEnvelope } from '../compiler/plan/types.ts';
-import { isSecretPath } from '../compiler/settings/secret-paths.ts';
 import { PlanLoadError, parsePlan } from '../runtime/plan/load.ts';
 import { nodeInput } from './node-input.ts';
 

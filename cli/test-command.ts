@@ -13,7 +13,7 @@
  * cannot be used (unreadable, invalid, or a config with errors). 2 wins over 1.
  */
 import { resolve } from 'node:path';
-import { printRule } from '../compiler/policy/print.ts';
+import { printRule } from '../compiler/index.ts';
 import type { PlanEnvelope } from '../compiler/plan/types.ts';
 import { explainConnect, explainDecision } from '../runtime/decide/decide.ts';
 import { buildIndex, type PlanIndex } from '../runtime/plan/index.ts';

@@ -3,8 +3,7 @@
  * the access delta shows them (a reviewer must see each one).
  */
 import type { Expr, PlanSettings, PolicyIR, Route } from '../../compiler/plan/types.ts';
-import { printRule } from '../../compiler/policy/print.ts';
-import { matchCovers } from '../../compiler/validate/rules/route-shadowed.ts';
+import { printRule, matchCovers } from '../../compiler/index.ts';
 import { compareAccess, describeClassChange, pathOf } from './access.ts';
 import { listenerOf, policyChange, routeRef, type RoutePairing } from './routes.ts';
 import type { Verdict } from '../../runtime/decide/types.ts';

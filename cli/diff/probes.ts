@@ -10,7 +10,7 @@
  * `ends_with` and `contains`; instants come from date boundaries and a reference week.
  */
 import type { Criterion, PolicyIR } from '../../compiler/plan/types.ts';
-import { criteriaOf } from '../../compiler/policy/ir.ts';
+import { criteriaOf } from '../../compiler/index.ts';
 import type { PolicyInput } from '../../runtime/authz/criteria.ts';
 import type { Identity } from '../../runtime/decide/types.ts';
 

@@ -3,7 +3,7 @@
  * their field-level changes and policy text.
  */
 import type { PathMatch, Route } from '../../compiler/plan/types.ts';
-import { printPolicy } from '../../compiler/policy/print.ts';
+import { printPolicy } from '../../compiler/index.ts';
 import { diffLines } from './lines.ts';
 import type { PolicyChange, RouteChange, RouteRef, RouteSummary, RoutesDiff } from './types.ts';
 import { diffValues } from './values.ts';

@@ -6,10 +6,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { watch, type FSWatcher } from 'chokidar';
-import { compile } from '../../compiler/compile.ts';
-import { renderText } from '../../compiler/diagnostics/render-text.ts';
+import { compile, renderText, isSecretPath } from '../../compiler/index.ts';
 import type { PlanEnvelope } from '../../compiler/plan/types.ts';
-import { isSecretPath } from '../../compiler/settings/secret-paths.ts';
 import { refusal, UNSUPPORTED_SETTING } from '../plan/capabilities.ts';
 import { parsePlan, PlanLoadError } from '../plan/load.ts';
 import { lazyEphemeralKey, startGenerations, type ServedStore } from './generation.ts';

@@ -1,0 +1,15 @@
+/**
+ * The compiler's public entry point: what `svc run -config` (reload included) and the CLI use. With
+ * the plan contract (compiler/plan/), it is all of the compiler that code outside compiler/ may
+ * import (test/layout.test.ts holds the rule; DESIGN.md §6).
+ */
+export { compile, MAX_DIAGNOSTICS, type CompileResult } from './compile.ts';
+export type { CompileInput, ReadResult } from './compile-input.ts';
+export { renderJson } from './diagnostics/render-json.ts';
+export { renderText, summaryLine } from './diagnostics/render-text.ts';
+export { isSecretPath } from './settings/secret-paths.ts';
+/** Policies in the text syntax, for explanations and diffs. */
+export { printCriterion, printPolicy, printRule } from './policy/print.ts';
+export { criteriaOf } from './policy/ir.ts';
+/** Whether one route's path matcher covers another's (the shadowing check), for `svc diff`. */
+export { matchCovers } from './validate/rules/route-shadowed.ts';
