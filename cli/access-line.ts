@@ -5,7 +5,7 @@
  * serializer was about a quarter of what svc adds per request on top of a bare Node proxy.
  */
 
-/** The entry the request handler logs once per request (runtime/http/handler.ts). */
+/** The entry the request handler logs once per request (runtime/server/handler.ts). */
 export interface RequestEntry {
   readonly msg: 'request';
   readonly requestId: string;

@@ -5,7 +5,7 @@
 import { leafWords, reasonWords } from '../authz/words.ts';
 import { explainDecision } from '../decide/decide.ts';
 import type { Decision, DecisionRequest } from '../decide/types.ts';
-import type { ErrorAnswer } from '../http/error-page.ts';
+import type { ErrorAnswer } from '../server/error-page.ts';
 import type { PlanIndex } from '../plan/index.ts';
 import type { AuthState } from './auth-state.ts';
 import { csrfToken } from './keys.ts';

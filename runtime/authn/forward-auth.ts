@@ -31,7 +31,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import { canonicalize, decide } from '../decide/decide.ts';
 import type { RequestHeaders } from '../decide/types.ts';
-import { errorAnswer, wantsJson } from '../http/error-page.ts';
+import { errorAnswer, wantsJson } from '../server/error-page.ts';
 import { claimHeaderValue } from '../http/forward.ts';
 import type { PlanIndex } from '../plan/index.ts';
 import type { AuthState } from './auth-state.ts';

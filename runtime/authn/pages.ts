@@ -6,7 +6,7 @@
  */
 import { STATUS_CODES } from 'node:http';
 import type { SessionRecord } from '../databroker/session-store.ts';
-import { escapeHtml, type ErrorAnswer } from '../http/error-page.ts';
+import { escapeHtml, type ErrorAnswer } from '../server/error-page.ts';
 
 export const PAGE_HEADERS: Readonly<Record<string, string>> = {
   'content-type': 'text/html; charset=utf-8',

@@ -27,7 +27,7 @@ import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { InternalEndpoint, OutgoingHeaders, RequestHeaders } from '../decide/types.ts';
 import { newSessionId, type SessionRecord, type SessionStore } from '../databroker/session-store.ts';
 import type { CanonicalRequest } from '../http/canonical-request.ts';
-import { errorAnswer, wantsJson } from '../http/error-page.ts';
+import { errorAnswer, wantsJson } from '../server/error-page.ts';
 import type { AuthState } from './auth-state.ts';
 import { cookieDomainFor, readCookie, serializeCookie } from './cookies.ts';
 import { IdentityProviderError, type SignedInUser } from './idp.ts';

@@ -77,7 +77,7 @@ function refused(keys: readonly string[], paths: readonly string[], reason: stri
 /** Whether a hostPort equals `host:port`. */
 const at = (a: { readonly host: string; readonly port: number } | null, host: string, port: number) => a !== null && a.host === host && a.port === port;
 const set = (key: string) => (cx: UseContext) => cx.explicit(key);
-/** Upgrades (websocket, SPDY) to an https upstream: they open their own TLS connection (runtime/http/upgrade.ts). */
+/** Upgrades (websocket, SPDY) to an https upstream: they open their own TLS connection (runtime/server/upgrade.ts). */
 
 export const CAPABILITIES: readonly Capability[] = [
   // Mode: svc run is all-in-one.

@@ -8,7 +8,7 @@
 import type { PlanEnvelope } from '../../compiler/plan/types.ts';
 import { buildAuthState, type AuthState } from '../authn/auth-state.ts';
 import { ephemeralSigningKey, publicKeyBase64, type SigningKey } from '../authn/signing-key.ts';
-import type { ForwardState } from '../http/handler.ts';
+import type { ForwardState } from '../server/handler.ts';
 import { listenerTls, loadTlsMaterial, type ListenerTls } from '../listen/material.ts';
 import { cleanupGeneration, provisionGeneration, type Generation, type Provisioner, type Provisioners } from '../plan/provision.ts';
 import { PlanStore } from '../plan/store.ts';

@@ -7,8 +7,8 @@
  */
 import type { Dispatcher } from 'undici';
 import type { PlanEnvelope, PlanSettings, Route } from '../../compiler/plan/types.ts';
-import type { ForwardState } from '../http/handler.ts';
-import { openPool, poolKey, upstreamTlsOptions, type PoolOptions } from '../http/pools.ts';
+import type { ForwardState } from '../server/handler.ts';
+import { openPool, poolKey, upstreamTlsOptions, type PoolOptions } from '../server/pools.ts';
 import type { Provisioner } from '../plan/provision.ts';
 import { createUpstreamSet, type UpstreamSet } from '../upstream/index.ts';
 

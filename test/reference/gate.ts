@@ -1,7 +1,7 @@
 /**
  * The reference of svc's door (rule book §9, DESIGN.md §5 "One gate"): what every way in — a plain
  * request, a websocket or SPDY upgrade, a CONNECT tunnel, over HTTP/1.1 or HTTP/2 — is answered,
- * written from the text and not from runtime/http/gate.ts. The decisions themselves come from this
+ * written from the text and not from runtime/server/gate.ts. The decisions themselves come from this
  * directory's interpreter (`decideReference`, `decideConnectReference`).
  *
  * Order: HTTP/1.0 (505) → canonical request or CONNECT authority (400) → the connection's

@@ -4,7 +4,7 @@ import type { Pool } from 'undici';
 import { stringify } from 'yaml';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { PlanEnvelope } from '../../../compiler/plan/types.ts';
-import type { ForwardState } from '../../../runtime/http/handler.ts';
+import type { ForwardState } from '../../../runtime/server/handler.ts';
 import type { CompiledRoute } from '../../../runtime/plan/index.ts';
 import { cleanupGeneration, provisionGeneration, type Provisioners } from '../../../runtime/plan/provision.ts';
 import { PlanStore } from '../../../runtime/plan/store.ts';

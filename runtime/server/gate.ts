@@ -26,7 +26,7 @@ import { canonicalize, connectAuthority, decide, decideConnect, type Canonical }
 import type { Decision, DecisionRequest, RequestHeaders } from '../decide/types.ts';
 import type { CompiledRoute } from '../plan/index.ts';
 import type { ServedGeneration } from '../run/generation.ts';
-import type { CanonicalRequest } from './canonical-request.ts';
+import type { CanonicalRequest } from '../http/canonical-request.ts';
 import type { UpstreamOutcome } from './handler.ts';
 import type { PoolOptions } from './pools.ts';
 

@@ -20,7 +20,7 @@ import type { Dispatcher } from 'undici';
 import type { Route } from '../../compiler/plan/types.ts';
 import { sendError } from './error-page.ts';
 import type { UpstreamOutcome } from './handler.ts';
-import { editResponseHeaders, responseDropSet } from './response-headers.ts';
+import { editResponseHeaders, responseDropSet } from '../http/response-headers.ts';
 
 type Req = IncomingMessage | Http2ServerRequest;
 type Res = ServerResponse | Http2ServerResponse;
