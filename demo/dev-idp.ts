@@ -28,7 +28,7 @@ import type {
   KoaContextWithOIDC,
 } from 'oidc-provider';
 import type OidcProvider from 'oidc-provider';
-import { escapeHtml } from '../runtime/http/error-page.ts';
+import { escapeHtml } from '../runtime/server/error-page.ts';
 
 export interface DevUser {
   readonly id: string;

@@ -22,7 +22,7 @@ import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { escapeHtml } from '../runtime/http/error-page.ts';
+import { escapeHtml } from '../runtime/server/error-page.ts';
 import { run, RunError, type Running } from '../runtime/run/run.ts';
 import { DEMO_USERS, DEV_PASSWORD, startDevIdp, type DevIdp } from './dev-idp.ts';
 
