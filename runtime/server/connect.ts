@@ -14,15 +14,15 @@ import type { Duplex } from 'node:stream';
 import type { Route } from '../../compiler/plan/types.ts';
 import type { ServedStore } from '../run/generation.ts';
 import { endSocketWithError, sendError } from './error-page.ts';
-import { admit, type Admission, type GateOptions, type GateResult } from './gate.ts';
+import { admitForStream, type Admission, type GateOptions, type GateResult } from './gate.ts';
 import { joinTunnel } from './tunnel.ts';
 
-/** What a refused CONNECT is answered with. */
-function refusal(r: GateResult): { readonly status: number; readonly reason: string } | undefined {
+/** What a CONNECT the gate did not allow is answered with. */
+function refusal(r: GateResult): { readonly status: number; readonly reason: string } {
   if (!r.admitted) return { status: r.status, reason: r.problem };
   const d = r.decision;
-  if (d.outcome === 'allow') return undefined;
   const reason = d.outcome === 'bad_request' ? d.problem : d.outcome === 'not_found' ? 'no-route' : d.outcome === 'unauthenticated' ? 'sign-in-required' : d.reasons.join(',') || d.outcome;
+  // `internal` (svc's own endpoints) answers 200 to a request, but there is no endpoint to tunnel to.
   return { status: d.status === 200 ? 404 : d.status, reason };
 }
 
@@ -33,34 +33,21 @@ function refusal(r: GateResult): { readonly status: number; readonly reason: str
 export function createConnectHandler(store: ServedStore, options: GateOptions): (req: IncomingMessage | Http2ServerRequest, second: Duplex | Http2ServerResponse, head?: Buffer) => void {
   return (req, second, head) => {
     const requestId = randomUUID();
-    const gen = store.acquire();
     const h2 = req.httpVersionMajor === 2;
     // HTTP/2: the tunnel is the request's stream; HTTP/1.1: the connection itself.
     const client: Duplex = h2 ? (req as Http2ServerRequest).stream : (second as Duplex);
-    let released = false;
-    client.once('close', () => {
-      if (!released) {
-        released = true;
-        store.release(gen);
-      }
-    });
-    client.on('error', () => client.destroy());
     const accept = typeof req.headers['accept'] === 'string' ? req.headers['accept'] : undefined;
     const authority = h2 ? String(req.headers[':authority'] ?? '') : (req.url ?? '');
     const headers = (req as IncomingMessage).headersDistinct ?? distinct(req.headers);
-    admit(gen, { kind: 'connect', method: 'CONNECT', target: authority, headers, httpVersion: req.httpVersion, socket: req.socket }, options, (r) => {
-      if (client.destroyed) {
-        if (r.admitted) r.upstream?.done({});
+    const entry = { kind: 'connect', method: 'CONNECT', target: authority, headers, httpVersion: req.httpVersion, socket: req.socket } as const;
+    admitForStream(store, client, entry, options, (gen, r) => {
+      if (!r.admitted || r.decision.outcome !== 'allow') {
+        const { status, reason } = refusal(r);
+        if (h2) sendError(second as Http2ServerResponse, status, requestId, reason, accept, false);
+        else endSocketWithError(client, status, requestId, reason, accept);
         return;
       }
-      const refused = refusal(r);
-      if (refused) {
-        if (h2) sendError(second as Http2ServerResponse, refused.status, requestId, refused.reason, accept, false);
-        else endSocketWithError(client, refused.status, requestId, refused.reason, accept);
-        return;
-      }
-      const a = r as Admission;
-      open(gen.index.body.routes[(a.decision as { route: { index: number } }).route.index]!, a, client, head ?? Buffer.alloc(0), (status) => {
+      open(gen.index.body.routes[r.decision.route.index]!, r, client, head ?? Buffer.alloc(0), (status) => {
         if (h2) {
           const res = second as Http2ServerResponse;
           if (status === 200) res.stream.respond({ ':status': 200, 'x-request-id': requestId });

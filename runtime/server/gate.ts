@@ -25,7 +25,8 @@ import type { Authn, SessionLookup } from '../authn/service.ts';
 import { canonicalize, connectAuthority, decide, decideConnect, type Canonical } from '../decide/decide.ts';
 import type { Decision, DecisionRequest, RequestHeaders } from '../decide/types.ts';
 import type { CompiledRoute } from '../plan/index.ts';
-import type { ServedGeneration } from '../run/generation.ts';
+import type { Duplex } from 'node:stream';
+import type { ServedGeneration, ServedStore } from '../run/generation.ts';
 import type { CanonicalRequest } from '../http/canonical-request.ts';
 import type { UpstreamOutcome } from './handler.ts';
 import type { PoolOptions } from './pools.ts';
@@ -176,4 +177,24 @@ function upstreamIndexOf(route: Route, url: string): number {
   if (route.action.kind !== 'forward') return 0;
   const i = route.action.upstreams.findIndex((u) => url.startsWith(`${u.scheme}://${u.host}`));
   return i < 0 ? 0 : i;
+}
+
+/**
+ * Admits an entry that lives as long as `stream` (an upgrade's connection, a tunnel's connection or
+ * HTTP/2 stream): the generation it is decided under is held until the stream closes. `then` is not
+ * called for a stream that went away meanwhile (the upstream chosen for it is released instead).
+ */
+export function admitForStream(store: ServedStore, stream: Duplex, entry: Entry, options: GateOptions, then: (gen: ServedGeneration, result: GateResult) => void): void {
+  const gen = store.acquire();
+  let released = false;
+  stream.once('close', () => {
+    if (released) return;
+    released = true;
+    store.release(gen);
+  });
+  stream.on('error', () => stream.destroy());
+  admit(gen, entry, options, (r) => {
+    if (!stream.destroyed) then(gen, r);
+    else if (r.admitted) r.upstream?.done({});
+  });
 }

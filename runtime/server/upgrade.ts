@@ -22,27 +22,15 @@ import { routeHost } from '../authn/forward-auth.ts';
 import type { OutgoingHeaders } from '../decide/types.ts';
 import type { ServedGeneration, ServedStore } from '../run/generation.ts';
 import { endSocketWithError } from './error-page.ts';
-import { admit, type Admission, type GateOptions, type GateResult } from './gate.ts';
+import { admitForStream, type Admission, type GateOptions, type GateResult } from './gate.ts';
 import { joinTunnel } from './tunnel.ts';
 
 /** Creates the `upgrade` listener of an HTTP/1.1 server. */
 export function createUpgradeHandler(store: ServedStore, options: GateOptions): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
   return (req, socket, head) => {
     const requestId = randomUUID();
-    const gen = store.acquire();
-    let released = false;
-    socket.on('close', () => {
-      if (!released) {
-        released = true;
-        store.release(gen);
-      }
-    });
-    socket.on('error', () => socket.destroy());
-    admit(gen, { kind: 'upgrade', method: req.method ?? 'GET', target: req.url ?? '/', headers: req.headersDistinct, httpVersion: req.httpVersion, socket: req.socket }, options, (r) => {
-      if (socket.destroyed) {
-        if (r.admitted) r.upstream?.done({});
-        return;
-      }
+    const entry = { kind: 'upgrade', method: req.method ?? 'GET', target: req.url ?? '/', headers: req.headersDistinct, httpVersion: req.httpVersion, socket: req.socket } as const;
+    admitForStream(store, socket, entry, options, (gen, r) => {
       if (r.admitted && r.decision.outcome === 'allow') upgrade(gen, r, req, socket, head, requestId, options);
       else refuse(socket, r, requestId, req.headers['accept'], options);
     });
