@@ -76,8 +76,8 @@ export function createHandler(store: ServedStore, options: HandlerOptions): (req
         if (r.admitted) r.upstream?.done({});
         return;
       }
-      if (!r.admitted) sendError(res, r.status, requestId, r.problem, req.headers['accept'], true);
-      else respond(gen, r, req, res, requestId, options);
+      if (!r.admitted) sendError(res, r.status, requestId, r.problem, acceptOf(headers), true);
+      else respond(gen, r, req, res, requestId, options, headers);
     });
   };
 }
@@ -91,11 +91,20 @@ function requestHeaders(req: Req): RequestHeaders {
   return h;
 }
 
-function respond(gen: ServedGeneration, a: Admission, req: Req, res: Res, requestId: string, options: HandlerOptions): void {
+/**
+ * The `Accept` header as node:http joins it. Read from the distinct headers: touching `req.headers`
+ * would make node build a second copy of every request's headers.
+ */
+function acceptOf(headers: RequestHeaders): string | undefined {
+  const v = headers['accept'];
+  return v === undefined ? undefined : v.length === 1 ? v[0] : v.join(', ');
+}
+
+function respond(gen: ServedGeneration, a: Admission, req: Req, res: Res, requestId: string, options: HandlerOptions, incoming: RequestHeaders): void {
   const d = a.decision;
   const session = a.session;
   const state = a.auth;
-  const accept = req.headers['accept'];
+  const accept = acceptOf(incoming);
   const authn = options.authn;
   // Every answer names the request id. A forwarded response carries it in its one writeHead: a
   // setHeader before writeHead would send every upstream header through setHeader's slow path.
@@ -161,10 +170,10 @@ function respond(gen: ServedGeneration, a: Admission, req: Req, res: Res, reques
       const headers = d.upstream.headers as OutgoingHeaders;
       headers['x-request-id'] = requestId;
       const identity = authn && state ? authn.upstreamIdentity(state, session, d.route.index, d.upstream.assertion, routeHost(gen.index, d.route.index), headers) : undefined;
-      if (identity === undefined) forward(upstream.pool, route, d.upstream.url, headers, req, res, requestId, upstream.done, options);
+      if (identity === undefined) forward(upstream.pool, route, d.upstream.url, headers, incoming, req, res, requestId, upstream.done, options);
       else
         identity.then(
-          () => forward(upstream.pool!, route, d.upstream.url, headers, req, res, requestId, upstream.done, options),
+          () => forward(upstream.pool!, route, d.upstream.url, headers, incoming, req, res, requestId, upstream.done, options),
           (e: unknown) => {
             upstream.done({});
             options.log?.({ msg: 'identity assertion failed', requestId, error: (e as Error).message });
@@ -180,6 +189,7 @@ function forward(
   route: Route,
   url: string,
   headers: OutgoingHeaders,
+  incoming: RequestHeaders,
   req: Req,
   res: Res,
   requestId: string,
@@ -187,7 +197,8 @@ function forward(
   options: HandlerOptions,
 ): void {
   const pathStart = url.indexOf('/', url.indexOf('://') + 3);
-  const hasBody = req.headers['content-length'] !== undefined ? req.headers['content-length'] !== '0' : req.headers['transfer-encoding'] !== undefined || req.httpVersionMajor === 2;
+  const length = incoming['content-length'];
+  const hasBody = length !== undefined ? length[0] !== '0' : incoming['transfer-encoding'] !== undefined || req.httpVersionMajor === 2;
   const method = (req.method ?? 'GET') as Dispatcher.HttpMethod;
   pool.dispatch(
     {
