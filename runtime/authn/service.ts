@@ -7,11 +7,17 @@
  * (auth-state.ts), built by its provisioner (runtime/run/generation.ts) and passed in per request.
  *
  * The sign-in, for a route on another domain than the authenticate service:
- *   route 302 → `{auth}/.svc/sign_in?svc_redirect_uri=…&svc_expiry&svc_signature` (signed, S05)
+ *   route 302 (+ binding cookie on the route host) → `{auth}/.svc/sign_in?svc_redirect_uri=…&
+ *     svc_binding=<hash>&svc_expiry&svc_signature` (signed, S05)
  *   → the provider (PKCE, state, nonce; the checks ride in a sealed flow cookie on the auth host)
  *   → `{auth}{callback_path}`: code exchanged, a NEW session id (no fixation), record stored,
  *     auth-host cookie set → 302 `{route}/.svc/callback?svc_handoff=…` (sealed, 60 s, single use,
- *     bound to the route's host) → route-host cookie set → 302 back to the validated target.
+ *     bound to the route's host and to the binding hash) → binding cookie checked and cleared,
+ *     route-host cookie set → 302 back to the validated target.
+ *
+ * Login CSRF (issue 13 §2): a hand-off opens only in the browser holding its binding cookie, and a
+ * sign-in that leaves the authenticate host adopts that host's session only from a `__Host-` cookie
+ * (Secure), which no sibling subdomain can plant; otherwise the provider is asked again.
  *
  * Programmatic login for a `tcp+https` route (docs/tcp.md): the CLI asks for the login URL with the
  * route's `host:port` as `Host`; the signed sign-in link names `tcp+https://host:port` as its target.
