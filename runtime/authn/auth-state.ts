@@ -10,6 +10,7 @@ import type { PlanBody, Route, Secret } from '../../compiler/plan/types.ts';
 import { resolvePem, resolveSecret, resolveSecretText } from '../plan/secrets.ts';
 import { AssertionSigner } from './assertion.ts';
 import { IdentityProvider } from './idp.ts';
+import { hostCookieName } from './cookies.ts';
 import { deriveKey } from './keys.ts';
 import type { RedirectPolicy } from './redirect-target.ts';
 import { loadSigningKey, type SigningKey } from './signing-key.ts';
@@ -37,6 +38,15 @@ export interface AuthState {
   /** The authenticate service's origin and host (`authenticate_service_url`), or null. */
   readonly authenticateOrigin: string | null;
   readonly authenticateHost: string | null;
+  /**
+   * The session cookie's name on the authenticate host: `__Host-{cookie_name}` when cookies are
+   * `Secure`, which no sibling subdomain can plant (a browser takes a `__Host-` cookie only when it is
+   * Secure, host-only and `Path=/`); else `cookie_name`, which a sibling can plant, so a sign-in
+   * bound for a route never adopts it (runtime/authn/service.ts, docs/authentication.md).
+   */
+  readonly authenticateCookieName: string;
+  /** True when {@link authenticateCookieName} cannot be planted from a sibling domain (`__Host-`). */
+  readonly authenticateCookieUnplantable: boolean;
   /** `authenticate_service_url` + `authenticate_callback_path`. */
   readonly callbackUrl: string | null;
   /** Origins of svc's routes and its authenticate service: the only places a user is sent back to. */
@@ -115,6 +125,8 @@ export function buildAuthState(body: PlanBody, scheme: 'http' | 'https', previou
     signingKey,
     signer,
     authenticateOrigin: auth?.origin ?? null,
+    authenticateCookieName: hostCookieName(s.cookie.name, s.cookie.secure),
+    authenticateCookieUnplantable: s.cookie.secure,
     authenticateHost: auth === null ? null : auth.port === '' ? auth.hostname.toLowerCase() : `${auth.hostname.toLowerCase()}:${auth.port}`,
     callbackUrl,
     redirects: { allowedOrigins: origins, allowHttp },

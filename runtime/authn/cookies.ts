@@ -62,3 +62,16 @@ export function cookieDomainFor(host: string, cookieDomain: string | null): stri
   const d = cookieDomain.replace(/^\./, '').toLowerCase();
   return name === d || name.endsWith(`.${d}`) ? d : null;
 }
+
+/** The prefix a browser keeps for host-only, `Secure`, `Path=/` cookies (RFC 6265bis §4.1.3.2). */
+export const HOST_PREFIX = '__Host-';
+
+/**
+ * The name of a cookie that must not be plantable from a sibling subdomain: `__Host-{name}` when the
+ * cookie is `Secure` (a browser refuses a `__Host-` cookie that is not Secure, has a `Domain` or
+ * another path, so nobody but the host itself can set it), else `name` unchanged: without `Secure`
+ * the prefix would make the browser drop the cookie, and such a cookie stays plantable.
+ */
+export function hostCookieName(name: string, secure: boolean): string {
+  return secure && !name.startsWith(HOST_PREFIX) ? `${HOST_PREFIX}${name}` : name;
+}

@@ -35,7 +35,7 @@ import { errorAnswer, wantsJson } from '../server/error-page.ts';
 import { claimHeaderValue } from '../http/forward.ts';
 import type { PlanIndex } from '../plan/index.ts';
 import type { AuthState } from './auth-state.ts';
-import type { Authn } from './service.ts';
+import type { Authn, SignInRedirect } from './service.ts';
 
 type Req = IncomingMessage | Http2ServerRequest;
 type Res = ServerResponse | Http2ServerResponse;
@@ -101,11 +101,12 @@ export async function forwardAuth(authn: Authn, state: AuthState, index: PlanInd
       return;
     }
     case 'unauthenticated': {
-      const signIn = verify || d.location === null ? null : authn.signInLocation(state, d.location);
+      const signIn = verify || d.location === null ? null : authn.signInRedirect(state, d.location);
       // Without an Accept naming HTML the core gives no location; `/` still sends a browser to sign in.
-      const location = verify ? null : (signIn ?? fallbackSignIn(authn, state, index, scheme, m[2]!, target));
-      if (location === null) return fail(res, 401, requestId, 'sign-in-required', req);
-      res.writeHead(302, { location, 'cache-control': 'no-store', 'content-length': '0' });
+      // The proxy passes this answer to the browser on the route's host, binding cookie included.
+      const redirect = verify ? null : (signIn ?? fallbackSignIn(authn, state, index, scheme, m[2]!, target));
+      if (redirect === null) return fail(res, 401, requestId, 'sign-in-required', req);
+      res.writeHead(302, { location: redirect.location, 'cache-control': 'no-store', 'content-length': '0', ...(redirect.setCookie.length > 0 ? { 'set-cookie': [...redirect.setCookie] } : {}) });
       res.end();
       return;
     }
@@ -124,9 +125,9 @@ export async function forwardAuth(authn: Authn, state: AuthState, index: PlanInd
   }
 }
 
-function fallbackSignIn(authn: Authn, state: AuthState, index: PlanIndex, scheme: string, host: string, target: string): string | null {
+function fallbackSignIn(authn: Authn, state: AuthState, index: PlanIndex, scheme: string, host: string, target: string): SignInRedirect | null {
   if (index.signInOrigin === null) return null;
-  return authn.signInLocation(state, `${index.signInOrigin}/.svc/sign_in?svc_redirect_uri=${encodeURIComponent(`${scheme}://${host.toLowerCase()}${target}`)}`);
+  return authn.signInRedirect(state, `${index.signInOrigin}/.svc/sign_in?svc_redirect_uri=${encodeURIComponent(`${scheme}://${host.toLowerCase()}${target}`)}`);
 }
 
 /** The audience of a route: its host, with the port when not the default (port specific, spec 5.4). */

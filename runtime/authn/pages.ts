@@ -137,6 +137,7 @@ export const SIGN_IN_FAILURES = {
   'sign-in-link-duplicate': { status: 400, title: 'This sign-in link is not valid', text: 'The sign-in link was changed or is incomplete.' },
   'hand-off-invalid': { status: 400, title: 'This sign-in is stale', text: 'The sign-in hand-off to this site is not valid or is more than a minute old.' },
   'hand-off-replayed': { status: 400, title: 'This sign-in is stale', text: 'The sign-in hand-off to this site was already used; each one works once.' },
+  'hand-off-unbound': { status: 400, title: 'This sign-in was not started here', text: 'The sign-in hand-off belongs to a sign-in started in another browser, so it does not sign this browser in. Sign in yourself to continue.' },
   'hand-off-wrong-host': { status: 400, title: 'This sign-in is stale', text: 'The sign-in hand-off was made for another site.' },
   'session-ended': { status: 400, title: 'This sign-in is stale', text: 'The session this sign-in started has already ended.' },
 } as const satisfies Readonly<Record<string, { readonly status: number; readonly title: string; readonly text: string }>>;

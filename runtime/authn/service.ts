@@ -7,11 +7,17 @@
  * (auth-state.ts), built by its provisioner (runtime/run/generation.ts) and passed in per request.
  *
  * The sign-in, for a route on another domain than the authenticate service:
- *   route 302 → `{auth}/.svc/sign_in?svc_redirect_uri=…&svc_expiry&svc_signature` (signed, S05)
+ *   route 302 (+ binding cookie on the route host) → `{auth}/.svc/sign_in?svc_redirect_uri=…&
+ *     svc_binding=<hash>&svc_expiry&svc_signature` (signed, S05)
  *   → the provider (PKCE, state, nonce; the checks ride in a sealed flow cookie on the auth host)
  *   → `{auth}{callback_path}`: code exchanged, a NEW session id (no fixation), record stored,
  *     auth-host cookie set → 302 `{route}/.svc/callback?svc_handoff=…` (sealed, 60 s, single use,
- *     bound to the route's host) → route-host cookie set → 302 back to the validated target.
+ *     bound to the route's host and to the binding hash) → binding cookie checked and cleared,
+ *     route-host cookie set → 302 back to the validated target.
+ *
+ * Login CSRF (issue 13 §2): a hand-off opens only in the browser holding its binding cookie, and a
+ * sign-in that leaves the authenticate host adopts that host's session only from a `__Host-` cookie
+ * (Secure), which no sibling subdomain can plant; otherwise the provider is asked again.
  *
  * Programmatic login for a `tcp+https` route (docs/tcp.md): the CLI asks for the login URL with the
  * route's `host:port` as `Host`; the signed sign-in link names `tcp+https://host:port` as its target.
@@ -21,7 +27,7 @@
  * only CONNECT to that route ({@link Authn.resolveTunnel}); an https route's token (`aud` = its
  * host) never opens a tunnel, and a tunnel token never opens an https route (SECURITY.md S32).
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { InternalEndpoint, OutgoingHeaders, RequestHeaders } from '../decide/types.ts';
@@ -29,7 +35,7 @@ import { newSessionId, type SessionRecord, type SessionStore } from '../databrok
 import type { CanonicalRequest } from '../http/canonical-request.ts';
 import { errorAnswer, wantsJson } from '../server/error-page.ts';
 import type { AuthState } from './auth-state.ts';
-import { cookieDomainFor, readCookie, serializeCookie } from './cookies.ts';
+import { cookieDomainFor, HOST_PREFIX, readCookie, serializeCookie } from './cookies.ts';
 import { IdentityProviderError, type SignedInUser } from './idp.ts';
 import { csrfToken, csrfTokenValid } from './keys.ts';
 import { PAGE_HEADERS, signInFailedAnswer, signOutPage, userInfoPage, type SignInFailure } from './pages.ts';
@@ -54,6 +60,13 @@ const SIGN_IN_LINK_TTL_MS = 10 * 60_000;
 const FLOW_TTL_MS = 10 * 60_000;
 /** How long a hand-off to a route domain is valid; it is also single use. */
 const HANDOFF_TTL_MS = 60_000;
+/**
+ * How long a sign-in binding cookie lives on the route host: the sign-in link's life plus the
+ * provider round trip, so a sign-in that may still complete still finds its binding.
+ */
+const BINDING_TTL_MS = SIGN_IN_LINK_TTL_MS + FLOW_TTL_MS;
+/** Where a binding cookie is sent: only to the route host's hand-off, never to an upstream. */
+const BINDING_COOKIE_PATH = '/.svc/callback';
 /**
  * A session is refreshed when its access token has expired: the request that finds it so waits for
  * the refresh, and a refused refresh ends the session before that request is decided.
@@ -113,9 +126,10 @@ export class Authn {
       credential = `bearer ${host} ${bearer}`;
       audience = host;
     } else {
-      const cookie = readCookie(headers['cookie'], state.cookie.name);
+      const cookie = readCookie(headers['cookie'], sessionCookieName(state, host));
       if (cookie === undefined || cookie === '') return null;
       credential = cookie;
+      audience = sessionCookieName(state, host);
     }
     return this.#lookup(state, credential, bearer, audience, now);
   }
@@ -143,7 +157,10 @@ export class Authn {
     });
   }
 
-  /** `bearer` set: a programmatic token that must name `audience`; else `credential` is a session cookie. */
+  /**
+   * `bearer` set: a programmatic token that must name `audience`; else `credential` is a session
+   * cookie and `audience` the name it was read under (the name is sealed into the cookie).
+   */
   async #load(state: AuthState, credential: string, bearer: string | undefined, audience: string | undefined, now: number): Promise<ResolvedSession | null> {
     let handle: string;
     let until: number;
@@ -153,7 +170,7 @@ export class Authn {
       handle = claims['sid'];
       until = claims.exp * 1000;
     } else {
-      const opened = openSessionCookie(credential, state.cookieSecret!, state.cookie.name, now);
+      const opened = openSessionCookie(credential, state.cookieSecret!, audience ?? state.cookie.name, now);
       if (!opened.ok) return null;
       handle = opened.handle;
       until = opened.expiresAtMs;
@@ -244,11 +261,39 @@ export class Authn {
     return state.signer.sign({ sessionId: session.publicId, issuer: state.authenticateHost ?? audience, audience, identity: session.identity, extraClaims: extra });
   }
 
-  /** The sign-in URL of an unauthenticated browser request, with its parameters signed (S05). */
-  signInLocation(state: AuthState, unsignedLocation: string): string | null {
+  /**
+   * The sign-in redirect of an unauthenticated browser request on a route host: the sign-in URL, with
+   * its parameters signed (S05), and the `Set-Cookie` values to send with it, on the host the
+   * browser asked (the route's host, also through a forward-auth proxy, which passes the answer on).
+   * Null without authentication configured.
+   */
+  signInRedirect(state: AuthState, unsignedLocation: string): SignInRedirect | null {
     if (state.keys === null || state.authenticateOrigin === null) return null;
     const back = new URL(unsignedLocation).searchParams.get('svc_redirect_uri') ?? '';
-    return this.#signInUrl(state, { svc_redirect_uri: back });
+    return this.#browserSignIn(state, { svc_redirect_uri: back });
+  }
+
+  /**
+   * A sign-in for a browser that will come back to `params.svc_redirect_uri`. When that is a route
+   * host (not the authenticate service), the sign-in is bound to this browser: a random value goes
+   * into a short-lived cookie on the route host, its hash into the signed link, and from there into
+   * the flow cookie and the hand-off, which the route host accepts only from a browser holding the
+   * value (login CSRF: an attacker's own hand-off link opened by a victim sets nothing).
+   */
+  #browserSignIn(state: AuthState, params: Record<string, string>): SignInRedirect {
+    const target = params['svc_redirect_uri'] ?? '';
+    let origin: string | undefined;
+    try {
+      origin = new URL(target).origin;
+    } catch {
+      origin = undefined;
+    }
+    if (origin === undefined || origin === state.authenticateOrigin) return { location: this.#signInUrl(state, params), setCookie: [] };
+    // INVARIANT (csprng): the binding value is 256 random bits from node:crypto (SECURITY.md S31).
+    const value = randomBytes(32).toString('base64url');
+    const binding = bindingHash(value);
+    const cookie = serializeCookie(bindingCookieName(state, binding), value, { ...this.#bindingCookieAttributes(state), maxAgeSeconds: BINDING_TTL_MS / 1000 });
+    return { location: this.#signInUrl(state, { ...params, svc_binding: binding }), setCookie: [cookie] };
   }
 
   #signInUrl(state: AuthState, params: Record<string, string>): string {
@@ -307,8 +352,14 @@ export class Authn {
     }
     // Switch user: the previous session was just ended; the provider is asked to prompt for an account.
     const switchUser = v.params['svc_prompt'] === 'switch_user';
-    // Already signed in at the authenticate service: no provider round trip, straight to the hand-off.
-    if (session && !switchUser) return this.#redirectWithHandoff(state, session.record, target, programmatic, [], res);
+    const binding = v.params['svc_binding'];
+    // Already signed in at the authenticate service: no provider round trip, straight to the hand-off,
+    // INVARIANT (no-adoption): but only with a session cookie no sibling subdomain can have planted
+    // (`__Host-`) when the session leaves this host (a route's hand-off, a programmatic token);
+    // otherwise the provider is asked again, so a victim never ends up signed in as an attacker
+    // whose cookie was tossed onto the authenticate host.
+    const leaves = programmatic !== undefined || !target.startsWith(`${state.authenticateOrigin}/`);
+    if (session && !switchUser && (!leaves || state.authenticateCookieUnplantable)) return this.#redirectWithHandoff(state, session.record, target, programmatic, binding, [], res);
     if (state.idp === null) return this.#failed(res, req, requestId, 'identity-provider-not-configured', undefined);
     const checks = state.idp.newChecks();
     let location: string;
@@ -317,7 +368,7 @@ export class Authn {
     } catch (e) {
       return this.#failed(res, req, requestId, 'identity-provider-unavailable', target, {}, { error: (e as Error).message });
     }
-    const flow = await sealToken({ st: checks.state, n: checks.nonce, v: checks.verifier, r: target, ...(programmatic !== undefined ? { p: programmatic } : {}) }, state.keys!.flow, now, FLOW_TTL_MS);
+    const flow = await sealToken({ st: checks.state, n: checks.nonce, v: checks.verifier, r: target, ...(programmatic !== undefined ? { p: programmatic } : {}), ...(binding !== undefined ? { b: binding } : {}) }, state.keys!.flow, now, FLOW_TTL_MS);
     res.writeHead(302, { location, 'cache-control': 'no-store', 'set-cookie': serializeCookie(flowCookieName(state, checks.state), flow, this.#flowCookieAttributes(state, FLOW_TTL_MS)) });
     res.end();
   }
@@ -350,12 +401,16 @@ export class Authn {
     this.#options.log?.({ msg: 'signed in', requestId, user: record.userId, email: record.email, session: shortId(record.id) });
     const cookies = [clearFlow, this.#sessionCookie(state, host, record)];
     const programmatic = typeof flow['p'] === 'string' ? flow['p'] : undefined;
+    const binding = typeof flow['b'] === 'string' ? flow['b'] : undefined;
     const target = absoluteTarget(flow['r'], state) ?? (programmatic !== undefined ? tunnelTarget(flow['r'], state) : undefined) ?? `${state.authenticateOrigin}/.svc/`;
-    return this.#redirectWithHandoff(state, record, target, programmatic, cookies, res);
+    return this.#redirectWithHandoff(state, record, target, programmatic, binding, cookies, res);
   }
 
-  /** Redirects to `target`: directly on the authenticate host, else through a route-host hand-off. */
-  async #redirectWithHandoff(state: AuthState, record: SessionRecord, target: string, programmatic: string | undefined, cookies: string[], res: Res): Promise<void> {
+  /**
+   * Redirects to `target`: directly on the authenticate host, else through a route-host hand-off
+   * that carries `binding` (the hash of the browser's binding cookie, from the signed link).
+   */
+  async #redirectWithHandoff(state: AuthState, record: SessionRecord, target: string, programmatic: string | undefined, binding: string | undefined, cookies: string[], res: Res): Promise<void> {
     if (target.startsWith(TUNNEL_AUDIENCE_PREFIX)) {
       // A tunnel's token is sealed here: its target was checked against the plan's tcp routes
       // (tunnelTarget) in the signed sign-in link; `programmatic` was checked there too.
@@ -368,14 +423,17 @@ export class Authn {
     if (origin !== state.authenticateOrigin || programmatic !== undefined) {
       const to = new URL(target);
       const audience = to.host.toLowerCase();
-      const token = await sealToken({ sid: record.id, r: target, aud: audience, jti: randomBytes(16).toString('base64url'), ...(programmatic !== undefined ? { p: programmatic } : {}) }, state.keys!.handoff, this.#now(), HANDOFF_TTL_MS);
+      const token = await sealToken({ sid: record.id, r: target, aud: audience, jti: randomBytes(16).toString('base64url'), ...(programmatic !== undefined ? { p: programmatic } : {}), ...(binding !== undefined ? { b: binding } : {}) }, state.keys!.handoff, this.#now(), HANDOFF_TTL_MS);
       location = `${origin}/.svc/callback?svc_handoff=${token}`;
     }
     res.writeHead(302, { location, 'cache-control': 'no-store', ...(cookies.length > 0 ? { 'set-cookie': cookies } : {}) });
     res.end();
   }
 
-  /** `/.svc/callback` on a route host: accept a hand-off once, set this host's cookie, go back. */
+  /**
+   * `/.svc/callback` on a route host: accept a hand-off once, from the browser that started the
+   * sign-in, set this host's cookie, go back.
+   */
   async #handoff(state: AuthState, params: URLSearchParams, host: string, req: Req, res: Res, requestId: string): Promise<void> {
     const now = this.#now();
     const t = await openToken(params.get('svc_handoff'), state.keys!.handoff, now);
@@ -383,16 +441,27 @@ export class Authn {
     // Bound to this host: a hand-off made for one route domain does not open on another.
     const to = safeRedirectTarget(t['r'], state.redirects);
     if (to === FALLBACK_TARGET || !sameHost(to, host)) return this.#failed(res, req, requestId, 'hand-off-wrong-host', undefined);
+    // INVARIANT (bound-hand-off): a hand-off that sets a cookie opens only in the browser holding
+    // the binding value whose hash it carries (set on this host when svc sent that browser to sign
+    // in). Checked before it is used up, so a victim opening an attacker's link spends nothing.
+    // A programmatic hand-off sets no cookie here: its token goes to the local client, whose own
+    // `svc_state` in the callback URL binds it (cli/tcp-login.ts).
+    const programmatic = typeof t['p'] === 'string' ? t['p'] : undefined;
+    const binding = typeof t['b'] === 'string' ? t['b'] : undefined;
+    const clearBinding = binding === undefined ? [] : [serializeCookie(bindingCookieName(state, binding), '', this.#bindingCookieAttributes(state))];
+    if (programmatic === undefined && (binding === undefined || !bindingHeld(req, state, binding))) {
+      return this.#failed(res, req, requestId, 'hand-off-unbound', to, clearBinding.length > 0 ? { 'set-cookie': clearBinding[0]! } : {});
+    }
     if (!(await this.#store.consumeOnce(`handoff:${t['jti']}`, t.exp * 1000))) return this.#failed(res, req, requestId, 'hand-off-replayed', to);
     const record = await this.#store.get(t['sid']);
     if (!record) return this.#failed(res, req, requestId, 'session-ended', to);
-    if (typeof t['p'] === 'string') {
+    if (programmatic !== undefined) {
       // Programmatic login: the token goes to the local client, never into a cookie.
-      const client = programmaticTarget(t['p'], state.body.settings.authenticate.programmaticRedirectDomains);
+      const client = programmaticTarget(programmatic, state.body.settings.authenticate.programmaticRedirectDomains);
       if (client === undefined) return answerError(res, 400, requestId, 'programmatic-redirect-invalid', req);
       return this.#sendToken(state, record, client, host, [], res);
     }
-    res.writeHead(302, { location: to, 'cache-control': 'no-store', 'set-cookie': this.#sessionCookie(state, host, record) });
+    res.writeHead(302, { location: to, 'cache-control': 'no-store', 'set-cookie': [...clearBinding, this.#sessionCookie(state, host, record)] });
     res.end();
   }
 
@@ -417,7 +486,7 @@ export class Authn {
     const requested = form.get('svc_redirect_uri');
     const safe = requested === null ? undefined : absoluteTarget(requested, state);
     const target = safe ?? state.body.settings.authenticate.signoutRedirectUrl ?? '/';
-    const clear = serializeCookie(state.cookie.name, '', { ...this.#cookieAttributes(state, host), maxAgeSeconds: 0 });
+    const clear = serializeCookie(sessionCookieName(state, host), '', { ...this.#cookieAttributes(state, host), maxAgeSeconds: 0 });
     if (!session) {
       res.writeHead(302, { location: target, 'cache-control': 'no-store', 'set-cookie': clear });
       res.end();
@@ -438,7 +507,8 @@ export class Authn {
     if (form.get('svc_switch_user') === '1' && safe !== undefined && state.authenticateOrigin !== null) {
       // Switch user: straight back to sign-in, where the provider prompts for an account; not
       // through its end-session endpoint, whose return URL must be registered exactly.
-      res.writeHead(302, { location: this.#signInUrl(state, { svc_redirect_uri: safe, svc_prompt: 'switch_user' }), 'cache-control': 'no-store', 'set-cookie': clear });
+      const signIn = this.#browserSignIn(state, { svc_redirect_uri: safe, svc_prompt: 'switch_user' });
+      res.writeHead(302, { location: signIn.location, 'cache-control': 'no-store', 'set-cookie': [clear, ...signIn.setCookie] });
       res.end();
       return;
     }
@@ -455,7 +525,8 @@ export class Authn {
       const accept = String(req.headers['accept'] ?? '');
       if (/\btext\/html\b/i.test(accept) && state.authenticateOrigin !== null) {
         const back = `${this.#options.scheme === 'http' && !state.cookie.secure ? 'http' : 'https'}://${host}/.svc/`;
-        res.writeHead(302, { location: this.#signInUrl(state, { svc_redirect_uri: back }), 'cache-control': 'no-store' });
+        const signIn = this.#browserSignIn(state, { svc_redirect_uri: back });
+        res.writeHead(302, { location: signIn.location, 'cache-control': 'no-store', ...(signIn.setCookie.length > 0 ? { 'set-cookie': [...signIn.setCookie] } : {}) });
         res.end();
         return;
       }
@@ -488,17 +559,66 @@ export class Authn {
   }
 
   #sessionCookie(state: AuthState, host: string, record: SessionRecord): string {
-    const value = sealSessionCookie({ handle: record.id, expiresAtMs: record.expiresAtMs }, state.cookieSecret!, state.cookie.name);
-    return serializeCookie(state.cookie.name, value, { ...this.#cookieAttributes(state, host), maxAgeSeconds: (record.expiresAtMs - this.#now()) / 1000 });
+    const name = sessionCookieName(state, host);
+    const value = sealSessionCookie({ handle: record.id, expiresAtMs: record.expiresAtMs }, state.cookieSecret!, name);
+    return serializeCookie(name, value, { ...this.#cookieAttributes(state, host), maxAgeSeconds: (record.expiresAtMs - this.#now()) / 1000 });
   }
 
+  /**
+   * The session cookie's attributes on `host`: `SameSite=Lax` everywhere; host-only, `Path=/` and
+   * `Secure` for the authenticate host's `__Host-` cookie; else `cookie_domain` when it covers `host`.
+   */
   #cookieAttributes(state: AuthState, host: string) {
-    return { maxAgeSeconds: 0, secure: state.cookie.secure, httpOnly: state.cookie.httpOnly, domain: cookieDomainFor(host, state.cookie.domain), sameSite: 'Lax' as const };
+    const hostOnly = sessionCookieName(state, host).startsWith(HOST_PREFIX);
+    return { maxAgeSeconds: 0, secure: state.cookie.secure, httpOnly: state.cookie.httpOnly, domain: hostOnly ? null : cookieDomainFor(host, state.cookie.domain), sameSite: 'Lax' as const };
+  }
+
+  /** A binding cookie: host-only, HttpOnly, sent only to `/.svc/callback` (`/` under a `__Host-` name). */
+  #bindingCookieAttributes(state: AuthState) {
+    const path = state.cookie.name.startsWith(HOST_PREFIX) ? '/' : BINDING_COOKIE_PATH;
+    return { maxAgeSeconds: 0, secure: state.cookie.secure, httpOnly: true, domain: null, path, sameSite: 'Lax' as const };
   }
 
   #flowCookieAttributes(state: AuthState, ttlMs: number) {
     return { maxAgeSeconds: ttlMs / 1000, secure: state.cookie.secure, httpOnly: true, domain: null, sameSite: 'Lax' as const };
   }
+}
+
+/** A browser sign-in: where to send the browser, and the cookies to set on the way. */
+export interface SignInRedirect {
+  readonly location: string;
+  readonly setCookie: readonly string[];
+}
+
+/**
+ * The session cookie's name on `host` (canonical, maybe with a port): the authenticate host keeps
+ * its own (`__Host-` when Secure, see {@link AuthState.authenticateCookieName}); every route host
+ * keeps `cookie_name`.
+ */
+function sessionCookieName(state: AuthState, host: string): string {
+  const auth = state.authenticateHost;
+  if (auth === null || state.authenticateCookieName === state.cookie.name) return state.cookie.name;
+  return host === auth || host.replace(/:(443|80)$/, '') === auth ? state.authenticateCookieName : state.cookie.name;
+}
+
+/** The hash of a binding value, as the signed link, the flow cookie and the hand-off carry it. */
+function bindingHash(value: string): string {
+  return createHash('sha256').update(value, 'utf8').digest('base64url');
+}
+
+/** The binding cookie of one sign-in: named after its hash, so parallel sign-ins in several tabs do not collide. */
+function bindingCookieName(state: AuthState, binding: string): string {
+  return `${state.cookie.name}_bind_${binding.slice(0, 12).replace(/[^A-Za-z0-9_-]/g, '')}`;
+}
+
+/** The request carries the binding cookie whose value hashes to `binding` (compared in constant time). */
+function bindingHeld(req: Req, state: AuthState, binding: string): boolean {
+  const header = req.headers['cookie'];
+  const value = readCookie(header === undefined ? undefined : [String(header)], bindingCookieName(state, binding));
+  if (value === undefined || value === '') return false;
+  const a = Buffer.from(bindingHash(value));
+  const b = Buffer.from(binding);
+  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 /** The flow cookie of one sign-in: named after its state, so parallel sign-ins do not collide. */

@@ -148,9 +148,10 @@ function respond(gen: ServedGeneration, a: Admission, req: Req, res: Res, reques
       return;
     case 'unauthenticated':
       if (d.location !== null) {
-        // The runtime signs the sign-in link's parameters (S05); the decision core stays pure.
-        const location = authn && state ? (authn.signInLocation(state, d.location) ?? d.location) : d.location;
-        res.writeHead(302, { location, 'cache-control': 'no-store' });
+        // The runtime signs the sign-in link's parameters (S05) and binds the sign-in to this browser
+        // (a cookie on this host, checked at the hand-off); the decision core stays pure.
+        const signIn = authn && state ? authn.signInRedirect(state, d.location) : null;
+        res.writeHead(302, { location: signIn?.location ?? d.location, 'cache-control': 'no-store', ...(signIn && signIn.setCookie.length > 0 ? { 'set-cookie': [...signIn.setCookie] } : {}) });
         res.end();
       } else sendError(res, 401, requestId, 'sign-in-required', accept, false);
       return;

@@ -144,8 +144,9 @@ function refuse(socket: Duplex, r: GateResult, requestId: string, accept: string
   const d = r.decision;
   if (d.outcome === 'unauthenticated' && d.location !== null) {
     const authn = options.authn;
-    const location = (authn && r.auth ? authn.signInLocation(r.auth, d.location) : null) ?? d.location;
-    socket.end(`HTTP/1.1 302 Found\r\nlocation: ${location}\r\ncache-control: no-store\r\nx-request-id: ${requestId}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
+    const signIn = authn && r.auth ? authn.signInRedirect(r.auth, d.location) : null;
+    const cookies = (signIn?.setCookie ?? []).map((c) => `set-cookie: ${c}\r\n`).join('');
+    socket.end(`HTTP/1.1 302 Found\r\nlocation: ${signIn?.location ?? d.location}\r\n${cookies}cache-control: no-store\r\nx-request-id: ${requestId}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
     return;
   }
   const reason = d.outcome === 'bad_request' ? d.problem : d.outcome === 'not_found' ? 'no-route' : d.outcome === 'unauthenticated' ? 'sign-in-required' : d.outcome === 'redirect' ? 'redirect-route' : d.outcome === 'internal' ? 'no-upgrade-endpoint' : d.reasons.join(',') || d.outcome;

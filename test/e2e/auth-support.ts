@@ -47,15 +47,22 @@ export interface AuthWorldOptions {
   readonly accessTokenTtlSeconds?: number;
   /** The port to serve on (default: a free one). */
   readonly port?: number;
+  /**
+   * Deployed as behind TLS: `cookie_secure: true` and `https://` origins (svc still listens on plain
+   * HTTP, and the test browser sends `https://` URLs there as plain HTTP and keeps `Secure` cookies).
+   */
+  readonly secure?: boolean;
 }
 
 /**
  * Starts the IdP, the echo upstream and svc. Defaults: authenticate service on
- * `authenticate.localhost`, forward-auth on `fwd.localhost`, cookies not `Secure` (plain HTTP).
+ * `authenticate.localhost`, forward-auth on `fwd.localhost`, cookies not `Secure` (plain HTTP) unless
+ * `secure`.
  */
 export async function startAuthWorld(options: AuthWorldOptions): Promise<AuthWorld> {
   const port = options.port ?? (await freePort());
-  const origin = (name: string) => `http://${name}.localhost:${port}`;
+  const scheme = options.secure === true ? 'https' : 'http';
+  const origin = (name: string) => `${scheme}://${name}.localhost:${port}`;
   const idp = await startDevIdp({
     clients: [{ clientId: 'svc-test', clientSecret: 'svc-test-secret', redirectUris: [`${origin('authenticate')}/oauth2/callback`], postLogoutRedirectUris: [`${origin('app')}/`, `${origin('public')}/signed-out`] }],
     ...(options.accessTokenTtlSeconds !== undefined ? { accessTokenTtlSeconds: options.accessTokenTtlSeconds } : {}),
@@ -66,7 +73,7 @@ export async function startAuthWorld(options: AuthWorldOptions): Promise<AuthWor
   cfg.write(
     {
       address: `127.0.0.1:${port}`,
-      cookie_secure: false,
+      cookie_secure: options.secure === true,
       authenticate_service_url: origin('authenticate'),
       forward_auth_url: origin('fwd'),
       signout_redirect_url: `${origin('public')}/signed-out`,

@@ -128,7 +128,10 @@ describe('sign-in with a real OpenID provider', () => {
     const hops = await b.signIn(`${w.origin('app')}/`, 'alice@example.com');
     const handoff = hops.find((h) => h.url.includes('/.svc/callback?svc_handoff='))!;
     expect(handoff.status).toBe(302);
-    const replay = await w.browser().request(handoff.url);
+    // Replayed even with the binding cookie of the browser that started it (test/security/login-csrf.test.ts).
+    const binding = ([hops[0]!.headers['set-cookie'] ?? []].flat().find((c) => c.startsWith('_svc_bind_')) ?? '').split(';')[0]!;
+    expect(binding).toMatch(/^_svc_bind_[A-Za-z0-9_-]{12}=./);
+    const replay = await w.browser().request(handoff.url, { headers: { cookie: binding } });
     expect(replay.status).toBe(400);
     expect(replay.body).toContain('hand-off-replayed');
     const elsewhere = handoff.url.replace(`app.localhost:${w.port}`, `other.localhost:${w.port}`);
