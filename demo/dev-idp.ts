@@ -35,6 +35,8 @@ export interface DevUser {
   readonly email: string;
   readonly name: string;
   readonly groups: readonly string[];
+  /** The `email_verified` claim: default true; null leaves the claim out (tests of issue 13 §3). */
+  readonly emailVerified?: boolean | null;
 }
 
 export const DEMO_USERS: readonly DevUser[] = Object.freeze([
@@ -378,7 +380,7 @@ export async function startDevIdp(options: DevIdpOptions): Promise<DevIdp> {
         claims: () => ({
           sub: user.id,
           email: user.email,
-          email_verified: true,
+          ...(user.emailVerified === null ? {} : { email_verified: user.emailVerified ?? true }),
           name: user.name,
           groups: [...user.groups],
         }),

@@ -280,6 +280,7 @@ export function lowerSettings(data: Record<string, unknown>, cx: LowerCtx): Plan
       scopes: (raw('idp_scopes') as string[] | undefined) ?? ['openid', 'profile', 'email', 'offline_access'],
       serviceAccount: secret('idp_service_account'),
       requestParams: (raw('idp_request_params') as Record<string, string> | undefined) ?? {},
+      trustUnverifiedEmail: bool('idp_trust_unverified_email'),
       refreshDirectoryIntervalMs: duration('idp_refresh_directory_interval'),
       refreshDirectoryTimeoutMs: duration('idp_refresh_directory_timeout'),
     },

@@ -182,6 +182,7 @@ const settings = obj({
     scopes: strList,
     serviceAccount: secret,
     requestParams: strMap,
+    trustUnverifiedEmail: bool,
     refreshDirectoryIntervalMs: int,
     refreshDirectoryTimeoutMs: int,
   }),

@@ -115,6 +115,8 @@ export interface PlanSettings {
     readonly scopes: readonly string[];
     readonly serviceAccount: Secret | null;
     readonly requestParams: Readonly<Record<string, string>>;
+    /** `idp_trust_unverified_email`: an email counts even when `email_verified` is not true (docs/authentication.md). */
+    readonly trustUnverifiedEmail: boolean;
     readonly refreshDirectoryIntervalMs: number;
     readonly refreshDirectoryTimeoutMs: number;
   };

@@ -85,6 +85,7 @@ export const SETTINGS: readonly SettingSpec[] = [
   { key: 'idp_service_account', kind: 'secret', plan: 'idp.serviceAccount', meaning: 'directory credentials (groups)' },
   { key: 'idp_provider_url', kind: 'url', schemes: ['https', 'http'], plan: 'idp.providerUrl', meaning: 'OpenID Connect discovery base' },
   { key: 'idp_request_params', kind: 'map', plan: 'idp.requestParams', meaning: 'extra sign-in request parameters' },
+  { key: 'idp_trust_unverified_email', kind: 'bool', default: false, plan: 'idp.trustUnverifiedEmail', meaning: 'let an email count whose `email_verified` claim is not true (absent or false)' },
   { key: 'idp_refresh_directory_interval', kind: 'duration', default: '10m', plan: 'idp.refreshDirectoryIntervalMs', meaning: 'directory sync interval' },
   { key: 'idp_refresh_directory_timeout', kind: 'duration', default: '1m', plan: 'idp.refreshDirectoryTimeoutMs', meaning: 'directory sync timeout' },
   // 2.5 proxy service

@@ -10,6 +10,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { SignJWT } from 'jose';
+import { checkedEmail } from '../authz/email.ts';
 import type { Identity } from '../decide/types.ts';
 import type { SigningKey } from './signing-key.ts';
 
@@ -108,12 +109,13 @@ export class AssertionSigner {
   }
 
   /**
-   * Signs (claims iss, aud, sub, user, email, groups, sid, iat, exp = iat + ttl, jti random 16
+   * Signs (claims iss, aud, sub, user, email (the checked one: runtime/authz/email.ts), groups, sid, iat, exp = iat + ttl, jti random 16
    * bytes base64url from the CSPRNG, plus extraClaims), caches and returns it. Header: alg, kid,
    * typ 'JWT'. A `forget` of the session while this runs keeps the token out of the cache.
    */
   async sign(input: AssertionInput): Promise<string> {
     const { sessionId, audience, identity } = input;
+    const email = checkedEmail(identity.email);
     const ticket = Symbol('assertion sign');
     let tickets = this.#inFlight.get(sessionId);
     if (tickets === undefined) this.#inFlight.set(sessionId, (tickets = new Set()));
@@ -129,7 +131,7 @@ export class AssertionSigner {
         aud: audience,
         sub: identity.user,
         user: identity.user,
-        ...(identity.email === undefined ? {} : { email: identity.email }),
+        ...(email === undefined ? {} : { email }),
         groups: [...identity.groups],
         sid: sessionId,
         iat,

@@ -9,6 +9,7 @@
  */
 import * as oidc from 'openid-client';
 import type { PlanSettings } from '../../compiler/plan/types.ts';
+import { parseEmail } from '../authz/email.ts';
 import type { SessionRecord } from '../databroker/session-store.ts';
 
 /** Defaults of the built-in provider names (spec 2.4); `oidc` is the generic provider. */
@@ -161,7 +162,7 @@ export class IdentityProvider {
     const claims: Record<string, unknown> = Object.fromEntries(Object.entries(source).filter(([k]) => !PROTOCOL_CLAIMS.has(k)));
     const userId = typeof claims['sub'] === 'string' ? claims['sub'] : previous?.userId;
     if (userId === undefined || userId === '') throw new IdentityProviderError('SVC_ERR_IDP_CALLBACK', 'the ID token has no subject');
-    const email = typeof claims['email'] === 'string' ? claims['email'] : undefined;
+    const email = identityEmail(claims, this.#settings.trustUnverifiedEmail);
     const g = claims['groups'];
     const groups = Array.isArray(g) ? g.filter((x): x is string => typeof x === 'string') : typeof g === 'string' ? [g] : [];
     const expiresIn = tokens.expiresIn();
@@ -176,6 +177,26 @@ export class IdentityProvider {
       ...(expiresIn !== undefined ? { accessTokenExpiresAtMs: nowMs + expiresIn * 1000 } : {}),
     };
   }
+}
+
+/**
+ * The email a session's identity holds, from the ID token's claims (docs/authentication.md
+ * "Emails"): the `email` claim when it is an address (runtime/authz/email.ts; kept with its domain
+ * lower-cased) and the provider vouches for it (`email_verified` is `true`, or the string `"true"`
+ * some providers send), else none. `trustUnverified` (`idp_trust_unverified_email`) drops the
+ * second condition, never the first.
+ *
+ * INVARIANT (no unchecked email): an identity made at sign-in or refresh never carries an email
+ * that is not an address, nor (by default) one its provider did not mark verified; policy and
+ * the identity sent upstream both read it (and check the address again, for identities from
+ * elsewhere).
+ */
+export function identityEmail(claims: Readonly<Record<string, unknown>>, trustUnverified: boolean): string | undefined {
+  const raw = claims['email'];
+  if (typeof raw !== 'string') return undefined;
+  const verified = claims['email_verified'] === true || claims['email_verified'] === 'true';
+  if (!verified && !trustUnverified) return undefined;
+  return parseEmail(raw)?.address;
 }
 
 /**

@@ -30,6 +30,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import { checkedEmail } from '../authz/email.ts';
 import type { InternalEndpoint, OutgoingHeaders, RequestHeaders } from '../decide/types.ts';
 import { newSessionId, type SessionRecord, type SessionStore } from '../databroker/session-store.ts';
 import type { CanonicalRequest } from '../http/canonical-request.ts';
@@ -244,7 +245,7 @@ export class Authn {
       headers['impersonate-user'] = undefined;
       headers['impersonate-group'] = undefined;
       if (session) {
-        headers['impersonate-user'] = session.identity.email ?? session.identity.user;
+        headers['impersonate-user'] = checkedEmail(session.identity.email) ?? session.identity.user;
         if (session.identity.groups.length > 0) headers['impersonate-group'] = [...session.identity.groups];
       }
     }

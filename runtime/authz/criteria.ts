@@ -6,6 +6,7 @@
 import { BlockList, isIPv4 } from 'node:net';
 import type { Criterion, DateMatcher, Day, ListMatcher, StringMatcher, TimeOfDayMatcher } from '../../compiler/plan/types.ts';
 import type { Identity, RequestHeaders } from '../decide/types.ts';
+import { checkedEmail, parseEmail } from './email.ts';
 
 /** Three-valued truth: false, true, unknown. */
 export const F = 0;
@@ -38,12 +39,14 @@ export function compileCriterion(c: Criterion): Leaf {
     case 'authenticated_user':
       return (i) => (i.identity ? T : U);
     case 'email': {
-      const m = stringMatcher(c.match);
-      return (i) => (i.identity ? tri(m(i.identity.email ?? '')) : U);
+      // Whole addresses in `is`/`in`/`not_in` are read like the identity's (domain lower-cased).
+      const m = stringMatcher(mapWhole(c.match, (v) => parseEmail(v)?.address ?? v));
+      return (i) => (i.identity ? tri(m(checkedEmail(i.identity.email) ?? '')) : U);
     }
     case 'domain': {
-      const m = stringMatcher(c.match);
-      return (i) => (i.identity ? tri(m(domainOf(i.identity.email ?? ''))) : U);
+      // Domains compare case-insensitively: both sides lower-cased, every matcher.
+      const m = stringMatcher(mapAll(c.match, (v) => v.toLowerCase()));
+      return (i) => (i.identity ? tri(m(domainOf(i.identity.email))) : U);
     }
     case 'user': {
       const m = stringMatcher(c.match);
@@ -54,8 +57,13 @@ export function compileCriterion(c: Criterion): Leaf {
       return (i) => (i.identity ? tri(m(i.identity.groups)) : U);
     }
     case 'claim': {
-      const m = listMatcher(c.match);
       const name = c.claim;
+      // `claim/email` is the checked email, never the provider's raw claim (docs/policy.md "Emails").
+      if (name === 'email') {
+        const m = listMatcher(mapWhole(c.match, (v) => parseEmail(v)?.address ?? v));
+        return (i) => (i.identity ? tri(m(emailValues(i.identity))) : U);
+      }
+      const m = listMatcher(c.match);
       return (i) => (i.identity ? tri(m(claimValues(i.identity, name))) : U);
     }
     case 'device': {
@@ -111,10 +119,29 @@ function tri(b: boolean): Tri {
   return b ? T : F;
 }
 
-/** The part of an email after its last `@`; `''` when there is none. */
-export function domainOf(email: string): string {
-  const at = email.lastIndexOf('@');
-  return at < 0 ? '' : email.slice(at + 1);
+/**
+ * The lower-cased domain of an email address (runtime/authz/email.ts); `''` when there is no email
+ * or it is not an address, so `x@evil.example@corp.example` has no domain at all.
+ */
+export function domainOf(email: string | undefined): string {
+  return email === undefined ? '' : parseEmail(email)?.domain ?? '';
+}
+
+function emailValues(identity: Identity): readonly string[] {
+  const email = checkedEmail(identity.email);
+  return email === undefined ? [] : [email];
+}
+
+/** `m` with `f` applied to the values of `is`, `has`, `in` and `not_in` (the matchers of whole values). */
+function mapWhole<M extends ListMatcher>(m: M, f: (v: string) => string): M {
+  if (m.op === 'is' || m.op === 'has') return { ...m, value: f(m.value) };
+  if (m.op === 'in' || m.op === 'not_in') return { ...m, values: m.values.map(f) };
+  return m;
+}
+
+/** `m` with `f` applied to every value. */
+function mapAll(m: StringMatcher, f: (v: string) => string): StringMatcher {
+  return 'value' in m ? { ...m, value: f(m.value) } : { ...m, values: m.values.map(f) };
 }
 
 /**

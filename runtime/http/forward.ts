@@ -9,6 +9,7 @@
  * `xff_num_trusted_hops` (default 0: dropped) (SECURITY.md S13, S14).
  */
 import { claimValues } from '../authz/criteria.ts';
+import { checkedEmail } from '../authz/email.ts';
 import type { Identity, RequestHeaders, UpstreamRequest } from '../decide/types.ts';
 import type { CompiledRoute, PlanIndex } from '../plan/index.ts';
 import type { CanonicalRequest } from './canonical-request.ts';
@@ -123,7 +124,7 @@ function headerKind(name: string): HeaderKind {
 /** The value of a claim header (docs/decisions.md §6 step 5), or undefined when the claim is missing. */
 export function claimHeaderValue(identity: Identity, claim: string): string | undefined {
   if (claim === 'user' || claim === 'sub' || claim === 'id') return identity.user;
-  if (claim === 'email') return identity.email;
+  if (claim === 'email') return checkedEmail(identity.email);
   const values = claim === 'groups' ? identity.groups : claimValues(identity, claim);
   return values.length > 0 ? values.join(',') : undefined;
 }

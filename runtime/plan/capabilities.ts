@@ -148,6 +148,7 @@ export const CAPABILITIES: readonly Capability[] = [
   honoured(['idp_client_secret', 'idp_client_secret_file'], 'settings.idp.clientSecret'),
   honoured(['idp_scopes'], 'settings.idp.scopes'),
   honoured(['idp_request_params'], 'settings.idp.requestParams'),
+  honoured(['idp_trust_unverified_email'], 'settings.idp.trustUnverifiedEmail'),
   refused(['idp_service_account'], ['settings.idp.serviceAccount'], NO_DIRECTORY, (cx) => cx.settings.idp.serviceAccount !== null),
   refused(['idp_refresh_directory_interval'], ['settings.idp.refreshDirectoryIntervalMs'], NO_DIRECTORY, (cx) => cx.settings.idp.refreshDirectoryIntervalMs !== 600_000),
   refused(['idp_refresh_directory_timeout'], ['settings.idp.refreshDirectoryTimeoutMs'], NO_DIRECTORY, (cx) => cx.settings.idp.refreshDirectoryTimeoutMs !== 60_000),

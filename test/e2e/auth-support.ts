@@ -6,7 +6,7 @@
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { createServer } from 'node:net';
-import { startDevIdp, type DevIdp } from '../../demo/dev-idp.ts';
+import { startDevIdp, type DevIdp, type DevUser } from '../../demo/dev-idp.ts';
 import { run, type Running } from '../../runtime/run/run.ts';
 import { HttpBrowser } from '../support/http-browser.ts';
 import { configDir, echo, startUpstream, type Upstream } from './support.ts';
@@ -45,6 +45,8 @@ export interface AuthWorldOptions {
   /** Routes; `UPSTREAM` in a `to` is replaced by the echo upstream's URL, `PORT` in `from` by svc's port. */
   readonly routes: readonly Record<string, unknown>[];
   readonly accessTokenTtlSeconds?: number;
+  /** The provider's users (default: demo/dev-idp.ts DEMO_USERS). */
+  readonly users?: readonly DevUser[];
   /** The port to serve on (default: a free one). */
   readonly port?: number;
   /**
@@ -66,6 +68,7 @@ export async function startAuthWorld(options: AuthWorldOptions): Promise<AuthWor
   const idp = await startDevIdp({
     clients: [{ clientId: 'svc-test', clientSecret: 'svc-test-secret', redirectUris: [`${origin('authenticate')}/oauth2/callback`], postLogoutRedirectUris: [`${origin('app')}/`, `${origin('public')}/signed-out`] }],
     ...(options.accessTokenTtlSeconds !== undefined ? { accessTokenTtlSeconds: options.accessTokenTtlSeconds } : {}),
+    ...(options.users !== undefined ? { users: options.users } : {}),
   });
   const upstream = await startUpstream(echo);
   const cfg = configDir();

@@ -36,7 +36,11 @@ const REQUEST_HEADER_NAMES = ['x-custom', 'x-target', 'x-drop', 'accept-language
 const HOST_HEADER_NAMES = ['x-target', 'X-Target', 'x-forwarded-host', 'host'] as const;
 
 export const USERS = ['u-alice', 'u-bob', 'u-carol', 'admin'] as const;
-export const EMAILS = ['alice@example.com', 'bob@corp.example', 'carol@example.com', 'x@y@example.com', 'no-at-sign', 'Alice@Example.com'] as const;
+export const EMAILS = [
+  'alice@example.com', 'bob@corp.example', 'carol@example.com', 'x@y@example.com', 'no-at-sign', 'Alice@Example.com',
+  // Issue 13 §3: not one address (no email at all), and a mixed-case domain.
+  'x@evil.example@corp.example', '"x@evil.example"@corp.example', 'a@corp.example.', 'a..b@corp.example', 'Bob@CORP.Example',
+] as const;
 export const GROUPS = ['admins', 'ops', 'team-blue', 'team-red', 'contractors'] as const;
 export const CLAIM_NAMES = ['team', 'org.unit', 'level', 'verified', 'roles', 'odd name', 'constructor', 'missing'] as const;
 const CLAIM_VALUES = ['blue', 'red', 'eng', 'ops', '3', 'true', 'editor'] as const;
@@ -74,8 +78,9 @@ const claimName = pick(CLAIM_NAMES).map((n) => (/^[A-Za-z_][A-Za-z0-9_.-]*$/.tes
 /** One criterion in the text syntax. */
 export const criterionText: fc.Arbitrary<string> = fc.oneof(
   pick(['accept', 'reject', 'true', 'false', 'authenticated_user', 'cors_preflight', 'invalid_client_certificate']),
-  stringMatcherText(['example.com', 'corp.example', 'Example.com', 'y@example.com']).map((m) => `domain ${m}`),
-  stringMatcherText([...EMAILS, '@example.com', 'alice']).map((m) => `email ${m}`),
+  stringMatcherText(['example.com', 'corp.example', 'Example.com', 'y@example.com', 'CORP.example', 'evil.example@corp.example']).map((m) => `domain ${m}`),
+  stringMatcherText([...EMAILS, '@example.com', 'alice', '@corp.example', 'bob@Corp.example']).map((m) => `email ${m}`),
+  listMatcherText([...EMAILS, '@corp.example']).map((m) => `claim/email ${m}`),
   stringMatcherText([...USERS, 'u-']).map((m) => `user ${m}`),
   listMatcherText([...GROUPS, 'team-']).map((m) => `groups ${m}`),
   fc.tuple(claimName, listMatcherText(CLAIM_VALUES)).map(([n, m]) => `claim/${n} ${m}`),
@@ -351,7 +356,7 @@ export const identityArb: fc.Arbitrary<Identity | null> = fc.option(
         user: pick(USERS),
         email: pick(EMAILS),
         groups: fc.uniqueArray(pick(GROUPS), { maxLength: 3 }),
-        claims: fc.dictionary(pick(['team', 'org', 'org.unit', 'level', 'verified', 'roles', 'odd name', 'sub']), claimValue, { maxKeys: 4 }),
+        claims: fc.dictionary(pick(['team', 'org', 'org.unit', 'level', 'verified', 'roles', 'odd name', 'sub', 'email']), claimValue, { maxKeys: 4 }),
         device: pick(DEVICES),
       },
       { requiredKeys: ['user', 'groups', 'claims'] },

@@ -15,7 +15,7 @@ import type { PlanBody, Route, Upstream } from '../../compiler/plan/types.ts';
 import { canonicalRequest, type CanonicalRequest } from '../../runtime/http/canonical-request.ts';
 import type { Decision, DecisionRequest, Identity, InternalEndpoint, RequestProblem, RouteRef, UpstreamRequest } from '../../runtime/decide/types.ts';
 import { formatIp, parseIp, type IpAddress } from './ip.ts';
-import { claimValues, evaluatePolicy, type PolicyRequest, type PolicyResult } from './policy.ts';
+import { claimValues, emailAddress, evaluatePolicy, type PolicyRequest, type PolicyResult } from './policy.ts';
 
 const DEFAULT_PORT: Readonly<Record<string, number>> = { http: 80, https: 443 };
 
@@ -406,7 +406,11 @@ function upstreamHeaders(body: PlanBody, route: Route, request: DecisionRequest,
 /** The values of a `jwt_claims_headers` claim: `user`/`sub`/`id` the user id, `email`, `groups`, else the IdP claim. */
 function identityClaim(identity: Identity, claim: string): string[] {
   if (claim === 'user' || claim === 'sub' || claim === 'id') return [identity.user];
-  if (claim === 'email') return identity.email === undefined ? [] : [identity.email];
+  if (claim === 'email') {
+    // Only an email that is an address is sent, in the form policy saw (domain lower-cased).
+    const email = emailAddress(identity.email);
+    return email === undefined ? [] : [email];
+  }
   if (claim === 'groups') return [...identity.groups];
   return claimValues(identity.claims, claim);
 }

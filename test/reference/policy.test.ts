@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { PolicyIR } from '../../compiler/policy/ir.ts';
 import { text } from '../compiler/policy/helpers.ts';
-import { claimValues, domainOf, evaluatePolicy, type PolicyRequest } from './policy.ts';
+import { claimValues, domainOf, emailAddress, evaluatePolicy, type PolicyRequest } from './policy.ts';
 import { parseIp } from './ip.ts';
 import type { Identity } from '../../runtime/decide/types.ts';
 
@@ -64,9 +64,17 @@ describe('reference policy evaluation (docs/policy.md)', () => {
     expect(claimValues({ n: 3, b: false, s: 'x', z: null }, 'z')).toEqual([]);
   });
 
-  it('takes the domain after the last @', () => {
-    expect(domainOf('a@b@example.com')).toBe('example.com');
+  it('reads the domain of an address only, lower-cased', () => {
+    expect(domainOf('a@Example.COM')).toBe('example.com');
+    expect(domainOf('x@evil.example@corp.example')).toBe('');
+    expect(domainOf('"x@evil.example"@corp.example')).toBe('');
+    expect(domainOf('a@corp.example.')).toBe('');
+    expect(domainOf('a@-corp.example')).toBe('');
+    expect(domainOf('a@corp.example ')).toBe('');
     expect(domainOf('nobody')).toBe('');
+    expect(domainOf(undefined)).toBe('');
+    expect(emailAddress('Alice@Example.com')).toBe('Alice@example.com');
+    expect(emailAddress('a..b@example.com')).toBeUndefined();
   });
 
   it('treats not_in on a list criterion as "no value is in the list"', () => {

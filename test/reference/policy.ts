@@ -107,17 +107,27 @@ function criterion(c: Criterion, request: PolicyRequest, identity: Identity | nu
     case 'authenticated_user':
       return identity === null ? 'unknown' : 'true';
     case 'user':
-    case 'email':
+      return identity === null ? 'unknown' : of(stringMatch(c.match, [identity.user]));
+    case 'email': {
+      if (identity === null) return 'unknown';
+      // Whole addresses in the matcher are read as addresses too; fragments stay as written.
+      return of(stringMatch(wholeValues(c.match, (v) => emailAddress(v) ?? v), [emailAddress(identity.email) ?? '']));
+    }
     case 'domain': {
       if (identity === null) return 'unknown';
-      const email = identity.email ?? '';
-      const value = c.name === 'user' ? identity.user : c.name === 'email' ? email : domainOf(email);
-      return of(stringMatch(c.match, [value]));
+      return of(stringMatch(allValues(c.match, (v) => v.toLowerCase()), [domainOf(identity.email)]));
     }
     case 'groups':
       return identity === null ? 'unknown' : of(stringMatch(c.match, identity.groups));
-    case 'claim':
-      return identity === null ? 'unknown' : of(stringMatch(c.match, claimValues(identity.claims, c.claim)));
+    case 'claim': {
+      if (identity === null) return 'unknown';
+      if (c.claim === 'email') {
+        // `claim/email` is the checked email, as the `email` criterion sees it, never the raw claim.
+        const email = emailAddress(identity.email);
+        return of(stringMatch(wholeValues(c.match, (v) => emailAddress(v) ?? v), email === undefined ? [] : [email]));
+      }
+      return of(stringMatch(c.match, claimValues(identity.claims, c.claim)));
+    }
     case 'device': {
       if (identity === null) return 'unknown';
       const d = identity.device;
@@ -172,10 +182,48 @@ function hasHeader(request: PolicyRequest, name: string): boolean {
   return v !== undefined && v.length > 0;
 }
 
-/** The part of an email after its last `@`; `""` when there is none. */
-export function domainOf(email: string): string {
-  const at = email.lastIndexOf('@');
-  return at < 0 ? '' : email.slice(at + 1);
+/** RFC 5322 dot-atom (atext runs joined by single dots) `@` host name labels (docs/policy.md "Emails"). */
+const ADDRESS = /^([A-Za-z0-9!#$%&'*+\-/=?^_`{|}~]+(?:\.[A-Za-z0-9!#$%&'*+\-/=?^_`{|}~]+)*)@((?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)*[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)$/;
+
+/**
+ * An email as policy and upstreams read it: `local@domain` with the domain lower-cased when the text
+ * is an address (at most 254 characters, local part at most 64, labels at most 63), else undefined:
+ * no email at all.
+ */
+export function emailAddress(email: string | undefined): string | undefined {
+  if (email === undefined || email.length > 254) return undefined;
+  const m = ADDRESS.exec(email);
+  if (m === null) return undefined;
+  const [, local = '', domain = ''] = m;
+  if (local.length > 64 || domain.split('.').some((label) => label.length > 63)) return undefined;
+  return `${local}@${domain.toLowerCase()}`;
+}
+
+/** The lower-cased domain of an email that is an address; `""` otherwise. */
+export function domainOf(email: string | undefined): string {
+  const address = emailAddress(email);
+  return address === undefined ? '' : address.slice(address.indexOf('@') + 1);
+}
+
+type AnyMatcher = Extract<Criterion, { name: 'groups' }>['match'];
+
+/** `m` with its whole-value operands (`is`, `has`, `in`, `not_in`) passed through `f`. */
+function wholeValues<M extends AnyMatcher>(m: M, f: (v: string) => string): M {
+  switch (m.op) {
+    case 'is':
+    case 'has':
+      return { ...m, value: f(m.value) };
+    case 'in':
+    case 'not_in':
+      return { ...m, values: m.values.map(f) };
+    default:
+      return m;
+  }
+}
+
+/** `m` with every operand passed through `f`. */
+function allValues<M extends AnyMatcher>(m: M, f: (v: string) => string): M {
+  return 'values' in m ? { ...m, values: m.values.map(f) } : { ...m, value: f(m.value) };
 }
 
 /**
