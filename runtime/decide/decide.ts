@@ -139,7 +139,11 @@ function answer(index: PlanIndex, r: CompiledRoute, verdict: Verdict, reasons: r
     const back = `${backScheme}://${req.host}${req.path}${req.query === '' ? '' : `?${req.query}`}`;
     return { outcome: 'unauthenticated', status: 302, route, reasons, location: `${index.signInOrigin}/.svc/sign_in?svc_redirect_uri=${encodeURIComponent(back)}` };
   }
-  if (r.route.action.kind === 'redirect') return { outcome: 'redirect', status: r.route.action.redirect.responseCode, route, reasons, location: redirectLocation(r, req) };
+  if (r.route.action.kind === 'redirect') {
+    const location = redirectLocation(r, req);
+    if (location === null) return FORWARDED_PATH_REFUSED;
+    return { outcome: 'redirect', status: r.route.action.redirect.responseCode, route, reasons, location };
+  }
   const upstreamIndex = pick ? pick(r) : upstreamBySample(r, request.upstreamSample ?? 0);
   if (upstreamIndex === undefined) return { outcome: 'unavailable', status: 503, route, reasons: ['no-healthy-upstream'] };
   const upstream = upstreamRequest(index, r, {
@@ -150,8 +154,12 @@ function answer(index: PlanIndex, r: CompiledRoute, verdict: Verdict, reasons: r
     identity,
     upstreamIndex,
   });
+  if (upstream === null) return FORWARDED_PATH_REFUSED;
   return { outcome: 'allow', status: 200, route, reasons, upstream };
 }
+
+/** An allowed request whose rewritten path would hold a dot segment (docs/decisions.md §6 step 5). */
+const FORWARDED_PATH_REFUSED: Decision = { outcome: 'bad_request', status: 400, problem: 'forwarded-path-dot-segment', reasons: ['forwarded-path-dot-segment'] };
 
 /** Some media range of an `Accept` header is `text/html` (case-insensitive, parameters ignored). */
 function acceptsHtml(accept: readonly string[] | undefined): boolean {

@@ -173,6 +173,34 @@ export function removeDotSegments(path: string): string {
   return `/${out.join('/')}`;
 }
 
+/**
+ * Re-normalizes a path after rewrites and the `to` join (docs/decisions.md §6 step 5, DESIGN §2.2):
+ * runs of `/` are merged, as the canonical request merges them; `undefined` when a segment is a dot
+ * segment (`.` or `..`, a dot also written `%2E`/`%2e`), which an upstream would resolve to a path
+ * other than the one svc matched and judged (issue 13 §4). One scan, no allocation for a path that is
+ * already normal (nearly every request).
+ */
+export function renormalizedPath(path: string): string | undefined {
+  let merged = false;
+  let start = 0; // start of the current segment (just after its `/`)
+  let dots = 0; // the dots the current segment holds, while it holds nothing else; -1 once it does
+  for (let i = 0; i <= path.length; i++) {
+    const c = i < path.length ? path.charCodeAt(i) : 0x2f;
+    if (c === 0x2f) {
+      if (dots > 0 && dots <= 2) return undefined;
+      if (i === start && i > 0 && i < path.length) merged = true;
+      start = i + 1;
+      dots = 0;
+    } else if (dots < 0) continue;
+    else if (c === 0x2e) dots++;
+    else if (c === 0x25 && path.charCodeAt(i + 1) === 0x32 && (path.charCodeAt(i + 2) | 0x20) === 0x65) {
+      dots++;
+      i += 2;
+    } else dots = -1;
+  }
+  return merged ? mergeSlashes(path) : path;
+}
+
 type HostResult = ReturnType<typeof canonicalHost>;
 const hostCache = { https: new Map<string, HostResult>(), http: new Map<string, HostResult>() };
 const HOST_CACHE_SIZE = 4096;

@@ -31,6 +31,12 @@ export interface CompiledRoute {
   readonly rewritePrefix: (path: string, replacement: string) => string;
   /** The matched part replaced by `prefix_rewrite`, or the regex rewrite; null when neither. */
   readonly rewritePath: ((path: string) => string) | null;
+  /**
+   * Per upstream (index into `to`), the start every forwarded path has: the `to` path joined with
+   * the `prefix_rewrite` replacement (or `/`), slashes merged. A forwarded path that does not start
+   * with it left the route's prefix and is refused (docs/decisions.md §6 step 5).
+   */
+  readonly forwardBases: readonly string[];
   /** `host_path_regex_rewrite_*` compiled, when the route uses it. */
   readonly hostFromPath: Substitution | null;
   /** Cumulative upstream weights, for choosing an upstream by a sample in [0, 1). */
@@ -142,6 +148,12 @@ function compileRoute(route: Route, programOf: (policy: Route['policy']) => Poli
   let total = 0;
   if (route.action.kind === 'forward') for (const u of route.action.upstreams) cumulativeWeights.push((total += u.weight));
 
+  const forwardBases: string[] = [];
+  if (route.action.kind === 'forward') {
+    const replacement = pr === null ? '/' : pr.startsWith('/') ? pr : `/${pr}`;
+    for (const u of route.action.upstreams) forwardBases.push((u.path === '' ? replacement : u.path + replacement.slice(1)).replace(/\/{2,}/g, '/'));
+  }
+
   return {
     route,
     ref: { index: route.index, id: route.id, name: route.name },
@@ -151,6 +163,7 @@ function compileRoute(route: Route, programOf: (policy: Route['policy']) => Poli
     rewritePrefix,
     program: programOf(route.policy),
     rewritePath,
+    forwardBases,
     hostFromPath: route.host.kind === 'path_regex' ? compileSubstitution(route.host.pattern, route.host.substitution) : null,
     cumulativeWeights,
     removeHeaders: route.requestHeaders.remove.length === 0 ? NO_NAMES : new Set(route.requestHeaders.remove.map((h) => h.toLowerCase())),

@@ -1,0 +1,91 @@
+/**
+ * Issue 13 §4: paths that rewrites and the `to` join would make ambiguous again (docs/decisions.md
+ * §6 step 5, §7). The rule: what is forwarded is re-normalized; a dot segment, or a path that leaves
+ * the route's forwarded prefix, is 400 `forwarded-path-dot-segment`; merged slashes are merged.
+ */
+import type { Identity } from '../../../runtime/decide/types.ts';
+import type { DecisionCase } from '../case.ts';
+import { configText } from '../../reference/support.ts';
+
+const bob: Identity = { user: 'u-bob', email: 'bob@example.com', groups: ['staff'], claims: {} };
+const REFUSED = { outcome: 'bad_request', status: 400, problem: 'forwarded-path-dot-segment', reasons: ['forwarded-path-dot-segment'] } as const;
+
+/** `/app` strips its prefix; the upstream's `/admin` is denied by policy on the canonical path. */
+const STRIP = configText([
+  { from: 'https://app.example.com', name: 'app', prefix: '/app', prefix_rewrite: '/', to: 'http://app', policy: 'allow if groups has "staff"\ndeny if http_path starts_with "/admin"' },
+]);
+
+const dotAfterPrefix: DecisionCase[] = ['/app%2e%2e/admin', '/app../admin', '/app%2E%2e/admin', '/app./admin', '/app%2e/admin', '/app..'].map((target) => ({
+  name: `§6.5 a dot right after a prefix becomes a dot segment after prefix_rewrite: refused: ${target}`,
+  config: STRIP,
+  request: { host: 'app.example.com', target },
+  identity: bob,
+  expect: REFUSED,
+}));
+
+export const cases: readonly DecisionCase[] = [
+  ...dotAfterPrefix,
+  {
+    name: '§6.5 an ordinary path under the prefix is forwarded, the empty segment of the splice merged',
+    config: STRIP,
+    request: { host: 'app.example.com', target: '/app/x/y?q=/../z' },
+    identity: bob,
+    expect: { outcome: 'allow', upstream: { url: 'http://app/x/y?q=/../z' } },
+  },
+  {
+    name: '§6.5 a dot that is part of a longer segment is not a dot segment',
+    config: STRIP,
+    request: { host: 'app.example.com', target: '/app...x' },
+    identity: bob,
+    expect: { outcome: 'allow', upstream: { url: 'http://app/...x' } },
+  },
+  {
+    name: '§6.5 the `to` path join merges `//` made by the rewrite',
+    config: configText([{ from: 'https://app.example.com', prefix: '/api', prefix_rewrite: '/v1/', to: 'http://app/base/', allow_public_unauthenticated_access: true }]),
+    request: { host: 'app.example.com', target: '/api/users' },
+    identity: null,
+    expect: { outcome: 'allow', upstream: { url: 'http://app/base/v1/users' } },
+  },
+  {
+    name: '§6.5 a dot after the prefix is refused through a `to` path too',
+    config: configText([{ from: 'https://app.example.com', prefix: '/api', prefix_rewrite: '/v1/', to: 'http://app/base/', allow_public_unauthenticated_access: true }]),
+    request: { host: 'app.example.com', target: '/api%2e%2e/secret' },
+    identity: null,
+    expect: REFUSED,
+  },
+  {
+    name: '§6.5 a rewrite without a trailing `/` fuses the dots into a segment: allowed',
+    config: configText([{ from: 'https://app.example.com', prefix: '/api', prefix_rewrite: '/v1', to: 'http://app', allow_public_unauthenticated_access: true }]),
+    request: { host: 'app.example.com', target: '/api../x' },
+    identity: null,
+    expect: { outcome: 'allow', upstream: { url: 'http://app/v1../x' } },
+  },
+  {
+    name: '§6.5 a regex rewrite that makes a dot segment is refused',
+    config: configText([{ from: 'https://app.example.com', regex_rewrite_pattern: '^/files-', regex_rewrite_substitution: '/files/', to: 'http://app', allow_public_unauthenticated_access: true }]),
+    request: { host: 'app.example.com', target: '/files-../admin' },
+    identity: null,
+    expect: REFUSED,
+  },
+  {
+    name: '§6.5 a denied request is still 403: step 5 comes after the policy',
+    config: STRIP,
+    request: { host: 'app.example.com', target: '/app%2e%2e/admin' },
+    identity: null,
+    expect: { outcome: 'unauthenticated', status: 401 },
+  },
+  {
+    name: '§7 a redirect prefix_rewrite that makes a dot segment is refused',
+    config: configText([{ from: 'https://app.example.com', prefix: '/old', redirect: { prefix_rewrite: '/new/' }, allow_public_unauthenticated_access: true }]),
+    request: { host: 'app.example.com', target: '/old../x' },
+    identity: null,
+    expect: REFUSED,
+  },
+  {
+    name: '§7 a redirect prefix_rewrite path is merged',
+    config: configText([{ from: 'https://app.example.com', prefix: '/old', redirect: { prefix_rewrite: '/new/' }, allow_public_unauthenticated_access: true }]),
+    request: { host: 'app.example.com', target: '/old/x' },
+    identity: null,
+    expect: { outcome: 'redirect', location: 'https://app.example.com/new/x' },
+  },
+];
