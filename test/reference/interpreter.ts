@@ -29,7 +29,20 @@ export function decideReference(body: PlanBody, request: DecisionRequest, identi
   // the host. READING: checked even when an absolute-form target supplies the host.
   const hostHeaders = request.headers['host'] ?? [];
   if (hostHeaders.length > 1) return badRequest('host-duplicate');
-  const canonical = canonicalRequest(request.target, hostHeaders[0], request.scheme);
+  let canonical = canonicalRequest(request.target, hostHeaders[0], request.scheme);
+  // §1 opt-in: a raw `;` is kept for a host where some route has `allow_path_parameters`; only
+  // such a route may then be chosen (checked below). READING: the S07 opt-in is not modelled here.
+  let parameters = false;
+  if (!canonical.ok && canonical.problem === 'target-path-parameter') {
+    const kept = canonicalRequest(request.target, hostHeaders[0], request.scheme, { keepPathParameters: true });
+    // A segment that is empty, `.` or `..` before its parameters (`/..;/admin`) is never kept.
+    const dotted = kept.ok && kept.request.path.split('/').some((s) => s.includes(';') && ['', '.', '..'].includes(s.slice(0, s.indexOf(';'))));
+    // READING: whether the target used `;` is judged on the target as received (before `..` removal).
+    if (kept.ok && !dotted && body.routes.some((r) => answersHost(r, kept.request.host) && r.allowPathParameters)) {
+      canonical = kept;
+      parameters = true;
+    }
+  }
   if (!canonical.ok) return badRequest(canonical.problem);
   const c = canonical.request;
 
@@ -40,10 +53,11 @@ export function decideReference(body: PlanBody, request: DecisionRequest, identi
 
   // §2. svc's own endpoints.
   const internal = internalEndpoint(body, c);
-  if (internal !== undefined) return { outcome: 'internal', status: 200, endpoint: internal, reasons: ['internal'] };
+  if (internal !== undefined) return parameters ? badRequest('target-path-parameter') : { outcome: 'internal', status: 200, endpoint: internal, reasons: ['internal'] };
 
   // §3. Route matching: the first route (in listed order) answering the host whose matcher holds.
   const route = body.routes.find((r) => answersHost(r, c.host) && pathMatches(r, c.path));
+  if (parameters && !route?.allowPathParameters) return badRequest('target-path-parameter');
   if (route === undefined) return { outcome: 'not_found', status: 404, reasons: ['no-route'] };
   const ref: RouteRef = { index: route.index, id: route.id, name: route.name };
 
@@ -158,17 +172,20 @@ function answersHost(route: Route, host: string): boolean {
   return host === `${name}:${route.from.port}`;
 }
 
+/** READING: `path_case: insensitive` compares both sides lower-cased (the canonical path is ASCII). */
 function pathMatches(route: Route, path: string): boolean {
   const m = route.match;
+  const fold = route.pathCase === 'insensitive';
+  const same = (s: string): string => (fold ? s.toLowerCase() : s);
   switch (m.kind) {
     case 'any':
       return true;
     case 'path':
-      return path === m.path;
+      return same(path) === same(m.path);
     case 'prefix':
-      return path.startsWith(m.prefix);
+      return same(path).startsWith(same(m.prefix));
     case 'regex':
-      return RE2JS.compile(m.regex).matcher(path).matches(); // the whole path (implicitly anchored)
+      return RE2JS.compile(m.regex, fold ? RE2JS.CASE_INSENSITIVE : 0).matcher(path).matches(); // the whole path (implicitly anchored)
   }
 }
 

@@ -2,6 +2,9 @@
  * Issue 13 §4: paths that rewrites and the `to` join would make ambiguous again (docs/decisions.md
  * §6 step 5, §7). The rule: what is forwarded is re-normalized; a dot segment, or a path that leaves
  * the route's forwarded prefix, is 400 `forwarded-path-dot-segment`; merged slashes are merged.
+ * Issue 13 §5: paths upstreams read differently (§1, §3): a raw `;` in the path is 400
+ * `target-path-parameter` unless the chosen route has `allow_path_parameters`; route matching
+ * compares case as the route's `path_case` says, the same for `path`, `prefix` and `regex`.
  */
 import type { Identity } from '../../../runtime/decide/types.ts';
 import type { DecisionCase } from '../case.ts';
@@ -23,8 +26,101 @@ const dotAfterPrefix: DecisionCase[] = ['/app%2e%2e/admin', '/app../admin', '/ap
   expect: REFUSED,
 }));
 
+/** A restricted `/admin` before a public catch-all: the shape upstream-reading attacks aim at. */
+const RESTRICTED = (extra: Record<string, unknown> = {}, publicExtra: Record<string, unknown> = {}) =>
+  configText([
+    { from: 'https://app.example.com', name: 'admin', prefix: '/admin', to: 'http://app', policy: 'allow if groups has "admins"', ...extra },
+    { from: 'https://app.example.com', name: 'public', to: 'http://app', allow_public_unauthenticated_access: true, ...publicExtra },
+  ]);
+
+const parameters: DecisionCase[] = ['/..;/admin', '/admin;x', '/public;jsessionid=1/../admin', '/a;/b', '/;'].map((target) => ({
+  name: `§1 a raw \`;\` in the path is refused: ${target}`,
+  config: RESTRICTED(),
+  request: { host: 'app.example.com', target },
+  identity: null,
+  expect: { outcome: 'bad_request', status: 400, problem: 'target-path-parameter', reasons: ['target-path-parameter'] },
+}));
+
+const caseVariants: DecisionCase[] = ['/ADMIN', '/Admin/x', '/aDmIn'].flatMap((target): DecisionCase[] => [
+  {
+    name: `§3 path_case sensitive (the default): ${target} is not the restricted prefix`,
+    config: RESTRICTED(),
+    request: { host: 'app.example.com', target },
+    identity: null,
+    expect: { outcome: 'allow', route: { id: 'public' } },
+  },
+  {
+    name: `§3 path_case insensitive: ${target} is the restricted prefix`,
+    config: RESTRICTED({ path_case: 'insensitive' }),
+    request: { host: 'app.example.com', target },
+    identity: null,
+    expect: { outcome: 'unauthenticated', status: 401, route: { id: 'admin' } },
+  },
+]);
+
 export const cases: readonly DecisionCase[] = [
   ...dotAfterPrefix,
+  ...parameters,
+  ...caseVariants,
+  {
+    name: '§1 a `;` in the query is ordinary',
+    config: RESTRICTED(),
+    request: { host: 'app.example.com', target: '/x?a=1;b=2' },
+    identity: null,
+    expect: { outcome: 'allow', route: { id: 'public' }, upstream: { url: 'http://app/x?a=1;b=2' } },
+  },
+  {
+    name: '§1 a route with allow_path_parameters takes a raw `;` and forwards it',
+    config: RESTRICTED({}, { allow_path_parameters: true }),
+    request: { host: 'app.example.com', target: '/files/a;v=2' },
+    identity: null,
+    expect: { outcome: 'allow', route: { id: 'public' }, upstream: { url: 'http://app/files/a;v=2' } },
+  },
+  ...['/..;/admin', '/.;/admin', '/;x/admin', '/public/..;x/admin'].map((target): DecisionCase => ({
+    name: `§1 with allow_path_parameters, a dot segment before its parameters is still refused: ${target}`,
+    config: RESTRICTED({}, { allow_path_parameters: true }),
+    request: { host: 'app.example.com', target },
+    identity: null,
+    expect: { outcome: 'bad_request', status: 400, problem: 'target-path-parameter' },
+  })),
+  {
+    name: '§1 a `;` removed by a later `..` still counts: refused without the opt-in',
+    config: configText([
+      { from: 'https://app.example.com', name: 'public', to: 'http://app', allow_public_unauthenticated_access: true },
+      { from: 'https://other.example.com', name: 'java', to: 'http://app', allow_path_parameters: true, allow_public_unauthenticated_access: true },
+    ]),
+    request: { host: 'app.example.com', target: '/public;/../admin' },
+    identity: null,
+    expect: { outcome: 'bad_request', status: 400, problem: 'target-path-parameter' },
+  },
+  {
+    name: '§1 a `;` path that the opt-in host routes to a route without it is still refused',
+    config: RESTRICTED({}, { allow_path_parameters: true }),
+    request: { host: 'app.example.com', target: '/admin;x' },
+    identity: null,
+    expect: { outcome: 'bad_request', status: 400, problem: 'target-path-parameter' },
+  },
+  {
+    name: '§3 path_case insensitive applies to `path` routes',
+    config: configText([{ from: 'https://app.example.com', name: 'exact', path: '/Login', path_case: 'insensitive', to: 'http://app', allow_public_unauthenticated_access: true }]),
+    request: { host: 'app.example.com', target: '/LOGIN' },
+    identity: null,
+    expect: { outcome: 'allow', route: { id: 'exact' }, upstream: { url: 'http://app/LOGIN' } },
+  },
+  {
+    name: '§3 path_case insensitive applies to `regex` routes; prefix_rewrite replaces the matched length',
+    config: configText([{ from: 'https://app.example.com', name: 'rx', regex: '/api/v[0-9]+/.*', path_case: 'insensitive', to: 'http://app', allow_public_unauthenticated_access: true }]),
+    request: { host: 'app.example.com', target: '/API/V2/x' },
+    identity: null,
+    expect: { outcome: 'allow', route: { id: 'rx' } },
+  },
+  {
+    name: '§3 path_case insensitive prefix_rewrite replaces the matched prefix whatever its case',
+    config: configText([{ from: 'https://app.example.com', name: 'p', prefix: '/app/', prefix_rewrite: '/', path_case: 'insensitive', to: 'http://app', allow_public_unauthenticated_access: true }]),
+    request: { host: 'app.example.com', target: '/APP/X' },
+    identity: null,
+    expect: { outcome: 'allow', route: { id: 'p' }, upstream: { url: 'http://app/X' } },
+  },
   {
     name: '§6.5 an ordinary path under the prefix is forwarded, the empty segment of the splice merged',
     config: STRIP,
