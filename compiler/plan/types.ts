@@ -274,6 +274,16 @@ export interface Route {
    * `;`, `?` or `#` in its path may reach this route; it is matched and forwarded in that raw form.
    */
   readonly allowEncodedPathCharacters: boolean;
+  /**
+   * `allow_path_parameters` (issue 13 §5 opt-in): a target with a raw `;` in its path (`/a;v=1`)
+   * may reach this route; anything else refuses it with 400 `target-path-parameter`.
+   */
+  readonly allowPathParameters: boolean;
+  /**
+   * `path_case` (issue 13 §5): how the route's `path`, `prefix` or `regex` compares letters with the
+   * canonical path; `insensitive` folds ASCII case on both sides. Default `sensitive`.
+   */
+  readonly pathCase: 'sensitive' | 'insensitive';
   readonly lb: {
     readonly policy: 'ROUND_ROBIN' | 'LEAST_REQUEST' | 'RING_HASH' | 'RANDOM' | 'MAGLEV';
     readonly leastRequest: { readonly choiceCount: number; readonly activeRequestBias: number } | null;

@@ -43,23 +43,43 @@ export interface DecideOptions {
 
 /**
  * A request's canonical form (DESIGN §2.2), or the 400 decision for a request that has none.
- * `rawForm`: the S07 opt-in form, kept only when the route it reaches takes it.
+ * `rawForm`: the S07 opt-in form (forbidden escapes kept), `pathParameters`: the issue 13 §5 opt-in
+ * form (a raw `;` kept); each is kept only when the route it reaches takes it.
  */
-export type Canonical = { readonly ok: true; readonly request: CanonicalRequest; readonly rawForm: boolean } | { readonly ok: false; readonly decision: Decision & { readonly outcome: 'bad_request' } };
+export type Canonical = { readonly ok: true; readonly request: CanonicalRequest; readonly rawForm: boolean; readonly pathParameters: boolean } | { readonly ok: false; readonly decision: Decision & { readonly outcome: 'bad_request' } };
 
 /** Normalizes a request once: duplicate Host, then the canonical target and host. */
 export function canonicalize(index: PlanIndex, request: Pick<DecisionRequest, 'target' | 'headers' | 'scheme'>): Canonical {
   const hostValues = request.headers['host'];
   if (hostValues !== undefined && hostValues.length > 1) return { ok: false, decision: { outcome: 'bad_request', status: 400, problem: 'host-duplicate', reasons: ['host-duplicate'] } };
   const c = canonicalRequest(request.target, hostValues?.[0], request.scheme);
-  if (c.ok) return { ok: true, request: c.request, rawForm: false };
-  if (c.problem === 'target-forbidden-escape' && index.rawPathHosts.size > 0) {
-    // S07 opt-in: the raw form may reach a route that takes it; any other route still refuses it.
-    const raw = canonicalRequest(request.target, hostValues?.[0], request.scheme, { keepForbiddenEscapes: true });
-    if (raw.ok && index.rawPathHosts.has(raw.request.host)) return { ok: true, request: raw.request, rawForm: true };
+  if (c.ok) return { ok: true, request: c.request, rawForm: false, pathParameters: false };
+  if ((c.problem === 'target-forbidden-escape' && index.rawPathHosts.size > 0) || (c.problem === 'target-path-parameter' && index.pathParameterHosts.size > 0)) {
+    // The opt-ins (S07, issue 13 §5): the raw form may reach a route that takes it; any other
+    // route still refuses it (`run`). Both kept at once, so a target using both is judged once.
+    const raw = canonicalRequest(request.target, hostValues?.[0], request.scheme, { keepForbiddenEscapes: index.rawPathHosts.size > 0, keepPathParameters: index.pathParameterHosts.size > 0 });
+    if (raw.ok) {
+      // Judged on the target as received: a `..` segment may have removed the kept part since.
+      const q = request.target.indexOf('?');
+      const targetPath = q < 0 ? request.target : request.target.slice(0, q);
+      const rawForm = FORBIDDEN_ESCAPE.test(targetPath);
+      const pathParameters = targetPath.includes(';');
+      const host = raw.request.host;
+      // Only a host with the opt-in keeps its form; a host without it fails below as strict did.
+      // A segment that is empty, `.` or `..` once its parameters are cut (`/..;/admin`) is what
+      // Java servers resolve: never kept, opt-in or not.
+      if ((!rawForm || index.rawPathHosts.has(host)) && (!pathParameters || (index.pathParameterHosts.has(host) && !DOT_WITH_PARAMETERS.test(raw.request.path)))) {
+        return { ok: true, request: raw.request, rawForm, pathParameters };
+      }
+    }
   }
   return { ok: false, decision: { outcome: 'bad_request', status: 400, problem: c.problem, reasons: [c.problem] } };
 }
+
+/** An escape `canonicalRequest` refuses unless told to keep it (S07). */
+const FORBIDDEN_ESCAPE = /%(?:2[fF]|5[cC]|3[bBfF]|23|[01][0-9a-fA-F]|7[fF])/;
+/** A path segment that is empty, `.` or `..` before its `;` parameters. */
+const DOT_WITH_PARAMETERS = /\/\.{0,2};/;
 
 /** Decides one request. Never throws for any request (fail closed: a policy error is a deny). */
 export function decide(index: PlanIndex, request: DecisionRequest, identity: Identity | null, options: DecideOptions = {}): Decision {
@@ -96,6 +116,7 @@ function run(index: PlanIndex, request: DecisionRequest, identity: Identity | nu
   const endpoint = internalEndpoint(index, req);
   const r = endpoint ? undefined : matchRoute(index, req);
   if (rawForm && !r?.route.allowEncodedPathCharacters) return { ...none, canonical: null, decision: { outcome: 'bad_request', status: 400, problem: 'target-forbidden-escape', reasons: ['target-forbidden-escape'] } };
+  if (c.pathParameters && !r?.route.allowPathParameters) return { ...none, canonical: null, decision: { outcome: 'bad_request', status: 400, problem: 'target-path-parameter', reasons: ['target-path-parameter'] } };
   if (endpoint) return { ...none, canonical: req, decision: { outcome: 'internal', status: 200, endpoint, reasons: ['internal'] } };
 
   if (!r) return { ...none, canonical: req, decision: { outcome: 'not_found', status: 404, reasons: ['no-route'] } };
@@ -139,7 +160,11 @@ function answer(index: PlanIndex, r: CompiledRoute, verdict: Verdict, reasons: r
     const back = `${backScheme}://${req.host}${req.path}${req.query === '' ? '' : `?${req.query}`}`;
     return { outcome: 'unauthenticated', status: 302, route, reasons, location: `${index.signInOrigin}/.svc/sign_in?svc_redirect_uri=${encodeURIComponent(back)}` };
   }
-  if (r.route.action.kind === 'redirect') return { outcome: 'redirect', status: r.route.action.redirect.responseCode, route, reasons, location: redirectLocation(r, req) };
+  if (r.route.action.kind === 'redirect') {
+    const location = redirectLocation(r, req);
+    if (location === null) return FORWARDED_PATH_REFUSED;
+    return { outcome: 'redirect', status: r.route.action.redirect.responseCode, route, reasons, location };
+  }
   const upstreamIndex = pick ? pick(r) : upstreamBySample(r, request.upstreamSample ?? 0);
   if (upstreamIndex === undefined) return { outcome: 'unavailable', status: 503, route, reasons: ['no-healthy-upstream'] };
   const upstream = upstreamRequest(index, r, {
@@ -150,8 +175,12 @@ function answer(index: PlanIndex, r: CompiledRoute, verdict: Verdict, reasons: r
     identity,
     upstreamIndex,
   });
+  if (upstream === null) return FORWARDED_PATH_REFUSED;
   return { outcome: 'allow', status: 200, route, reasons, upstream };
 }
+
+/** An allowed request whose rewritten path would hold a dot segment (docs/decisions.md §6 step 5). */
+const FORWARDED_PATH_REFUSED: Decision = { outcome: 'bad_request', status: 400, problem: 'forwarded-path-dot-segment', reasons: ['forwarded-path-dot-segment'] };
 
 /** Some media range of an `Accept` header is `text/html` (case-insensitive, parameters ignored). */
 function acceptsHtml(accept: readonly string[] | undefined): boolean {

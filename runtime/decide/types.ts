@@ -44,7 +44,11 @@ export interface DecisionRequest {
 }
 
 /** Why a request was refused with 400 before any route was chosen. */
-export type RequestProblem = TargetProblem | 'host-duplicate' | 'client-address-invalid';
+/**
+ * Why a request was refused with 400: its target (§1), its Host, its client address (§5), or the
+ * path its rewrites would forward (§6 step 5, §7).
+ */
+export type RequestProblem = TargetProblem | 'host-duplicate' | 'client-address-invalid' | 'forwarded-path-dot-segment';
 
 /** A policy's verdict. "unauthenticated" means: sign in first (browser redirect or 401). */
 export type Verdict = 'allow' | 'deny' | 'unauthenticated';

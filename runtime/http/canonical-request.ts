@@ -11,6 +11,8 @@
  *    (S07) and of any control character are refused; escapes of unreserved characters
  *    (`A-Z a-z 0-9 - . _ ~`) are decoded (so `%2e%2e` is `..`, S06); every other escape is kept with
  *    upper-case hex;
+ *    a raw `;` in the path (a path parameter, `/admin;x`, `/..;/admin`, which Java and some Node
+ *    servers strip before routing) is refused too (issue 13 §5);
  * 3. runs of `/` are merged into one (S08);
  * 4. dot segments are removed as RFC 3986 §5.2.4 does; `..` never climbs above the root.
  * The query is kept verbatim (after the checks of step 1 and the escape checks of step 2 minus the
@@ -25,6 +27,7 @@ export type TargetProblem =
   | 'target-backslash'
   | 'target-malformed-escape'
   | 'target-forbidden-escape'
+  | 'target-path-parameter'
   | 'host-missing'
   | 'host-invalid';
 
@@ -53,6 +56,11 @@ export interface CanonicalOptions {
    * is unchanged, so an escaped `/` is never a separator.
    */
   readonly keepForbiddenEscapes?: boolean;
+  /**
+   * Keep a raw `;` in the path instead of refusing the target: the form routes with
+   * `allow_path_parameters` match on and forward (issue 13 §5 opt-in).
+   */
+  readonly keepPathParameters?: boolean;
 }
 
 /**
@@ -74,6 +82,7 @@ export function canonicalRequest(target: string, hostHeader: string | undefined,
   // no `.` segment), which lets the common request skip steps 2 to 4.
   let q = -1;
   let plain = true;
+  const keepParameters = options.keepPathParameters === true;
   for (let i = 0; i < rest.length; i++) {
     const c = rest.charCodeAt(i);
     if (c <= 0x20 || c >= 0x7f) return fail('target-invalid-character');
@@ -81,6 +90,7 @@ export function canonicalRequest(target: string, hostHeader: string | undefined,
     if (c === 0x5c) return fail('target-backslash');
     if (q < 0) {
       if (c === 0x3f) q = i;
+      else if (c === 0x3b && !keepParameters) return fail('target-path-parameter');
       else if (c === 0x25 || (c === 0x2f && i > 0 && rest.charCodeAt(i - 1) === 0x2f) || (c === 0x2e && rest.charCodeAt(i - 1) === 0x2f)) plain = false;
     }
   }
@@ -171,6 +181,34 @@ export function removeDotSegments(path: string): string {
     out.push(s);
   }
   return `/${out.join('/')}`;
+}
+
+/**
+ * Re-normalizes a path after rewrites and the `to` join (docs/decisions.md §6 step 5, DESIGN §2.2):
+ * runs of `/` are merged, as the canonical request merges them; `undefined` when a segment is a dot
+ * segment (`.` or `..`, a dot also written `%2E`/`%2e`), which an upstream would resolve to a path
+ * other than the one svc matched and judged (issue 13 §4). One scan, no allocation for a path that is
+ * already normal (nearly every request).
+ */
+export function renormalizedPath(path: string): string | undefined {
+  let merged = false;
+  let start = 0; // start of the current segment (just after its `/`)
+  let dots = 0; // the dots the current segment holds, while it holds nothing else; -1 once it does
+  for (let i = 0; i <= path.length; i++) {
+    const c = i < path.length ? path.charCodeAt(i) : 0x2f;
+    if (c === 0x2f) {
+      if (dots > 0 && dots <= 2) return undefined;
+      if (i === start && i > 0 && i < path.length) merged = true;
+      start = i + 1;
+      dots = 0;
+    } else if (dots < 0) continue;
+    else if (c === 0x2e) dots++;
+    else if (c === 0x25 && path.charCodeAt(i + 1) === 0x32 && (path.charCodeAt(i + 2) | 0x20) === 0x65) {
+      dots++;
+      i += 2;
+    } else dots = -1;
+  }
+  return merged ? mergeSlashes(path) : path;
 }
 
 type HostResult = ReturnType<typeof canonicalHost>;

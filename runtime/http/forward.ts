@@ -12,7 +12,7 @@ import { claimValues } from '../authz/criteria.ts';
 import { checkedEmail } from '../authz/email.ts';
 import type { Identity, RequestHeaders, UpstreamRequest } from '../decide/types.ts';
 import type { CompiledRoute, PlanIndex } from '../plan/index.ts';
-import type { CanonicalRequest } from './canonical-request.ts';
+import { renormalizedPath, type CanonicalRequest } from './canonical-request.ts';
 import { forwardedFor, plainAddress } from './client-address.ts';
 
 const HOP_BY_HOP: ReadonlySet<string> = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'http2-settings', 'host']);
@@ -29,8 +29,12 @@ export interface ForwardInput {
   readonly upstreamIndex: number;
 }
 
-/** Builds the upstream request for a forward route. */
-export function upstreamRequest(index: PlanIndex, r: CompiledRoute, input: ForwardInput): UpstreamRequest {
+/**
+ * Builds the upstream request for a forward route; `null` when the path after rewrites and the `to`
+ * join would hold a dot segment or leave the route's forwarded prefix (→ 400
+ * `forwarded-path-dot-segment`, docs/decisions.md §6 step 5).
+ */
+export function upstreamRequest(index: PlanIndex, r: CompiledRoute, input: ForwardInput): UpstreamRequest | null {
   if (r.route.action.kind !== 'forward') throw new Error('upstreamRequest: not a forward route');
   const upstream = r.route.action.upstreams[input.upstreamIndex];
   if (!upstream) throw new Error(`upstreamRequest: no upstream ${input.upstreamIndex}`);
@@ -39,7 +43,13 @@ export function upstreamRequest(index: PlanIndex, r: CompiledRoute, input: Forwa
   let path = r.rewritePath ? r.rewritePath(req.path) : req.path;
   if (!path.startsWith('/')) path = `/${path}`;
   // Spec 2.7 rule 2, literally: the `to` path and the request path without its first slash.
-  path = upstream.path === '' ? path : upstream.path + path.slice(1);
+  if (upstream.path !== '') path = upstream.path + path.slice(1);
+  // INVARIANT (one-canonical-request): what is forwarded is normal again after the string splices
+  // (slashes merged, no dot segment) and stays under the route's forwarded prefix, so the upstream
+  // reads the path svc matched and judged (issue 13 §4).
+  const normal = renormalizedPath(path);
+  if (normal === undefined || !normal.startsWith(r.forwardBases[input.upstreamIndex] ?? '/')) return null;
+  path = normal;
   const upstreamHost = hostWithPort(upstream.host, upstream.port, upstream.scheme);
   const url = `${upstream.scheme}://${upstreamHost}${path}${req.query === '' ? '' : `?${req.query}`}`;
 

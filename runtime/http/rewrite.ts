@@ -53,7 +53,12 @@ function parseSubstitution(s: string): (string | number)[] {
  * A path that does not start with the pattern's literal prefix cannot match, so it is refused
  * without running the regex engine (most requests on a host with regex routes).
  */
-export function compileWholeMatch(source: string): (path: string) => boolean {
+export function compileWholeMatch(source: string, foldCase = false): (path: string) => boolean {
+  if (foldCase) {
+    // `path_case: insensitive`: RE2's own case folding; the literal-prefix shortcut is skipped.
+    const folded = RE2JS.compile(source, RE2JS.CASE_INSENSITIVE);
+    return (path) => folded.matches(path);
+  }
   const re = RE2JS.compile(source);
   const prefix = literalPrefix(source);
   if (prefix === '') return (path) => re.matches(path);

@@ -23,11 +23,19 @@ export function matchRoute(index: PlanIndex, req: CanonicalRequest): CompiledRou
   const candidates = index.hosts.get(req.host);
   if (!candidates) return undefined;
   const path = req.path;
-  for (const r of candidates) if (pathMatches(r, path)) return r;
+  let lower: string | undefined; // lower-cased once, when a `path_case: insensitive` route asks
+  for (const r of candidates) {
+    if (r.foldCase && r.matchKind !== 'regex') {
+      if (pathMatches(r, (lower ??= path.toLowerCase()))) return r;
+    } else if (pathMatches(r, path)) return r;
+  }
   return undefined;
 }
 
-/** Tells whether a route's path matcher holds for a canonical path (docs/decisions.md §3). */
+/**
+ * Tells whether a route's path matcher holds for a canonical path (docs/decisions.md §3); for a
+ * `path_case: insensitive` route with a `path` or `prefix`, `path` must be lower-cased already.
+ */
 export function pathMatches(r: CompiledRoute, path: string): boolean {
   switch (r.matchKind) {
     case 'any':

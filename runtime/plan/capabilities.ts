@@ -244,6 +244,8 @@ export const CAPABILITIES: readonly Capability[] = [
   honoured(['allow_websockets'], 'routes[].allowWebsockets'),
   honoured(['allow_spdy'], 'routes[].allowSpdy'),
   honoured(['allow_encoded_path_characters'], 'routes[].allowEncodedPathCharacters'),
+  honoured(['allow_path_parameters'], 'routes[].allowPathParameters'),
+  honoured(['path_case'], 'routes[].pathCase'),
   honoured(['lb_policy', 'least_request_lb_config', 'ring_hash_lb_config', 'maglev_lb_config'], 'routes[].lb'),
   honoured(['health_checks'], 'routes[].healthChecks'),
   honoured(['outlier_detection'], 'routes[].outlierDetection'),

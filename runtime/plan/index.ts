@@ -23,6 +23,11 @@ export interface CompiledRoute {
   readonly matchKind: 'any' | 'path' | 'prefix' | 'regex';
   readonly matchText: string;
   readonly matchRegex: ((path: string) => boolean) | null;
+  /**
+   * `path_case: insensitive`: `matchText` is lower-case and is compared with the lower-cased path
+   * (the regex folds case itself). The canonical path is ASCII, so lengths do not change.
+   */
+  readonly foldCase: boolean;
   readonly program: PolicyProgram;
   /**
    * Replaces the matched part of a path by `replacement`: the prefix of a `prefix` route, the
@@ -31,6 +36,12 @@ export interface CompiledRoute {
   readonly rewritePrefix: (path: string, replacement: string) => string;
   /** The matched part replaced by `prefix_rewrite`, or the regex rewrite; null when neither. */
   readonly rewritePath: ((path: string) => string) | null;
+  /**
+   * Per upstream (index into `to`), the start every forwarded path has: the `to` path joined with
+   * the `prefix_rewrite` replacement (or `/`), slashes merged. A forwarded path that does not start
+   * with it left the route's prefix and is refused (docs/decisions.md §6 step 5).
+   */
+  readonly forwardBases: readonly string[];
   /** `host_path_regex_rewrite_*` compiled, when the route uses it. */
   readonly hostFromPath: Substitution | null;
   /** Cumulative upstream weights, for choosing an upstream by a sample in [0, 1). */
@@ -50,6 +61,8 @@ export interface PlanIndex {
   readonly tcpHosts: ReadonlyMap<string, readonly CompiledRoute[]>;
   /** Canonical hosts with at least one route that takes encoded path characters (S07 opt-in). */
   readonly rawPathHosts: ReadonlySet<string>;
+  /** Canonical hosts with at least one route that takes `;` path parameters (issue 13 §5 opt-in). */
+  readonly pathParameterHosts: ReadonlySet<string>;
   /** Canonical hosts that are svc's own services. */
   readonly internalHosts: ReadonlyMap<string, 'authenticate' | 'forward_auth'>;
   /** `jwt_claims_headers`: lower-case header name → claim. */
@@ -91,6 +104,8 @@ export function buildIndex(body: PlanBody): PlanIndex {
   }
   const rawPathHosts = new Set<string>();
   for (const [host, list] of hosts) if (list.some((r) => r.route.allowEncodedPathCharacters)) rawPathHosts.add(host);
+  const pathParameterHosts = new Set<string>();
+  for (const [host, list] of hosts) if (list.some((r) => r.route.allowPathParameters)) pathParameterHosts.add(host);
   const internalHosts = new Map<string, 'authenticate' | 'forward_auth'>();
   const addInternal = (url: string | null, service: 'authenticate' | 'forward_auth') => {
     if (url === null) return;
@@ -108,6 +123,7 @@ export function buildIndex(body: PlanBody): PlanIndex {
     hosts,
     tcpHosts,
     rawPathHosts,
+    pathParameterHosts,
     internalHosts,
     claimHeaders,
     claimHeaderNames: new Set(claimHeaders.map(([h]) => h.replaceAll('_', '-'))),
@@ -126,6 +142,8 @@ const NO_HEADERS: readonly (readonly [string, string])[] = [];
 
 function compileRoute(route: Route, programOf: (policy: Route['policy']) => PolicyProgram): CompiledRoute {
   const m = route.match;
+  const foldCase = route.pathCase === 'insensitive';
+  const fold = (text: string): string => (foldCase ? text.toLowerCase() : text);
 
   const rewritePrefix = (p: string, replacement: string): string =>
     m.kind === 'prefix' ? replacement + p.slice(m.prefix.length) : m.kind === 'any' ? replacement + p.slice(1) : replacement;
@@ -142,15 +160,23 @@ function compileRoute(route: Route, programOf: (policy: Route['policy']) => Poli
   let total = 0;
   if (route.action.kind === 'forward') for (const u of route.action.upstreams) cumulativeWeights.push((total += u.weight));
 
+  const forwardBases: string[] = [];
+  if (route.action.kind === 'forward') {
+    const replacement = pr === null ? '/' : pr.startsWith('/') ? pr : `/${pr}`;
+    for (const u of route.action.upstreams) forwardBases.push((u.path === '' ? replacement : u.path + replacement.slice(1)).replace(/\/{2,}/g, '/'));
+  }
+
   return {
     route,
     ref: { index: route.index, id: route.id, name: route.name },
     matchKind: m.kind,
-    matchText: m.kind === 'path' ? m.path : m.kind === 'prefix' ? m.prefix : '',
-    matchRegex: m.kind === 'regex' ? compileWholeMatch(m.regex) : null,
+    matchText: fold(m.kind === 'path' ? m.path : m.kind === 'prefix' ? m.prefix : ''),
+    matchRegex: m.kind === 'regex' ? compileWholeMatch(m.regex, foldCase) : null,
+    foldCase,
     rewritePrefix,
     program: programOf(route.policy),
     rewritePath,
+    forwardBases,
     hostFromPath: route.host.kind === 'path_regex' ? compileSubstitution(route.host.pattern, route.host.substitution) : null,
     cumulativeWeights,
     removeHeaders: route.requestHeaders.remove.length === 0 ? NO_NAMES : new Set(route.requestHeaders.remove.map((h) => h.toLowerCase())),

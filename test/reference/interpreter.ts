@@ -29,7 +29,20 @@ export function decideReference(body: PlanBody, request: DecisionRequest, identi
   // the host. READING: checked even when an absolute-form target supplies the host.
   const hostHeaders = request.headers['host'] ?? [];
   if (hostHeaders.length > 1) return badRequest('host-duplicate');
-  const canonical = canonicalRequest(request.target, hostHeaders[0], request.scheme);
+  let canonical = canonicalRequest(request.target, hostHeaders[0], request.scheme);
+  // §1 opt-in: a raw `;` is kept for a host where some route has `allow_path_parameters`; only
+  // such a route may then be chosen (checked below). READING: the S07 opt-in is not modelled here.
+  let parameters = false;
+  if (!canonical.ok && canonical.problem === 'target-path-parameter') {
+    const kept = canonicalRequest(request.target, hostHeaders[0], request.scheme, { keepPathParameters: true });
+    // A segment that is empty, `.` or `..` before its parameters (`/..;/admin`) is never kept.
+    const dotted = kept.ok && kept.request.path.split('/').some((s) => s.includes(';') && ['', '.', '..'].includes(s.slice(0, s.indexOf(';'))));
+    // READING: whether the target used `;` is judged on the target as received (before `..` removal).
+    if (kept.ok && !dotted && body.routes.some((r) => answersHost(r, kept.request.host) && r.allowPathParameters)) {
+      canonical = kept;
+      parameters = true;
+    }
+  }
   if (!canonical.ok) return badRequest(canonical.problem);
   const c = canonical.request;
 
@@ -40,10 +53,11 @@ export function decideReference(body: PlanBody, request: DecisionRequest, identi
 
   // §2. svc's own endpoints.
   const internal = internalEndpoint(body, c);
-  if (internal !== undefined) return { outcome: 'internal', status: 200, endpoint: internal, reasons: ['internal'] };
+  if (internal !== undefined) return parameters ? badRequest('target-path-parameter') : { outcome: 'internal', status: 200, endpoint: internal, reasons: ['internal'] };
 
   // §3. Route matching: the first route (in listed order) answering the host whose matcher holds.
   const route = body.routes.find((r) => answersHost(r, c.host) && pathMatches(r, c.path));
+  if (parameters && !route?.allowPathParameters) return badRequest('target-path-parameter');
   if (route === undefined) return { outcome: 'not_found', status: 404, reasons: ['no-route'] };
   const ref: RouteRef = { index: route.index, id: route.id, name: route.name };
 
@@ -59,10 +73,14 @@ export function decideReference(body: PlanBody, request: DecisionRequest, identi
 
   // §7. A redirect route redirects once its policy allowed the request.
   if (route.action.kind === 'redirect') {
-    return { outcome: 'redirect', status: route.action.redirect.responseCode, route: ref, reasons, location: redirectLocation(route, c) };
+    const location = redirectLocation(route, c);
+    if (location === undefined) return badRequest('forwarded-path-dot-segment');
+    return { outcome: 'redirect', status: route.action.redirect.responseCode, route: ref, reasons, location };
   }
   // §6. Forwarded.
-  return { outcome: 'allow', status: 200, route: ref, reasons, upstream: upstreamRequest(body, route, route.action.upstreams, request, c, identity) };
+  const upstream = upstreamRequest(body, route, route.action.upstreams, request, c, identity);
+  if (upstream === undefined) return badRequest('forwarded-path-dot-segment');
+  return { outcome: 'allow', status: 200, route: ref, reasons, upstream };
 }
 
 /** §4: a public route is allowed (`public-route`); any other route's policy decides. */
@@ -154,17 +172,20 @@ function answersHost(route: Route, host: string): boolean {
   return host === `${name}:${route.from.port}`;
 }
 
+/** READING: `path_case: insensitive` compares both sides lower-cased (the canonical path is ASCII). */
 function pathMatches(route: Route, path: string): boolean {
   const m = route.match;
+  const fold = route.pathCase === 'insensitive';
+  const same = (s: string): string => (fold ? s.toLowerCase() : s);
   switch (m.kind) {
     case 'any':
       return true;
     case 'path':
-      return path === m.path;
+      return same(path) === same(m.path);
     case 'prefix':
-      return path.startsWith(m.prefix);
+      return same(path).startsWith(same(m.prefix));
     case 'regex':
-      return RE2JS.compile(m.regex).matcher(path).matches(); // the whole path (implicitly anchored)
+      return RE2JS.compile(m.regex, fold ? RE2JS.CASE_INSENSITIVE : 0).matcher(path).matches(); // the whole path (implicitly anchored)
   }
 }
 
@@ -275,14 +296,34 @@ function matchesSomewhere(pattern: string, input: string): boolean {
   return RE2JS.compile(pattern).matcher(input).find();
 }
 
-/** §6 path, steps 1-4. */
-function upstreamPath(route: Route, upstream: Upstream, path: string): string {
+/** §6 path, steps 1-5; undefined when step 5 refuses it. */
+function upstreamPath(route: Route, upstream: Upstream, path: string): string | undefined {
   let p = path;
   if (route.rewrite.prefixRewrite !== null) p = replaceMatchedPart(route, p, route.rewrite.prefixRewrite);
   else if (route.rewrite.regex !== null) p = substituteAll(route.rewrite.regex.pattern, route.rewrite.regex.substitution, p);
   if (!p.startsWith('/')) p = `/${p}`;
   const t = upstream.path;
-  return t === '' ? p : t + p.slice(1); // spec 2.7 rule 2, literally
+  const joined = t === '' ? p : t + p.slice(1); // spec 2.7 rule 2, literally
+  // Step 5: the forwarded prefix is what steps 1-4 give for the rest `/` (or `` after a prefix).
+  const rewrite = route.rewrite.prefixRewrite;
+  let base = rewrite === null ? '/' : rewrite.startsWith('/') ? rewrite : `/${rewrite}`;
+  base = t === '' ? base : t + base.slice(1);
+  return stepFive(joined, mergeRuns(base));
+}
+
+/** Runs of `/` as one. */
+function mergeRuns(path: string): string {
+  return path.split('/').filter((s, i, all) => s !== '' || i === 0 || i === all.length - 1).join('/');
+}
+
+/**
+ * §6 step 5: slashes merged; refused (undefined) when a segment, with `%2E` read as `.`, is `.` or
+ * `..`, or when the result does not start with the forwarded prefix `base`.
+ */
+function stepFive(path: string, base: string): string | undefined {
+  const merged = mergeRuns(path);
+  const dot = merged.split('/').some((s) => ['.', '..'].includes(s.replace(/%2e/gi, '.')));
+  return dot || !merged.startsWith(base) ? undefined : merged;
 }
 
 /**
@@ -415,9 +456,10 @@ function identityClaim(identity: Identity, claim: string): string[] {
   return claimValues(identity.claims, claim);
 }
 
-function upstreamRequest(body: PlanBody, route: Route, upstreams: readonly Upstream[], request: DecisionRequest, c: CanonicalRequest, identity: Identity | null): UpstreamRequest {
+function upstreamRequest(body: PlanBody, route: Route, upstreams: readonly Upstream[], request: DecisionRequest, c: CanonicalRequest, identity: Identity | null): UpstreamRequest | undefined {
   const upstream = chooseUpstream(upstreams, request.upstreamSample ?? 0);
   const path = upstreamPath(route, upstream, c.path);
+  if (path === undefined) return undefined;
   const port = upstream.port === DEFAULT_PORT[upstream.scheme] ? '' : `:${upstream.port}`;
   const url = `${upstream.scheme}://${upstream.host}${port}${path}${c.query ? `?${c.query}` : ''}`;
   const host = upstreamHost(route, upstream, request, c);
@@ -431,14 +473,20 @@ function upstreamRequest(body: PlanBody, route: Route, upstreams: readonly Upstr
  * READING: "the request's port" is the canonical request's port, which is absent when it was the
  * listener scheme's default; so `http://a/x` redirected to https gives `https://a/x`, not `:80`.
  */
-function redirectLocation(route: Route, c: CanonicalRequest): string {
+function redirectLocation(route: Route, c: CanonicalRequest): string | undefined {
   if (route.action.kind !== 'redirect') throw new Error('redirectLocation: not a redirect route');
   const r = route.action.redirect;
   const scheme = r.httpsRedirect ? 'https' : (r.scheme ?? 'https');
   const hostname = r.host ?? c.hostname;
   const port = r.port ?? c.port;
   const portText = port === undefined || port === DEFAULT_PORT[scheme] ? '' : `:${port}`;
-  const path = r.path ?? (r.prefixRewrite !== null ? replaceMatchedPart(route, c.path, r.prefixRewrite) : c.path);
+  let path = r.path ?? (r.prefixRewrite !== null ? replaceMatchedPart(route, c.path, r.prefixRewrite) : c.path);
+  if (r.path === null && r.prefixRewrite !== null) {
+    // §7 reads §6 step 5 for a `prefix_rewrite`: merged, and no dot segment (no `to` prefix to stay under).
+    const normal = stepFive(path.startsWith('/') ? path : `/${path}`, '/');
+    if (normal === undefined) return undefined;
+    path = normal;
+  }
   const query = !r.stripQuery && c.query ? `?${c.query}` : '';
   return `${scheme}://${hostname}${portText}${path}${query}`;
 }

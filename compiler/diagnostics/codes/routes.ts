@@ -209,3 +209,10 @@ export const RouteOutlierNeverEjects = diag<{ percent: number; upstreams: number
   (a) => `\`outlier_detection\` can never eject: one of ${a.upstreams} upstreams is more than \`max_ejection_percent\` ${a.percent}%`,
   (a) => `set \`max_ejection_percent\` to at least ${a.needed}, or rely on \`health_checks\``,
 );
+
+export const RouteRewriteDotSegments = diag<{ rewrite: string; prefix: string; request: string; forwarded: string }>(
+  'SVC3540', 'route-rewrite-dot-segments', 'warning',
+  'A `prefix_rewrite` (with the `to` path) that can splice a dot segment into the forwarded path: a dot right after a prefix that does not end in `/` lands at the start of a segment. svc refuses such requests with 400 `forwarded-path-dot-segment` (docs/decisions.md §6 step 5) rather than let the upstream resolve them to another path.',
+  (a) => `\`prefix_rewrite\` ${q(a.rewrite)} after prefix ${q(a.prefix)} can make a dot segment: ${q(a.request)} would forward ${q(a.forwarded)}`,
+  'end `prefix` with `/` (and `prefix_rewrite` with `/` too), so that the rewrite replaces whole segments; such requests are refused with 400',
+);

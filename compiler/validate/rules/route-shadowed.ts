@@ -27,6 +27,23 @@ export function matchCovers(a: PathMatch, b: PathMatch): boolean {
   }
 }
 
+/** A path matcher with its `path`/`prefix` lower-cased (a regex folds case itself, by its route's flag). */
+function folded(m: PathMatch): PathMatch {
+  if (m.kind === 'prefix') return { ...m, prefix: m.prefix.toLowerCase() };
+  if (m.kind === 'path') return { ...m, path: m.path.toLowerCase() };
+  return m;
+}
+
+/**
+ * Tells whether route `a` matches every path route `b` matches, `path_case` included: a
+ * case-sensitive `a` covers a case-insensitive `b` only when it matches every path.
+ */
+export function routeCovers(a: Route, b: Route): boolean {
+  if (a.pathCase === 'insensitive') return b.pathCase === 'insensitive' || b.match.kind !== 'regex' ? matchCovers(folded(a.match), folded(b.match)) : matchCovers(a.match, b.match);
+  if (b.pathCase === 'insensitive') return a.match.kind === 'any' || (a.match.kind === 'prefix' && (a.match.prefix === '' || a.match.prefix === '/'));
+  return matchCovers(a.match, b.match);
+}
+
 /** The listener a route answers on: scheme, host and port of its `from`. */
 function listenerKey(route: Route): string {
   return `${route.from.scheme}://${route.from.host}:${route.from.port ?? ''}`;
@@ -50,7 +67,7 @@ export const routeShadowed: ValidationRule = {
       const key = listenerKey(route);
       let seen = seenByListener.get(key);
       if (seen === undefined) seenByListener.set(key, (seen = []));
-      const by = seen.find((s) => matchCovers(s.route.match, route.match));
+      const by = seen.find((s) => routeCovers(s.route, route));
       if (by) {
         const at = fieldSpan(input, by.input, 'from');
         r.report(RouteShadowed, fieldSpan(input, ri, 'from'), { by: by.route.index, byAt: at ? formatLocation(at) : by.input.path }, fieldPath(ri, 'from'));

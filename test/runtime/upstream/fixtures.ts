@@ -41,6 +41,8 @@ export function route(parts: RouteParts): Route {
     allowWebsockets: false,
     allowSpdy: false,
     allowEncodedPathCharacters: false,
+    allowPathParameters: false,
+    pathCase: 'sensitive',
     lb: { policy: 'ROUND_ROBIN', leastRequest: null, ringHash: null, maglev: null, ...parts.lb },
     healthChecks: parts.healthChecks ?? [],
     outlierDetection: parts.outlierDetection ?? null,
