@@ -216,3 +216,10 @@ export const RouteRewriteDotSegments = diag<{ rewrite: string; prefix: string; r
   (a) => `\`prefix_rewrite\` ${q(a.rewrite)} after prefix ${q(a.prefix)} can make a dot segment: ${q(a.request)} would forward ${q(a.forwarded)}`,
   'end `prefix` with `/` (and `prefix_rewrite` with `/` too), so that the rewrite replaces whole segments; such requests are refused with 400',
 );
+
+export const RouteRestrictedPrefixVariants = diag<{ matcher: string; variant: string; by: number; byAt: string }>(
+  'SVC3541', 'route-restricted-prefix-variants', 'warning',
+  'A route with a policy matches its `path` or `prefix` case-sensitively (or without `;` path parameters), and a later public route on the same host answers the variants it misses: `/ADMIN/x` or `/admin;x/y` skips the restricted route and is forwarded by the public one. Java and some Node upstreams read such paths as the restricted one (issue 13 §5).',
+  (a) => `restricted ${a.matcher} is followed by public route ${a.by} (${a.byAt}), which answers its variant ${q(a.variant)}`,
+  'set `path_case: insensitive` on the restricted route, or narrow the public route so it cannot answer the restricted paths',
+);

@@ -28,6 +28,7 @@ import { routePrefixRewriteWithoutMatch } from './route-prefix-rewrite-without-m
 import { routePublicWithPolicy } from './route-public-with-policy.ts';
 import { routeRedirectConflict } from './route-redirect-conflict.ts';
 import { routeRedirectEmpty } from './route-redirect-empty.ts';
+import { routeRestrictedPrefixVariants } from './route-restricted-prefix-variants.ts';
 import { routeRewriteDotSegments } from './route-rewrite-dot-segments.ts';
 import { routeSetsHostHeader } from './route-sets-host-header.ts';
 import { routeShadowed } from './route-shadowed.ts';
@@ -74,6 +75,7 @@ export const RULES: readonly ValidationRule[] = [
   routeInvalidRegex,
   regexUnescapedDot,
   routePrefixRewriteWithoutMatch,
+  routeRestrictedPrefixVariants,
   routeRewriteDotSegments,
   routeIncompletePair,
   routeMultipleHostRewrites,
