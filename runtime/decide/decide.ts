@@ -47,15 +47,20 @@ export interface DecideOptions {
  */
 export type Canonical = { readonly ok: true; readonly request: CanonicalRequest; readonly rawForm: boolean } | { readonly ok: false; readonly decision: Decision & { readonly outcome: 'bad_request' } };
 
-/** Normalizes a request once: duplicate Host, then the canonical target and host. */
+/**
+ * Normalizes a request once: duplicate Host (or `:authority`), then the canonical target and its one
+ * authority (HTTP/2's `:authority` when the headers carry it: canonical-request.ts one-authority).
+ */
 export function canonicalize(index: PlanIndex, request: Pick<DecisionRequest, 'target' | 'headers' | 'scheme'>): Canonical {
   const hostValues = request.headers['host'];
-  if (hostValues !== undefined && hostValues.length > 1) return { ok: false, decision: { outcome: 'bad_request', status: 400, problem: 'host-duplicate', reasons: ['host-duplicate'] } };
-  const c = canonicalRequest(request.target, hostValues?.[0], request.scheme);
+  const authorityValues = request.headers[':authority'];
+  if ((hostValues !== undefined && hostValues.length > 1) || (authorityValues !== undefined && authorityValues.length > 1)) return { ok: false, decision: { outcome: 'bad_request', status: 400, problem: 'host-duplicate', reasons: ['host-duplicate'] } };
+  const authority = authorityValues?.[0];
+  const c = canonicalRequest(request.target, hostValues?.[0], request.scheme, { authority });
   if (c.ok) return { ok: true, request: c.request, rawForm: false };
   if (c.problem === 'target-forbidden-escape' && index.rawPathHosts.size > 0) {
     // S07 opt-in: the raw form may reach a route that takes it; any other route still refuses it.
-    const raw = canonicalRequest(request.target, hostValues?.[0], request.scheme, { keepForbiddenEscapes: true });
+    const raw = canonicalRequest(request.target, hostValues?.[0], request.scheme, { keepForbiddenEscapes: true, authority });
     if (raw.ok && index.rawPathHosts.has(raw.request.host)) return { ok: true, request: raw.request, rawForm: true };
   }
   return { ok: false, decision: { outcome: 'bad_request', status: 400, problem: c.problem, reasons: [c.problem] } };

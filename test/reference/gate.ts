@@ -10,8 +10,7 @@
  */
 import type { PlanBody } from '../../compiler/plan/types.ts';
 import type { Decision, DecisionRequest, Identity } from '../../runtime/decide/types.ts';
-import { canonicalRequest } from '../../runtime/http/canonical-request.ts';
-import { connectAuthority, decideConnectReference, decideReference } from './interpreter.ts';
+import { canonicalOf, connectAuthority, decideConnectReference, decideReference } from './interpreter.ts';
 
 /** The ways into svc. */
 export type EntryKind = 'request' | 'upgrade' | 'connect';
@@ -106,9 +105,8 @@ export function gateReference(body: PlanBody, entry: GateEntry, connection: Gate
     if (authority === undefined) return decideEntry();
     hostName = authority.host;
   } else {
-    const hostHeaders = entry.headers['host'] ?? [];
-    const canonical = hostHeaders.length > 1 ? undefined : canonicalRequest(entry.target, hostHeaders[0], entry.scheme);
-    if (canonical === undefined || !canonical.ok) return decideEntry();
+    const canonical = canonicalOf(entry);
+    if (canonical === 'host-duplicate' || !canonical.ok) return decideEntry();
     hostName = withoutPort(canonical.request.host);
   }
 

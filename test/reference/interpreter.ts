@@ -12,7 +12,7 @@
  */
 import { RE2JS } from 're2js';
 import type { PlanBody, Route, Upstream } from '../../compiler/plan/types.ts';
-import { canonicalRequest, type CanonicalRequest } from '../../runtime/http/canonical-request.ts';
+import { canonicalRequest, type CanonicalRequest, type CanonicalResult } from '../../runtime/http/canonical-request.ts';
 import type { Decision, DecisionRequest, Identity, InternalEndpoint, RequestProblem, RouteRef, UpstreamRequest } from '../../runtime/decide/types.ts';
 import { formatIp, parseIp, type IpAddress } from './ip.ts';
 import { claimValues, evaluatePolicy, type PolicyRequest, type PolicyResult } from './policy.ts';
@@ -25,11 +25,9 @@ const DEFAULT_PORT: Readonly<Record<string, number>> = { http: 80, https: 443 };
  * (§6) or the redirect (§7).
  */
 export function decideReference(body: PlanBody, request: DecisionRequest, identity: Identity | null): Decision {
-  // §1. The canonical request. More than one Host header is refused before anything else looks at
-  // the host. READING: checked even when an absolute-form target supplies the host.
-  const hostHeaders = request.headers['host'] ?? [];
-  if (hostHeaders.length > 1) return badRequest('host-duplicate');
-  const canonical = canonicalRequest(request.target, hostHeaders[0], request.scheme);
+  // §1. The canonical request.
+  const canonical = canonicalOf(request);
+  if (canonical === 'host-duplicate') return badRequest('host-duplicate');
   if (!canonical.ok) return badRequest(canonical.problem);
   const c = canonical.request;
 
@@ -86,9 +84,8 @@ function routePolicy(route: Route, request: DecisionRequest, c: CanonicalRequest
  */
 export function chosenRoutePolicy(body: PlanBody, routeIndex: number, request: DecisionRequest, identity: Identity | null): PolicyResult | undefined {
   const route = body.routes.find((r) => r.index === routeIndex);
-  const hostHeaders = request.headers['host'] ?? [];
-  if (route === undefined || hostHeaders.length > 1) return undefined;
-  const canonical = canonicalRequest(request.target, hostHeaders[0], request.scheme);
+  const canonical = canonicalOf(request);
+  if (route === undefined || canonical === 'host-duplicate') return undefined;
   const client = clientAddress(request, body.settings.server.xffNumTrustedHops);
   if (!canonical.ok || client === undefined) return undefined;
   return routePolicy(route, request, canonical.request, client, identity);
@@ -99,13 +96,25 @@ export function chosenRoutePolicy(body: PlanBody, routeIndex: number, request: D
  * when the target or host is refused or no route answers.
  */
 export function firstMatchingRoute(body: PlanBody, request: DecisionRequest): RouteRef | undefined {
-  const hostHeaders = request.headers['host'] ?? [];
-  if (hostHeaders.length > 1) return undefined;
-  const canonical = canonicalRequest(request.target, hostHeaders[0], request.scheme);
-  if (!canonical.ok) return undefined;
+  const canonical = canonicalOf(request);
+  if (canonical === 'host-duplicate' || !canonical.ok) return undefined;
   const c = canonical.request;
   const route = body.routes.find((r) => answersHost(r, c.host) && pathMatches(r, c.path));
   return route && { index: route.index, id: route.id, name: route.name };
+}
+
+/**
+ * §1: the canonical request, or `host-duplicate` when the request states its Host (or HTTP/2
+ * `:authority`) more than once: refused before anything else looks at the host. READING: checked
+ * even when an absolute-form target supplies the host. The one authority is the absolute-form
+ * target's, else `:authority`, else `Host`; a conflicting second statement is the canonical
+ * request's own refusal (`host-conflict`).
+ */
+export function canonicalOf(request: Pick<DecisionRequest, 'target' | 'headers' | 'scheme'>): CanonicalResult | 'host-duplicate' {
+  const hostHeaders = request.headers['host'] ?? [];
+  const authorities = request.headers[':authority'] ?? [];
+  if (hostHeaders.length > 1 || authorities.length > 1) return 'host-duplicate';
+  return canonicalRequest(request.target, hostHeaders[0], request.scheme, { authority: authorities[0] });
 }
 
 function badRequest(problem: RequestProblem): Decision {

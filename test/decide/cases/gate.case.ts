@@ -275,4 +275,98 @@ const connect: DecisionCase[] = [
   },
 ];
 
-export const cases: readonly DecisionCase[] = [...certificate, ...http10, ...misdirected, ...wildcard, ...connect];
+/**
+ * Rule book §1, one authority per request (issue 13 §6): over HTTP/2 `:authority` is the authority
+ * and a `host` naming another host is refused; over HTTP/1.1 an absolute-form target is, and a
+ * `Host` naming another host is refused. Compared after normalization; whitespace never trimmed.
+ * Both a plain request and an upgrade, on a connection whose certificate covers both hosts (so the
+ * 400 is the rule's, not a 421).
+ */
+const BOTH_HOSTS: GateConnectionData = { tls: { covers: ['*.example.com'], requires: [] } };
+const oneAuthority: DecisionCase[] = (['request', 'upgrade'] as const).flatMap((kind): DecisionCase[] => {
+  const { host: _host, ...base } = requestOf(kind);
+  const h2 = (authority: string, host: string | undefined) => ({ ...base, headers: { ...(base.headers ?? {}), ':authority': [authority], ...(host === undefined ? {} : { host: [host] }) } });
+  return [
+    ...(
+      [
+        ['open.example.com', 'app.example.com'],
+        ['app.example.com', 'open.example.com'],
+        ['app.example.com', 'app.example.com:8443'],
+        ['app.example.com', 'app.example.com.'],
+      ] as const
+    ).map(([authority, host]) => ({
+      name: `HTTP/2 ${kind}: a host \`${host}\` beside :authority \`${authority}\` is 400 host-conflict`,
+      config: CONFIG,
+      entry: { kind, httpVersion: '2.0' as const },
+      connection: BOTH_HOSTS,
+      request: h2(authority, host),
+      identity: null,
+      expect: { outcome: 'bad_request' as const, status: 400, problem: 'host-conflict' as const },
+    })),
+    {
+      name: `HTTP/2 ${kind}: a host equal to :authority after normalization (case, default port) is routed by :authority`,
+      config: CONFIG,
+      entry: { kind, httpVersion: '2.0' },
+      connection: BOTH_HOSTS,
+      request: h2('open.example.com', 'OPEN.example.com:443'),
+      identity: null,
+      expect: { outcome: 'allow', route: { id: 'open' } },
+    },
+    {
+      name: `HTTP/2 ${kind}: :authority alone is the authority`,
+      config: CONFIG,
+      entry: { kind, httpVersion: '2.0' },
+      connection: BOTH_HOSTS,
+      request: h2('open.example.com', undefined),
+      identity: null,
+      expect: { outcome: 'allow', route: { id: 'open' } },
+    },
+    {
+      name: `HTTP/2 ${kind}: a host with whitespace beside :authority is refused, not trimmed`,
+      config: CONFIG,
+      entry: { kind, httpVersion: '2.0' },
+      connection: BOTH_HOSTS,
+      request: h2('open.example.com', 'open.example.com '),
+      identity: null,
+      expect: { outcome: 'bad_request', status: 400, problem: 'host-invalid' },
+    },
+    ...(['https://open.example.com/ws', 'https://OPEN.example.com:443/ws'] as const).map((target) => ({
+      name: `HTTP/1.1 ${kind}: an absolute-form target \`${target}\` beside Host \`app.example.com\` is 400 host-conflict`,
+      config: CONFIG,
+      entry: { kind },
+      connection: BOTH_HOSTS,
+      request: { ...base, host: 'app.example.com', target },
+      identity: null,
+      expect: { outcome: 'bad_request' as const, status: 400, problem: 'host-conflict' as const },
+    })),
+    {
+      name: `HTTP/1.1 ${kind}: an absolute-form target naming the Host's host (other case, default port) is routed`,
+      config: CONFIG,
+      entry: { kind },
+      connection: BOTH_HOSTS,
+      request: { ...base, host: 'Open.Example.com', target: 'https://open.example.com:443/ws' },
+      identity: null,
+      expect: { outcome: 'allow', route: { id: 'open' } },
+    },
+    ...([' open.example.com', 'open.example.com\t', ''] as const).map((host) => ({
+      name: `HTTP/1.1 ${kind}: Host ${JSON.stringify(host)} is refused, never trimmed (beside an absolute-form target too)`,
+      config: CONFIG,
+      entry: { kind },
+      connection: BOTH_HOSTS,
+      request: { ...base, host, target: 'https://open.example.com/ws' },
+      identity: null,
+      expect: { outcome: 'bad_request' as const, status: 400, problem: 'host-invalid' as const },
+    })),
+    ...([' open.example.com', 'open.example.com\t'] as const).map((host) => ({
+      name: `HTTP/1.1 ${kind}: Host ${JSON.stringify(host)} is refused, never trimmed`,
+      config: CONFIG,
+      entry: { kind },
+      connection: BOTH_HOSTS,
+      request: { ...base, host },
+      identity: null,
+      expect: { outcome: 'bad_request' as const, status: 400, problem: 'host-invalid' as const },
+    })),
+  ];
+});
+
+export const cases: readonly DecisionCase[] = [...certificate, ...http10, ...misdirected, ...wildcard, ...connect, ...oneAuthority];
