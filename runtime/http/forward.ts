@@ -14,7 +14,9 @@ import type { CompiledRoute, PlanIndex } from '../plan/index.ts';
 import type { CanonicalRequest } from './canonical-request.ts';
 import { forwardedFor, plainAddress } from './client-address.ts';
 
-const HOP_BY_HOP: ReadonlySet<string> = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'http2-settings', 'host']);
+// `expect`: svc answers `Expect: 100-continue` itself at the door (handler.ts) and streams the body;
+// the upstream client (undici) refuses the header, so forwarding it would fail every such request.
+const HOP_BY_HOP: ReadonlySet<string> = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'http2-settings', 'expect', 'host']);
 const FORWARDED: ReadonlySet<string> = new Set(['forwarded', 'x-real-ip']);
 const DEFAULT_PORT: Readonly<Record<string, number>> = { http: 80, https: 443 };
 

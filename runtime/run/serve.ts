@@ -75,10 +75,10 @@ export async function serve(store: ServedStore, options: ServeOptions = {}): Pro
   const authn = new Authn(sessions, { scheme: insecure ? 'http' : 'https', ...(options.log ? { log: options.log } : {}) });
 
   let server: Server | HttpsServer | Http2SecureServer;
+  const handler = createHandler(store, { ...options, scheme: insecure ? 'http' : 'https', authn });
   if (insecure) {
-    server = createServer(serverOptions(settings), createHandler(store, { ...options, scheme: 'http', authn }));
+    server = createServer(serverOptions(settings), handler);
   } else {
-    const handler = createHandler(store, { ...options, scheme: 'https', authn });
     // The listener's plan is fixed (listenerChange), so a TLS listener's generations all have TLS material.
     const secure = secureContextOptions(settings, { current: () => store.current.tls!.material });
     server =
@@ -90,6 +90,8 @@ export async function serve(store: ServedStore, options: ServeOptions = {}): Pro
   store.onSwap((g) => {
     if (g.tls && 'setSecureContext' in server) server.setSecureContext(defaultSecureContext(g.tls.material));
   });
+  // `Expect: 100-continue`: the handler answers it after the gate (handler.ts), never Node before it.
+  server.on('checkContinue', handler);
   if (settings.server.timeoutWriteMs > 0) server.setTimeout(settings.server.timeoutWriteMs);
   const scheme = insecure ? 'http' : 'https';
   // Upgrades only where the route enables them, after authorization; never h2c (S20).

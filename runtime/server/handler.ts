@@ -77,9 +77,24 @@ export function createHandler(store: ServedStore, options: HandlerOptions): (req
         return;
       }
       if (!r.admitted) sendError(res, r.status, requestId, r.problem, req.headers['accept'], true);
-      else respond(gen, r, req, res, requestId, options);
+      else {
+        // `Expect: 100-continue` (Node's `checkContinue`, serve.ts): svc answers the expectation
+        // itself, and only once the gate has admitted a request whose body is read (forwarded, or
+        // svc's own endpoint); a refused request gets its final answer without soliciting the body.
+        if (expectsContinue(req) && (r.decision.outcome === 'allow' || r.decision.outcome === 'internal')) res.writeContinue();
+        respond(gen, r, req, res, requestId, options);
+      }
     });
   };
+}
+
+/**
+ * Whether the client waits for `100 Continue` before sending its body: the shape for which Node
+ * emits `checkContinue` instead of answering it itself (serve.ts registers that listener).
+ */
+function expectsContinue(req: Req): boolean {
+  const expect = req.headers['expect'];
+  return typeof expect === 'string' && /(?:^|\W)100-continue(?:$|\W)/i.test(expect);
 }
 
 /** Node's distinct headers, with HTTP/2's `:authority` as the Host a request was sent to. */

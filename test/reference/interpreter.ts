@@ -329,7 +329,7 @@ function upstreamHost(route: Route, upstream: Upstream, request: DecisionRequest
   }
 }
 
-const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'http2-settings'];
+const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'http2-settings', 'expect'];
 
 /** A header name as the reserved-namespace rules compare it: lower case, `_` read as `-`. */
 function normalName(name: string): string {
@@ -352,7 +352,8 @@ function upstreamHeaders(body: PlanBody, route: Route, request: DecisionRequest,
   const settings = body.settings;
   const claimHeaderNames = Object.keys(settings.identity.claimHeaders).map(normalName);
 
-  // 1. the client's headers, minus hop-by-hop ones (and those `connection` lists) and `host`.
+  // 1. the client's headers, minus hop-by-hop ones (and those `connection` lists), HTTP/2
+  // pseudo-headers and `host`.
   const listed = (request.headers['connection'] ?? []).flatMap((v) => v.split(',')).map((s) => s.trim().toLowerCase()).filter((s) => s !== '');
   const headers = new Map<string, string[]>();
   for (const [rawName, values] of Object.entries(request.headers)) {
@@ -361,7 +362,7 @@ function upstreamHeaders(body: PlanBody, route: Route, request: DecisionRequest,
     // READING: `connection` cannot remove the X-Forwarded-* family: those are step 3's to keep or
     // drop, and letting a client strip them through `Connection` is the hop-by-hop abuse of
     // Traefik CVE-2024-45410 (an upstream would then take svc's peer for the client).
-    if (name === 'host' || HOP_BY_HOP.includes(name) || (listed.includes(name) && !isForwardedFamily(name))) continue;
+    if (name === 'host' || name.startsWith(':') || HOP_BY_HOP.includes(name) || (listed.includes(name) && !isForwardedFamily(name))) continue;
     // 2. minus svc's reserved namespaces: a client never supplies an identity header (invariant 5).
     const n = normalName(name);
     if (n.startsWith('x-svc-') || n.startsWith('x-envoy-') || claimHeaderNames.includes(n)) continue;

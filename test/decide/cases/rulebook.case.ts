@@ -119,6 +119,14 @@ export const cases: readonly DecisionCase[] = [
     absentHeaders: ['connection', 'x-private', 'upgrade', 'http2-settings', 'te', 'proxy-connection'],
   },
   {
+    name: '§6 `expect` (answered by svc itself) and HTTP/2 pseudo-headers are not forwarded',
+    config: OPEN(),
+    request: { headers: { ':authority': ['app.example.com'], ':method': ['POST'], expect: ['100-continue'] }, method: 'POST' },
+    identity: null,
+    expect: { outcome: 'allow' },
+    absentHeaders: ['expect', ':authority', ':method'],
+  },
+  {
     name: '§7 the scheme’s default port is left out; the request port is kept otherwise',
     config: configText([{ from: 'https://app.example.com:8443', redirect: { scheme_redirect: 'http' }, allow_public_unauthenticated_access: true }]),
     request: { host: 'app.example.com:8443', target: '/p?q' },
