@@ -8,9 +8,10 @@
  * svc starts; a reload that changes it is refused with "restart required" (`listenerChange`).
  */
 import { createServer, type Server } from 'node:http';
-import { createSecureServer, type Http2SecureServer } from 'node:http2';
+import { constants, createSecureServer, type Http2SecureServer, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { Server as NetServer } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import type { PlanSettings } from '../../compiler/plan/types.ts';
 import { createConnectHandler } from '../server/connect.ts';
 import { createHandler, type HandlerOptions } from '../server/handler.ts';
@@ -41,7 +42,11 @@ export interface Listening {
   close(): Promise<void>;
 }
 
-/** The Node server options that carry the plan's global timeouts and parser strictness. */
+/**
+ * The Node HTTP/1.1 server options that carry the plan's global timeouts and parser strictness. The
+ * same values are set on every HTTP/1.1 connection, whatever the codec: an `auto` listener's
+ * HTTP/1.1 fallback reads them from its HTTP/2 server (`applyHttp2Timeouts`).
+ */
 export function serverOptions(settings: PlanSettings) {
   const s = settings.server;
   return {
@@ -52,8 +57,58 @@ export function serverOptions(settings: PlanSettings) {
     requestTimeout: s.timeoutReadMs,
     headersTimeout: s.timeoutReadMs === 0 ? 60_000 : Math.min(s.timeoutReadMs, 60_000),
     keepAliveTimeout: s.timeoutIdleMs === 0 ? 5_000 : s.timeoutIdleMs,
-    connectionsCheckingInterval: 1_000,
+    connectionsCheckingInterval: Math.min(1_000, s.timeoutReadMs || 1_000),
   };
+}
+
+/**
+ * The TLS handshake's limit: a connection that has not finished its handshake (or never sent a
+ * ClientHello) has sent no request and done nothing, so both `timeout_read` and `timeout_idle` bound
+ * it: the smaller one that is set; Node's default (120 s) when neither is.
+ */
+export function handshakeTimeoutMs(settings: PlanSettings): number {
+  const set = [settings.server.timeoutReadMs, settings.server.timeoutIdleMs].filter((ms) => ms > 0);
+  return set.length === 0 ? 120_000 : Math.min(...set);
+}
+
+/**
+ * The global timeouts on an HTTP/2 listener (`codec_type` `auto` or `http2`), as HTTP/1.1 has them:
+ * - its HTTP/1.1 fallback (`auto`) gets `serverOptions`, which Node's HTTP/2 server does not take as
+ *   options (it would cut slow heads only after 60 s, and never an idle connection);
+ * - `timeout_idle`: a session without traffic for that long is closed gracefully (GOAWAY: open
+ *   streams finish), and destroyed when it is still open after a second period;
+ * - `timeout_read`: each stream's request (head and body) must arrive within it, else the stream
+ *   is answered 408 (or reset once its response has started);
+ * - `timeout_write`: a stream without traffic for that long is reset, and an HTTP/1.1 fallback
+ *   connection closed (not through `server.setTimeout`, which Node would also apply to sessions).
+ * Must run before the server listens (Node reads the connection-checking interval then).
+ */
+function applyHttp2Timeouts(server: Http2SecureServer, settings: PlanSettings): void {
+  const s = settings.server;
+  if (s.codecType === 'auto') {
+    Object.assign(server, serverOptions(settings));
+    if (s.timeoutWriteMs > 0) {
+      server.on('secureConnection', (socket: TLSSocket) => {
+        if (socket.alpnProtocol !== 'h2') socket.setTimeout(s.timeoutWriteMs, () => socket.destroy());
+      });
+    }
+  }
+  server.on('session', (session: ServerHttp2Session) => {
+    if (s.timeoutIdleMs > 0) session.setTimeout(s.timeoutIdleMs, () => (session.closed ? session.destroy() : session.close()));
+  });
+  server.on('stream', (stream: ServerHttp2Stream) => {
+    if (s.timeoutWriteMs > 0) stream.setTimeout(s.timeoutWriteMs, () => stream.close(constants.NGHTTP2_CANCEL));
+    if (s.timeoutReadMs <= 0 || stream.readableEnded) return;
+    const timer = setTimeout(() => {
+      if (stream.destroyed || stream.readableEnded) return;
+      if (!stream.headersSent) stream.respond({ ':status': 408 }, { endStream: true });
+      stream.close(constants.NGHTTP2_CANCEL);
+    }, s.timeoutReadMs);
+    timer.unref();
+    const clear = () => clearTimeout(timer);
+    stream.once('end', clear);
+    stream.once('close', clear);
+  });
 }
 
 /** Why a new plan cannot be served by the running listeners, or undefined when it can. */
@@ -81,10 +136,13 @@ export async function serve(store: ServedStore, options: ServeOptions = {}): Pro
   } else {
     // The listener's plan is fixed (listenerChange), so a TLS listener's generations all have TLS material.
     const secure = secureContextOptions(settings, { current: () => store.current.tls!.material });
-    server =
-      settings.server.codecType === 'http1'
-        ? createHttpsServer({ ...serverOptions(settings), ...secure }, handler)
-        : createSecureServer({ ...secure, allowHTTP1: settings.server.codecType === 'auto', maxSessionMemory: 10 }, handler);
+    const handshakeTimeout = handshakeTimeoutMs(settings);
+    if (settings.server.codecType === 'http1') server = createHttpsServer({ ...serverOptions(settings), ...secure, handshakeTimeout }, handler);
+    else {
+      const h2 = createSecureServer({ ...secure, handshakeTimeout, allowHTTP1: settings.server.codecType === 'auto', maxSessionMemory: 10 }, handler);
+      applyHttp2Timeouts(h2, settings);
+      server = h2;
+    }
   }
   // Clients without SNI get the default certificate of the generation in service.
   store.onSwap((g) => {
@@ -92,7 +150,9 @@ export async function serve(store: ServedStore, options: ServeOptions = {}): Pro
   });
   // `Expect: 100-continue`: the handler answers it after the gate (handler.ts), never Node before it.
   server.on('checkContinue', handler);
-  if (settings.server.timeoutWriteMs > 0) server.setTimeout(settings.server.timeoutWriteMs);
+  // timeout_write: an HTTP/1.1 connection without traffic for that long is closed (an HTTP/2
+  // listener applies it itself: applyHttp2Timeouts).
+  if (settings.server.timeoutWriteMs > 0 && (insecure || settings.server.codecType === 'http1')) server.setTimeout(settings.server.timeoutWriteMs);
   const scheme = insecure ? 'http' : 'https';
   // Upgrades only where the route enables them, after authorization; never h2c (S20).
   // Every way in passes the same gate, with the same listener checks (gate.ts).
@@ -101,8 +161,13 @@ export async function serve(store: ServedStore, options: ServeOptions = {}): Pro
   // CONNECT host:port (HTTP/1.1 and HTTP/2): tunnels of `tcp+https` routes, after authorization.
   server.on('connect', createConnectHandler(store, gate));
   // A request the parser refuses (smuggling shapes, bad bytes, oversized head, too slow): answered
-  // and the connection closed, never passed on.
+  // and the connection closed, never passed on. A TLS failure (handshake timeout, bad ClientHello)
+  // has no HTTP to answer in: a write would wait for a handshake that never ends, so it is closed.
   server.on('clientError', (err: NodeJS.ErrnoException, socket: import('node:stream').Duplex) => {
+    if (err.code !== undefined && /^ERR_(TLS|SSL)_/.test(err.code)) {
+      socket.destroy();
+      return;
+    }
     const status = err.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : '400 Bad Request';
     if (socket.writable) socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
     else socket.destroy();

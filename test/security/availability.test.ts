@@ -4,11 +4,13 @@
  * - `Expect: 100-continue` is answered by svc at the door, after the gate admitted the request (a
  *   refused request gets its final answer and no `100 Continue`), and the body is forwarded without
  *   the expectation (undici refuses the header): over HTTP/1.1 and HTTP/2.
+ * - Every global timeout applies on every codec, the TLS handshake included (below).
  * Real svc over TLS (`codec_type: auto`) and a real upstream; raw TLS sockets and the node:http2
  * client, which send the shapes as written.
  */
 import { writeFileSync } from 'node:fs';
 import { connect as http2Connect } from 'node:http2';
+import { connect as netConnect } from 'node:net';
 import { join } from 'node:path';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { stringify } from 'yaml';
@@ -38,9 +40,9 @@ function writeConfig(cfg: ReturnType<typeof configDir>, up: Upstream, extra: Rec
       ...settings,
       address: '127.0.0.1:8443',
       codec_type: 'auto',
+      ...extra,
       certificate_file: file('server.pem', server.certPem),
       certificate_key_file: file('server.key', server.keyPem),
-      ...extra,
       routes: [
         { from: 'https://app.example.com', to: up.url, allow_public_unauthenticated_access: true, ...routeExtra },
         { from: 'https://private.example.com', to: up.url, policy: 'allow if groups has "admins"' },
@@ -156,6 +158,108 @@ describe('issue 13 §7: Expect: 100-continue', () => {
       expect(seen[n]!.headers['expect']).toBeUndefined();
     } finally {
       session.close();
+    }
+  });
+});
+
+/**
+ * Rule: every global timeout applies on every codec (`http1`, `auto` and its HTTP/1.1 fallback,
+ * `http2`), the TLS handshake included: `timeout_read` bounds the handshake and each request (head
+ * and body, HTTP/1.1 connection or HTTP/2 stream), `timeout_idle` an idle connection or session.
+ * Short timeouts; the assertions only say "closed within a generous bound", never how fast.
+ */
+describe.each(['auto', 'http2', 'http1'] as const)('issue 13 §7: timeouts with codec_type %s', (codec) => {
+  const cfg = configDir();
+  let up: Upstream;
+  let svc: Running;
+  const port = () => svc.listening.address.port;
+  const BOUND_MS = 8_000;
+
+  beforeAll(async () => {
+    up = await startUpstream((req, res) => {
+      req.resume();
+      req.on('end', () => res.end('ok'));
+    });
+    writeConfig(cfg, up, { codec_type: codec, timeout_read: '300ms', timeout_idle: '500ms' });
+    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false });
+  });
+
+  afterAll(async () => {
+    await svc?.close();
+    await up?.close();
+    cfg.remove();
+  });
+
+  /** Resolves true when `s` closes within the bound, false when it is still open then. */
+  const closesWithinBound = (s: { once(e: 'close', f: () => void): unknown; destroy(): void }) =>
+    new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => {
+        s.destroy();
+        resolve(false);
+      }, BOUND_MS);
+      s.once('close', () => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
+
+  it('closes a TCP connection that never sends a TLS ClientHello', async () => {
+    const s = netConnect(port(), '127.0.0.1');
+    s.on('error', () => undefined);
+    expect(await closesWithinBound(s)).toBe(true);
+  });
+
+  // HTTP/1.1 on the codecs that speak it, HTTP/2 on those that do (not skips: the shape does not exist).
+  if (codec !== 'http2')
+    it('cuts an HTTP/1.1 client that sends its request head too slowly', async () => {
+    const s = await tls(port());
+    s.write('GET / HTTP/1.1\r\nHost: app.example.com\r\n');
+    const drip = setInterval(() => s.writable && s.write('X-Drip: 1\r\n'), 100);
+    s.on('data', () => undefined);
+    const closed = await closesWithinBound(s);
+    clearInterval(drip);
+    expect(closed).toBe(true);
+  });
+
+  if (codec !== 'http2')
+    it('closes an idle HTTP/1.1 keep-alive connection', async () => {
+    const s = await tls(port());
+    s.write('GET / HTTP/1.1\r\nHost: app.example.com\r\n\r\n');
+    expect(await readUntil(s, /\r\n\r\nok/)).toMatch(/^HTTP\/1\.1 200 /);
+    expect(await closesWithinBound(s)).toBe(true);
+  });
+
+  if (codec !== 'http1')
+    it('closes an idle HTTP/2 session', async () => {
+    const session = http2Connect(`https://127.0.0.1:${port()}`, { ca: ca.certPem, servername: 'app.example.com' });
+    session.on('error', () => undefined);
+    const status = await new Promise<number>((resolve, reject) => {
+      const stream = session.request({ ':path': '/', ':authority': 'app.example.com' });
+      let answered = 0;
+      stream.on('response', (h) => (answered = Number(h[':status'])));
+      stream.on('data', () => undefined);
+      stream.on('close', () => resolve(answered));
+      stream.on('error', reject);
+    });
+    expect(status).toBe(200);
+    expect(await closesWithinBound(session)).toBe(true);
+  });
+
+  if (codec !== 'http1')
+    it('ends an HTTP/2 stream whose request body does not arrive within timeout_read', async () => {
+    const session = http2Connect(`https://127.0.0.1:${port()}`, { ca: ca.certPem, servername: 'app.example.com' });
+    session.on('error', () => undefined);
+    try {
+      const stream = session.request({ ':method': 'POST', ':path': '/upload', ':authority': 'app.example.com' });
+      stream.on('error', () => undefined);
+      stream.on('data', () => undefined);
+      // Keep the session busy (so only the stream's own limit can end it), but never end the body.
+      const drip = setInterval(() => !stream.destroyed && stream.write('a'), 100);
+      const closed = await closesWithinBound(stream);
+      clearInterval(drip);
+      expect(closed).toBe(true);
+    } finally {
+      session.destroy();
     }
   });
 });
