@@ -15,7 +15,7 @@ import type { TLSSocket } from 'node:tls';
 import type { PlanSettings } from '../../compiler/plan/types.ts';
 import { createConnectHandler } from '../server/connect.ts';
 import { createHandler, type HandlerOptions } from '../server/handler.ts';
-import type { GateOptions } from '../server/gate.ts';
+import { MAX_HEADER_FIELDS, type GateOptions } from '../server/gate.ts';
 import { createUpgradeHandler } from '../server/upgrade.ts';
 import { defaultSecureContext, secureContextOptions } from '../listen/material.ts';
 import { createProxyProtocolServer } from '../listen/proxy-protocol.ts';
@@ -139,11 +139,15 @@ export async function serve(store: ServedStore, options: ServeOptions = {}): Pro
     const handshakeTimeout = handshakeTimeoutMs(settings);
     if (settings.server.codecType === 'http1') server = createHttpsServer({ ...serverOptions(settings), ...secure, handshakeTimeout }, handler);
     else {
-      const h2 = createSecureServer({ ...secure, handshakeTimeout, allowHTTP1: settings.server.codecType === 'auto', maxSessionMemory: 10 }, handler);
+      // Room for the gate to answer 431 past MAX_HEADER_FIELDS (Node's default resets a stream with
+      // more than 128 fields); beyond twice that, nghttp2 resets the stream itself.
+      const h2 = createSecureServer({ ...secure, handshakeTimeout, allowHTTP1: settings.server.codecType === 'auto', maxSessionMemory: 10, maxHeaderListPairs: 2 * MAX_HEADER_FIELDS }, handler);
       applyHttp2Timeouts(h2, settings);
       server = h2;
     }
   }
+  // Node truncates a request past 1,000 header fields without a word; the gate refuses it (431).
+  untruncated(server);
   // Clients without SNI get the default certificate of the generation in service.
   store.onSwap((g) => {
     if (g.tls && 'setSecureContext' in server) server.setSecureContext(defaultSecureContext(g.tls.material));
@@ -214,6 +218,16 @@ export async function serve(store: ServedStore, options: ServeOptions = {}): Pro
       if (!options.sessionStore) await sessions.close();
     },
   };
+}
+
+/**
+ * Turns off Node's header-count limit on a server's HTTP/1.1 connections (`maxHeadersCount`, a
+ * property, not an option; an `auto` HTTP/2 server's fallback reads it too): past it, Node drops the
+ * extra fields silently. The head stays bounded by `maxHeaderSize`, and the gate refuses more than
+ * MAX_HEADER_FIELDS fields.
+ */
+function untruncated(server: Server | HttpsServer | Http2SecureServer): void {
+  Object.assign(server, { maxHeadersCount: 0 });
 }
 
 async function listen(server: NetServer, want: { readonly host: string; readonly port: number }): Promise<{ host: string; port: number }> {

@@ -5,6 +5,7 @@
  *   refused request gets its final answer and no `100 Continue`), and the body is forwarded without
  *   the expectation (undici refuses the header): over HTTP/1.1 and HTTP/2.
  * - Every global timeout applies on every codec, the TLS handshake included (below).
+ * - More than 1,000 header fields is refused with 431 at the door (rule book §9), never truncated.
  * Real svc over TLS (`codec_type: auto`) and a real upstream; raw TLS sockets and the node:http2
  * client, which send the shapes as written.
  */
@@ -156,6 +157,78 @@ describe('issue 13 §7: Expect: 100-continue', () => {
       expect(seen.length).toBe(n + 1);
       expect(seen[n]!.body).toBe('hello');
       expect(seen[n]!.headers['expect']).toBeUndefined();
+    } finally {
+      session.close();
+    }
+  });
+});
+
+describe('issue 13 §7: more than 1,000 header fields', () => {
+  const cfg = configDir();
+  const seen: Seen[] = [];
+  let up: Upstream;
+  let svc: Running;
+  const port = () => svc.listening.address.port;
+  /** `n` header fields besides Host, one line each. */
+  const fields = (n: number) => Array.from({ length: n }, (_, i) => `x-f${i}: 1\r\n`).join('');
+
+  beforeAll(async () => {
+    up = await startUpstream((req, res) => {
+      req.resume();
+      seen.push({ headers: req.headers, body: '' });
+      res.end('ok');
+    });
+    writeConfig(cfg, up, {}, { allow_websockets: true });
+    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false });
+  });
+
+  afterAll(async () => {
+    await svc?.close();
+    await up?.close();
+    cfg.remove();
+  });
+
+  const send = async (bytes: string) => {
+    const s = await tls(port());
+    try {
+      s.write(bytes);
+      return await readUntil(s, /\r\n\r\n/);
+    } finally {
+      s.destroy();
+    }
+  };
+
+  it('HTTP/1.1: a request with 1,001 fields is refused with 431, never truncated and forwarded', async () => {
+    const n = seen.length;
+    expect(await send(`GET / HTTP/1.1\r\nHost: app.example.com\r\n${fields(1000)}\r\n`)).toMatch(/^HTTP\/1\.1 431 /);
+    // The same through an upgrade and a CONNECT: one door.
+    const upgrade = 'Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n';
+    expect(await send(`GET /ws HTTP/1.1\r\nHost: app.example.com\r\n${upgrade}${fields(1000)}\r\n`)).toMatch(/^HTTP\/1\.1 431 /);
+    expect(await send(`CONNECT app.example.com:443 HTTP/1.1\r\nHost: app.example.com:443\r\n${fields(1000)}\r\n`)).toMatch(/^HTTP\/1\.1 431 /);
+    expect(seen.length).toBe(n);
+    // 1,000 fields (Host, 998, Connection) pass whole.
+    expect(await send(`GET / HTTP/1.1\r\nHost: app.example.com\r\n${fields(998)}Connection: close\r\n\r\n`)).toMatch(/^HTTP\/1\.1 200 /);
+    expect(Object.keys(seen[n]!.headers).filter((h) => h.startsWith('x-f'))).toHaveLength(998);
+  });
+
+  it('HTTP/2: a request with 1,001 fields is refused with 431', async () => {
+    const session = http2Connect(`https://127.0.0.1:${port()}`, { ca: ca.certPem, servername: 'app.example.com' });
+    try {
+      const status = (count: number) =>
+        new Promise<number>((resolve, reject) => {
+          const headers: Record<string, string> = { ':path': '/', ':authority': 'app.example.com' };
+          for (let i = 0; i < count; i++) headers[`x-f${i}`] = '1';
+          const stream = session.request(headers);
+          let answered = 0;
+          stream.on('response', (h) => (answered = Number(h[':status'])));
+          stream.on('data', () => undefined);
+          stream.on('close', () => resolve(answered));
+          stream.on('error', reject);
+        });
+      const n = seen.length;
+      expect(await status(1001)).toBe(431);
+      expect(seen.length).toBe(n);
+      expect(await status(999)).toBe(200);
     } finally {
       session.close();
     }

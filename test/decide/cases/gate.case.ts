@@ -369,4 +369,43 @@ const oneAuthority: DecisionCase[] = (['request', 'upgrade'] as const).flatMap((
   ];
 });
 
-export const cases: readonly DecisionCase[] = [...certificate, ...http10, ...misdirected, ...wildcard, ...connect, ...oneAuthority];
+/**
+ * Rule book §9 step 2: more than 1,000 header fields is 431 at every way in, before the canonical
+ * request; each value of a repeated field counts, HTTP/2 pseudo-headers do not.
+ */
+const fieldsOf = (n: number): Record<string, string[]> => Object.fromEntries(Array.from({ length: n }, (_, i) => [`x-f${i}`, ['1']]));
+const tooManyHeaders: DecisionCase[] = KINDS.flatMap((kind) =>
+  (['1.1', '2.0'] as const).flatMap((httpVersion): DecisionCase[] => {
+    const base = requestOf(kind);
+    const own = kind === 'connect' ? 0 : Object.values(base.headers ?? {}).reduce((n, v) => n + (v?.length ?? 0), 0) + 1; // + Host
+    return [
+      {
+        name: `${kind} over HTTP/${httpVersion} with 1,001 header fields: 431, before the target is read`,
+        config: CONFIG,
+        entry: { kind, httpVersion },
+        request: { ...base, ...(kind === 'connect' ? {} : { target: '/a%2fb' }), headers: { ...(base.headers ?? {}), ...fieldsOf(1001 - own) } },
+        identity: null,
+        expect: { refused: 431, problem: 'too-many-headers' },
+      },
+      {
+        name: `${kind} over HTTP/${httpVersion} with 1,000 header fields (and pseudo-headers) is decided`,
+        config: CONFIG,
+        entry: { kind, httpVersion },
+        connection: { tls: { covers: ['*.example.com'], requires: [] } },
+        request: { ...base, headers: { ...(base.headers ?? {}), ...fieldsOf(1000 - own), ':method': ['GET'], ':scheme': ['https'] } },
+        identity: null,
+        expect: { outcome: 'allow' },
+      },
+    ];
+  }),
+);
+const repeatedField: DecisionCase = {
+  name: 'each value of a repeated field counts: one name with 1,001 values is 431',
+  config: CONFIG,
+  entry: { kind: 'request' },
+  request: { host: 'open.example.com', headers: { 'x-many': Array.from({ length: 1000 }, () => '1') } },
+  identity: null,
+  expect: { refused: 431, problem: 'too-many-headers' },
+};
+
+export const cases: readonly DecisionCase[] = [...certificate, ...http10, ...misdirected, ...wildcard, ...connect, ...oneAuthority, ...tooManyHeaders, repeatedField];
