@@ -259,6 +259,7 @@ function lowerRoute(r: Raw, path: string, index: number, settings: PlanSettings,
     allowWebsockets: bool('allow_websockets'),
     allowSpdy: bool('allow_spdy'),
     allowEncodedPathCharacters: bool('allow_encoded_path_characters'),
+    allowUnderscoresInHeaders: bool('allow_underscores_in_headers'),
     lb: {
       policy: lbPolicy,
       leastRequest: lr ? { choiceCount: (lr['choice_count'] as number | undefined) ?? 2, activeRequestBias: (lr['active_request_bias'] as number | undefined) ?? 1 } : null,

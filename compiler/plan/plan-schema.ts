@@ -104,6 +104,7 @@ const defs: Record<string, S> = {
     allowWebsockets: bool,
     allowSpdy: bool,
     allowEncodedPathCharacters: bool,
+    allowUnderscoresInHeaders: bool,
     lb: obj({
       policy: enumOf('ROUND_ROBIN', 'LEAST_REQUEST', 'RING_HASH', 'RANDOM', 'MAGLEV'),
       leastRequest: nullable(obj({ choiceCount: int, activeRequestBias: num })),

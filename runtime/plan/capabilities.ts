@@ -243,6 +243,7 @@ export const CAPABILITIES: readonly Capability[] = [
   honoured(['allow_websockets'], 'routes[].allowWebsockets'),
   honoured(['allow_spdy'], 'routes[].allowSpdy'),
   honoured(['allow_encoded_path_characters'], 'routes[].allowEncodedPathCharacters'),
+  honoured(['allow_underscores_in_headers'], 'routes[].allowUnderscoresInHeaders'),
   honoured(['lb_policy', 'least_request_lb_config', 'ring_hash_lb_config', 'maglev_lb_config'], 'routes[].lb'),
   honoured(['health_checks'], 'routes[].healthChecks'),
   honoured(['outlier_detection'], 'routes[].outlierDetection'),

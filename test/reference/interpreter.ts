@@ -366,6 +366,8 @@ function upstreamHeaders(body: PlanBody, route: Route, request: DecisionRequest,
     // 2. minus svc's reserved namespaces: a client never supplies an identity header (invariant 5).
     const n = normalName(name);
     if (n.startsWith('x-svc-') || n.startsWith('x-envoy-') || claimHeaderNames.includes(n)) continue;
+    // A name with `_` only on a route that allows it (an upstream may read it as `-`).
+    if (name.includes('_') && !route.allowUnderscoresInHeaders) continue;
     headers.set(name, [...(headers.get(name) ?? []), ...values]);
   }
 

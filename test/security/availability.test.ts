@@ -6,6 +6,8 @@
  *   the expectation (undici refuses the header): over HTTP/1.1 and HTTP/2.
  * - Every global timeout applies on every codec, the TLS handshake included (below).
  * - More than 1,000 header fields is refused with 431 at the door (rule book §9), never truncated.
+ * - A client header whose name contains `_` is dropped before forwarding unless the route sets
+ *   `allow_underscores_in_headers` (rule book §6), at every way in (the decision's headers).
  * Real svc over TLS (`codec_type: auto`) and a real upstream; raw TLS sockets and the node:http2
  * client, which send the shapes as written.
  */
@@ -229,6 +231,91 @@ describe('issue 13 §7: more than 1,000 header fields', () => {
       expect(await status(1001)).toBe(431);
       expect(seen.length).toBe(n);
       expect(await status(999)).toBe(200);
+    } finally {
+      session.close();
+    }
+  });
+});
+
+describe('issue 13 §7: header names with `_`', () => {
+  const cfg = configDir();
+  const seen: Seen[] = [];
+  let up: Upstream;
+  let svc: Running;
+  const port = () => svc.listening.address.port;
+
+  beforeAll(async () => {
+    up = await startUpstream((req, res) => {
+      req.resume();
+      seen.push({ headers: req.headers, body: '' });
+      res.end('ok');
+    });
+    const file = (name: string, text: string) => {
+      writeFileSync(join(cfg.dir, name), text);
+      return join(cfg.dir, name);
+    };
+    const { insecure_server: _insecure, ...settings } = BASE_SETTINGS;
+    cfg.writeRaw(
+      stringify({
+        ...settings,
+        address: '127.0.0.1:8443',
+        codec_type: 'auto',
+        certificate_file: file('server.pem', server.certPem),
+        certificate_key_file: file('server.key', server.keyPem),
+        routes: [
+          { from: 'https://app.example.com', to: up.url, allow_public_unauthenticated_access: true },
+          { from: 'https://private.example.com', to: up.url, allow_public_unauthenticated_access: true, allow_underscores_in_headers: true },
+        ],
+      }),
+    );
+    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false });
+  });
+
+  afterAll(async () => {
+    await svc?.close();
+    await up?.close();
+    cfg.remove();
+  });
+
+  const send = async (host: string) => {
+    const s = await tls(port(), host);
+    try {
+      s.write(`GET / HTTP/1.1\r\nHost: ${host}\r\nX_User: admin\r\nX-Auth_Request-User: admin\r\nX-Plain: kept\r\nConnection: close\r\n\r\n`);
+      return await readUntil(s, /\r\n\r\nok/);
+    } finally {
+      s.destroy();
+    }
+  };
+
+  it('drops them before forwarding by default (an upstream may read `_` as `-`)', async () => {
+    const n = seen.length;
+    expect(await send('app.example.com')).toMatch(/^HTTP\/1\.1 200 /);
+    const h = seen[n]!.headers;
+    expect(Object.keys(h).filter((name) => name.includes('_'))).toEqual([]);
+    expect(h['x-plain']).toBe('kept');
+  });
+
+  it('forwards them on a route with allow_underscores_in_headers', async () => {
+    const n = seen.length;
+    expect(await send('private.example.com')).toMatch(/^HTTP\/1\.1 200 /);
+    expect(seen[n]!.headers['x_user']).toBe('admin');
+    expect(seen[n]!.headers['x-auth_request-user']).toBe('admin');
+  });
+
+  it('HTTP/2: drops them by default too', async () => {
+    const session = http2Connect(`https://127.0.0.1:${port()}`, { ca: ca.certPem, servername: 'app.example.com' });
+    try {
+      const n = seen.length;
+      const status = await new Promise<number>((resolve, reject) => {
+        const stream = session.request({ ':path': '/', ':authority': 'app.example.com', x_user: 'admin' });
+        let answered = 0;
+        stream.on('response', (h) => (answered = Number(h[':status'])));
+        stream.on('data', () => undefined);
+        stream.on('close', () => resolve(answered));
+        stream.on('error', reject);
+      });
+      expect(status).toBe(200);
+      expect(seen[n]!.headers['x_user']).toBeUndefined();
     } finally {
       session.close();
     }

@@ -119,6 +119,22 @@ export const cases: readonly DecisionCase[] = [
     absentHeaders: ['connection', 'x-private', 'upgrade', 'http2-settings', 'te', 'proxy-connection'],
   },
   {
+    name: '§6 a client header whose name contains `_` is not forwarded by default',
+    config: OPEN(),
+    request: { host: 'app.example.com', headers: { x_user: ['admin'], 'X_Custom-Thing': ['1'], _: ['x'], 'x-plain': ['kept'] } },
+    identity: null,
+    expect: { outcome: 'allow', upstream: { headers: { 'x-plain': 'kept' } } },
+    absentHeaders: ['x_user', 'x_custom-thing', '_'],
+  },
+  {
+    name: '§6 `allow_underscores_in_headers` forwards them, but never the reserved or forwarded names in `_` spelling',
+    config: OPEN({ allow_underscores_in_headers: true }),
+    request: { host: 'app.example.com', headers: { x_user: ['admin'], x_svc_route: ['forged'], x_forwarded_proto: ['https'] } },
+    identity: null,
+    expect: { outcome: 'allow', upstream: { headers: { x_user: 'admin', 'x-forwarded-proto': 'https' } } },
+    absentHeaders: ['x_svc_route', 'x_forwarded_proto'],
+  },
+  {
     name: '§6 `expect` (answered by svc itself) and HTTP/2 pseudo-headers are not forwarded',
     config: OPEN(),
     request: { headers: { ':authority': ['app.example.com'], ':method': ['POST'], expect: ['100-continue'] }, method: 'POST' },

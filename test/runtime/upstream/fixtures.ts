@@ -41,6 +41,7 @@ export function route(parts: RouteParts): Route {
     allowWebsockets: false,
     allowSpdy: false,
     allowEncodedPathCharacters: false,
+    allowUnderscoresInHeaders: false,
     lb: { policy: 'ROUND_ROBIN', leastRequest: null, ringHash: null, maglev: null, ...parts.lb },
     healthChecks: parts.healthChecks ?? [],
     outlierDetection: parts.outlierDetection ?? null,
