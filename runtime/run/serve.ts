@@ -98,9 +98,11 @@ function applyHttp2Timeouts(server: Http2SecureServer, settings: PlanSettings): 
   });
   server.on('stream', (stream: ServerHttp2Stream) => {
     if (s.timeoutWriteMs > 0) stream.setTimeout(s.timeoutWriteMs, () => stream.close(constants.NGHTTP2_CANCEL));
-    if (s.timeoutReadMs <= 0 || stream.readableEnded) return;
+    // The request is whole once the client has ended its side of the stream (END_STREAM), whether
+    // or not the body was read: a response may stream on for as long as it needs after that.
+    if (s.timeoutReadMs <= 0 || stream.endAfterHeaders) return;
     const timer = setTimeout(() => {
-      if (stream.destroyed || stream.readableEnded) return;
+      if (stream.destroyed || stream.state.remoteClose) return;
       if (!stream.headersSent) stream.respond({ ':status': 408 }, { endStream: true });
       stream.close(constants.NGHTTP2_CANCEL);
     }, s.timeoutReadMs);

@@ -338,7 +338,18 @@ describe.each(['auto', 'http2', 'http1'] as const)('issue 13 §7: timeouts with 
   beforeAll(async () => {
     up = await startUpstream((req, res) => {
       req.resume();
-      req.on('end', () => res.end('ok'));
+      req.on('end', () => {
+        if (req.url !== '/slow') return res.end('ok');
+        // A response that streams on past timeout_read, in small pieces (so never idle for long).
+        let left = 8;
+        const tick = setInterval(() => {
+          res.write('.');
+          if (--left === 0) {
+            clearInterval(tick);
+            res.end();
+          }
+        }, 100);
+      });
     });
     writeConfig(cfg, up, { codec_type: codec, timeout_read: '300ms', timeout_idle: '500ms' });
     svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false });
@@ -404,6 +415,25 @@ describe.each(['auto', 'http2', 'http1'] as const)('issue 13 §7: timeouts with 
     expect(status).toBe(200);
     expect(await closesWithinBound(session)).toBe(true);
   });
+
+  if (codec !== 'http1')
+    it('lets an HTTP/2 response stream on past timeout_read once the request is whole', async () => {
+      const session = http2Connect(`https://127.0.0.1:${port()}`, { ca: ca.certPem, servername: 'app.example.com' });
+      session.on('error', () => undefined);
+      try {
+        const answer = await new Promise<string>((resolve, reject) => {
+          const stream = session.request({ ':path': '/slow', ':authority': 'app.example.com' });
+          let body = '';
+          stream.on('response', (h) => (body += `${h[':status']} `));
+          stream.on('data', (c: Buffer) => (body += c.toString()));
+          stream.on('close', () => resolve(body));
+          stream.on('error', reject);
+        });
+        expect(answer).toBe('200 ........');
+      } finally {
+        session.destroy();
+      }
+    });
 
   if (codec !== 'http1')
     it('ends an HTTP/2 stream whose request body does not arrive within timeout_read', async () => {
