@@ -261,6 +261,7 @@ function lowerRoute(r: Raw, path: string, index: number, settings: PlanSettings,
     allowEncodedPathCharacters: bool('allow_encoded_path_characters'),
     allowPathParameters: bool('allow_path_parameters'),
     pathCase: (r['path_case'] as Route['pathCase'] | undefined) ?? 'sensitive',
+    allowUnderscoresInHeaders: bool('allow_underscores_in_headers'),
     lb: {
       policy: lbPolicy,
       leastRequest: lr ? { choiceCount: (lr['choice_count'] as number | undefined) ?? 2, activeRequestBias: (lr['active_request_bias'] as number | undefined) ?? 1 } : null,

@@ -106,6 +106,7 @@ const defs: Record<string, S> = {
     allowEncodedPathCharacters: bool,
     allowPathParameters: bool,
     pathCase: enumOf('sensitive', 'insensitive'),
+    allowUnderscoresInHeaders: bool,
     lb: obj({
       policy: enumOf('ROUND_ROBIN', 'LEAST_REQUEST', 'RING_HASH', 'RANDOM', 'MAGLEV'),
       leastRequest: nullable(obj({ choiceCount: int, activeRequestBias: num })),

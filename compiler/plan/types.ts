@@ -284,6 +284,12 @@ export interface Route {
    * canonical path; `insensitive` folds ASCII case on both sides. Default `sensitive`.
    */
   readonly pathCase: 'sensitive' | 'insensitive';
+  /**
+   * `allow_underscores_in_headers`: forward client header fields whose names contain `_`. Off by
+   * default: such names are dropped before forwarding, because upstreams (CGI, nginx, many
+   * frameworks) read `_` as `-`, so `X_User` could stand in for a header svc sets or removes.
+   */
+  readonly allowUnderscoresInHeaders: boolean;
   readonly lb: {
     readonly policy: 'ROUND_ROBIN' | 'LEAST_REQUEST' | 'RING_HASH' | 'RANDOM' | 'MAGLEV';
     readonly leastRequest: { readonly choiceCount: number; readonly activeRequestBias: number } | null;

@@ -143,6 +143,7 @@ export const ROUTE_FIELDS: Record<string, Schema> = {
   allow_encoded_path_characters: bool,
   allow_path_parameters: bool,
   path_case: { type: 'string', enum: ['sensitive', 'insensitive'] },
+  allow_underscores_in_headers: bool,
   name: str,
   lb_policy: { type: 'string', enum: ['ROUND_ROBIN', 'LEAST_REQUEST', 'RING_HASH', 'RANDOM', 'MAGLEV'] },
   least_request_lb_config: obj({ choice_count: { type: 'integer', minimum: 2 }, active_request_bias: { type: 'number', minimum: 0 } }),

@@ -48,16 +48,21 @@ export interface DecideOptions {
  */
 export type Canonical = { readonly ok: true; readonly request: CanonicalRequest; readonly rawForm: boolean; readonly pathParameters: boolean } | { readonly ok: false; readonly decision: Decision & { readonly outcome: 'bad_request' } };
 
-/** Normalizes a request once: duplicate Host, then the canonical target and host. */
+/**
+ * Normalizes a request once: duplicate Host (or `:authority`), then the canonical target and its one
+ * authority (HTTP/2's `:authority` when the headers carry it: canonical-request.ts one-authority).
+ */
 export function canonicalize(index: PlanIndex, request: Pick<DecisionRequest, 'target' | 'headers' | 'scheme'>): Canonical {
   const hostValues = request.headers['host'];
-  if (hostValues !== undefined && hostValues.length > 1) return { ok: false, decision: { outcome: 'bad_request', status: 400, problem: 'host-duplicate', reasons: ['host-duplicate'] } };
-  const c = canonicalRequest(request.target, hostValues?.[0], request.scheme);
+  const authorityValues = request.headers[':authority'];
+  if ((hostValues !== undefined && hostValues.length > 1) || (authorityValues !== undefined && authorityValues.length > 1)) return { ok: false, decision: { outcome: 'bad_request', status: 400, problem: 'host-duplicate', reasons: ['host-duplicate'] } };
+  const authority = authorityValues?.[0];
+  const c = canonicalRequest(request.target, hostValues?.[0], request.scheme, { authority });
   if (c.ok) return { ok: true, request: c.request, rawForm: false, pathParameters: false };
   if ((c.problem === 'target-forbidden-escape' && index.rawPathHosts.size > 0) || (c.problem === 'target-path-parameter' && index.pathParameterHosts.size > 0)) {
     // The opt-ins (S07, issue 13 §5): the raw form may reach a route that takes it; any other
     // route still refuses it (`run`). Both kept at once, so a target using both is judged once.
-    const raw = canonicalRequest(request.target, hostValues?.[0], request.scheme, { keepForbiddenEscapes: index.rawPathHosts.size > 0, keepPathParameters: index.pathParameterHosts.size > 0 });
+    const raw = canonicalRequest(request.target, hostValues?.[0], request.scheme, { keepForbiddenEscapes: index.rawPathHosts.size > 0, keepPathParameters: index.pathParameterHosts.size > 0, authority });
     if (raw.ok) {
       // Judged on the target as received: a `..` segment may have removed the kept part since.
       const q = request.target.indexOf('?');

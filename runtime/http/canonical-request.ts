@@ -29,7 +29,8 @@ export type TargetProblem =
   | 'target-forbidden-escape'
   | 'target-path-parameter'
   | 'host-missing'
-  | 'host-invalid';
+  | 'host-invalid'
+  | 'host-conflict';
 
 export interface CanonicalRequest {
   /** Lower-case host name or bracketed IPv6 literal, without the port. */
@@ -61,21 +62,40 @@ export interface CanonicalOptions {
    * `allow_path_parameters` match on and forward (issue 13 §5 opt-in).
    */
   readonly keepPathParameters?: boolean;
+  /**
+   * HTTP/2's `:authority`, when the request has one: then it is the request's authority, and a
+   * `hostHeader` naming another host (after the normalization of the Host rules) is refused
+   * (`host-conflict`, RFC 9113 §8.3.1), never read instead.
+   */
+  readonly authority?: string | undefined;
 }
 
 /**
  * Canonicalizes a request. `target` is the request target as received (origin-form `/p?q`, or
- * absolute-form `http://host/p?q`, whose authority then replaces the Host header as RFC 9112 §3.2.2
- * requires); `hostHeader` the Host header (or HTTP/2 `:authority`); `scheme` how the request came in.
+ * absolute-form `http://host/p?q`); `hostHeader` the Host header; `scheme` how the request came in.
+ *
+ * INVARIANT (one-authority): a request has exactly one authority, read from one place: an
+ * absolute-form target's (RFC 9112 §3.2.2), else HTTP/2's `:authority` (`options.authority`), else
+ * the Host header. A Host header beside it that names another host — or is not a valid host — is
+ * refused (`host-conflict`, `host-invalid`), so no upstream or log can read a second host. The
+ * values are compared after normalization (case, default port); whitespace is never trimmed.
  */
 export function canonicalRequest(target: string, hostHeader: string | undefined, scheme: 'http' | 'https', options: CanonicalOptions = {}): CanonicalResult {
-  let authority = hostHeader;
+  let authority = options.authority ?? hostHeader;
   let rest = target;
   // Origin-form (`/…`) is nearly every request; only another first character can be absolute-form.
   const absolute = target.charCodeAt(0) === 0x2f ? null : /^https?:\/\/([^/?#]*)/i.exec(target);
   if (absolute) {
+    if (options.authority !== undefined) {
+      const conflict = authorityConflict(absolute[1]!, options.authority, scheme);
+      if (conflict) return fail(conflict);
+    }
     authority = absolute[1]!;
     rest = target.slice(absolute[0].length) || '/';
+  }
+  if (hostHeader !== undefined && authority !== hostHeader) {
+    const conflict = authorityConflict(authority, hostHeader, scheme);
+    if (conflict) return fail(conflict);
   }
   if (!rest.startsWith('/')) return fail('target-not-origin-form');
   // One scan: refusals of step 1, and whether the path is already canonical (no escape, no `//`,
@@ -111,6 +131,19 @@ export function canonicalRequest(target: string, hostHeader: string | undefined,
   const host = cachedHost(authority, scheme);
   if ('problem' in host) return fail(host.problem);
   return { ok: true, request: { hostname: host.hostname, port: host.port, host: host.host, path, query } };
+}
+
+/**
+ * Why a second statement of the authority (`other`) cannot stand beside the request's (`authority`):
+ * `host-invalid` when it is no host, `host-conflict` when it names another; undefined when both
+ * normalize to the same host (or the request's own authority is invalid: that is refused later).
+ */
+function authorityConflict(authority: string | undefined, other: string, scheme: 'http' | 'https'): TargetProblem | undefined {
+  const mine = cachedHost(authority, scheme);
+  if ('problem' in mine) return undefined;
+  const theirs = cachedHost(other, scheme);
+  if ('problem' in theirs) return 'host-invalid';
+  return mine.host === theirs.host ? undefined : 'host-conflict';
 }
 
 function fail(problem: TargetProblem): CanonicalResult {

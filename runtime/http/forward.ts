@@ -15,7 +15,9 @@ import type { CompiledRoute, PlanIndex } from '../plan/index.ts';
 import { renormalizedPath, type CanonicalRequest } from './canonical-request.ts';
 import { forwardedFor, plainAddress } from './client-address.ts';
 
-const HOP_BY_HOP: ReadonlySet<string> = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'http2-settings', 'host']);
+// `expect`: svc answers `Expect: 100-continue` itself at the door (handler.ts) and streams the body;
+// the upstream client (undici) refuses the header, so forwarding it would fail every such request.
+const HOP_BY_HOP: ReadonlySet<string> = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'http2-settings', 'expect', 'host']);
 const FORWARDED: ReadonlySet<string> = new Set(['forwarded', 'x-real-ip']);
 const DEFAULT_PORT: Readonly<Record<string, number>> = { http: 80, https: 443 };
 
@@ -101,21 +103,24 @@ function hostHeader(r: CompiledRoute, input: ForwardInput, upstreamHost: string)
 const COPY = 0;
 const DROP = 1;
 const FORWARDED_KEPT = 2;
-type HeaderKind = typeof COPY | typeof DROP | typeof FORWARDED_KEPT;
+/** Copied only on a route with `allow_underscores_in_headers`. */
+const UNDERSCORED = 3;
+type HeaderKind = typeof COPY | typeof DROP | typeof FORWARDED_KEPT | typeof UNDERSCORED;
 
 /**
  * What happens to a client header by its (lower-case) name alone: hop-by-hop headers, the reserved
  * namespaces `x-svc-*` and `x-envoy-*` in any `_` spelling, `_` spellings of the forwarded family and
  * `x-forwarded-for` (rebuilt from its trusted tail) are dropped; the rest of the forwarded family
- * is kept only with trusted hops. Configured claim-header names are checked apart (they depend on
- * the plan).
+ * is kept only with trusted hops; any other name with `_` is dropped unless the route allows it
+ * (upstreams read `_` as `-`: oauth2-proxy and nginx drop them too). Configured claim-header names
+ * are checked apart (they depend on the plan).
  */
 function classifyHeader(name: string): HeaderKind {
   if (HOP_BY_HOP.has(name) || name.charCodeAt(0) === 0x3a) return DROP; // `:authority` & co. are HTTP/2's
   const key = nameKey(name);
   if (key.startsWith('x-svc-') || key.startsWith('x-envoy-')) return DROP;
   if (key.startsWith('x-forwarded-') || FORWARDED.has(key)) return key === 'x-forwarded-for' || key !== name ? DROP : FORWARDED_KEPT;
-  return COPY;
+  return key !== name ? UNDERSCORED : COPY;
 }
 
 /** Header names repeat from request to request: memoize their kind (bounded, per process). */
@@ -150,11 +155,12 @@ function requestHeaders(index: PlanIndex, r: CompiledRoute, input: ForwardInput)
   const connection = input.headers['connection'];
   const listed = connection ? new Set(connection.flatMap((v) => v.split(',').map((t) => t.trim().toLowerCase()))) : undefined;
   const claimNames = index.claimHeaderNames;
+  const underscores = r.route.allowUnderscoresInHeaders;
   for (const name in input.headers) {
     const values = input.headers[name];
     if (!values || values.length === 0) continue;
     const kind = headerKind(name);
-    if (kind === DROP) continue;
+    if (kind === DROP || (kind === UNDERSCORED && !underscores)) continue;
     if (kind === FORWARDED_KEPT) {
       // The forwarded family is decided here alone: kept only with trusted hops, and never removed
       // through `Connection` (a client listing `X-Forwarded-Proto` there must not drop a trusted one).

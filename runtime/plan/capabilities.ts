@@ -246,6 +246,7 @@ export const CAPABILITIES: readonly Capability[] = [
   honoured(['allow_encoded_path_characters'], 'routes[].allowEncodedPathCharacters'),
   honoured(['allow_path_parameters'], 'routes[].allowPathParameters'),
   honoured(['path_case'], 'routes[].pathCase'),
+  honoured(['allow_underscores_in_headers'], 'routes[].allowUnderscoresInHeaders'),
   honoured(['lb_policy', 'least_request_lb_config', 'ring_hash_lb_config', 'maglev_lb_config'], 'routes[].lb'),
   honoured(['health_checks'], 'routes[].healthChecks'),
   honoured(['outlier_detection'], 'routes[].outlierDetection'),

@@ -8,13 +8,14 @@
  * svc starts; a reload that changes it is refused with "restart required" (`listenerChange`).
  */
 import { createServer, type Server } from 'node:http';
-import { createSecureServer, type Http2SecureServer } from 'node:http2';
+import { constants, createSecureServer, type Http2SecureServer, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { Server as NetServer } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import type { PlanSettings } from '../../compiler/plan/types.ts';
 import { createConnectHandler } from '../server/connect.ts';
 import { createHandler, type HandlerOptions } from '../server/handler.ts';
-import type { GateOptions } from '../server/gate.ts';
+import { MAX_HEADER_FIELDS, type GateOptions } from '../server/gate.ts';
 import { createUpgradeHandler } from '../server/upgrade.ts';
 import { defaultSecureContext, secureContextOptions } from '../listen/material.ts';
 import { createProxyProtocolServer } from '../listen/proxy-protocol.ts';
@@ -41,7 +42,11 @@ export interface Listening {
   close(): Promise<void>;
 }
 
-/** The Node server options that carry the plan's global timeouts and parser strictness. */
+/**
+ * The Node HTTP/1.1 server options that carry the plan's global timeouts and parser strictness. The
+ * same values are set on every HTTP/1.1 connection, whatever the codec: an `auto` listener's
+ * HTTP/1.1 fallback reads them from its HTTP/2 server (`applyHttp2Timeouts`).
+ */
 export function serverOptions(settings: PlanSettings) {
   const s = settings.server;
   return {
@@ -52,8 +57,60 @@ export function serverOptions(settings: PlanSettings) {
     requestTimeout: s.timeoutReadMs,
     headersTimeout: s.timeoutReadMs === 0 ? 60_000 : Math.min(s.timeoutReadMs, 60_000),
     keepAliveTimeout: s.timeoutIdleMs === 0 ? 5_000 : s.timeoutIdleMs,
-    connectionsCheckingInterval: 1_000,
+    connectionsCheckingInterval: Math.min(1_000, s.timeoutReadMs || 1_000),
   };
+}
+
+/**
+ * The TLS handshake's limit: a connection that has not finished its handshake (or never sent a
+ * ClientHello) has sent no request and done nothing, so both `timeout_read` and `timeout_idle` bound
+ * it: the smaller one that is set; Node's default (120 s) when neither is.
+ */
+export function handshakeTimeoutMs(settings: PlanSettings): number {
+  const set = [settings.server.timeoutReadMs, settings.server.timeoutIdleMs].filter((ms) => ms > 0);
+  return set.length === 0 ? 120_000 : Math.min(...set);
+}
+
+/**
+ * The global timeouts on an HTTP/2 listener (`codec_type` `auto` or `http2`), as HTTP/1.1 has them:
+ * - its HTTP/1.1 fallback (`auto`) gets `serverOptions`, which Node's HTTP/2 server does not take as
+ *   options (it would cut slow heads only after 60 s, and never an idle connection);
+ * - `timeout_idle`: a session without traffic for that long is closed gracefully (GOAWAY: open
+ *   streams finish), and destroyed when it is still open after a second period;
+ * - `timeout_read`: each stream's request (head and body) must arrive within it, else the stream
+ *   is answered 408 (or reset once its response has started);
+ * - `timeout_write`: a stream without traffic for that long is reset, and an HTTP/1.1 fallback
+ *   connection closed (not through `server.setTimeout`, which Node would also apply to sessions).
+ * Must run before the server listens (Node reads the connection-checking interval then).
+ */
+function applyHttp2Timeouts(server: Http2SecureServer, settings: PlanSettings): void {
+  const s = settings.server;
+  if (s.codecType === 'auto') {
+    Object.assign(server, serverOptions(settings));
+    if (s.timeoutWriteMs > 0) {
+      server.on('secureConnection', (socket: TLSSocket) => {
+        if (socket.alpnProtocol !== 'h2') socket.setTimeout(s.timeoutWriteMs, () => socket.destroy());
+      });
+    }
+  }
+  server.on('session', (session: ServerHttp2Session) => {
+    if (s.timeoutIdleMs > 0) session.setTimeout(s.timeoutIdleMs, () => (session.closed ? session.destroy() : session.close()));
+  });
+  server.on('stream', (stream: ServerHttp2Stream) => {
+    if (s.timeoutWriteMs > 0) stream.setTimeout(s.timeoutWriteMs, () => stream.close(constants.NGHTTP2_CANCEL));
+    // The request is whole once the client has ended its side of the stream (END_STREAM), whether
+    // or not the body was read: a response may stream on for as long as it needs after that.
+    if (s.timeoutReadMs <= 0 || stream.endAfterHeaders) return;
+    const timer = setTimeout(() => {
+      if (stream.destroyed || stream.state.remoteClose) return;
+      if (!stream.headersSent) stream.respond({ ':status': 408 }, { endStream: true });
+      stream.close(constants.NGHTTP2_CANCEL);
+    }, s.timeoutReadMs);
+    timer.unref();
+    const clear = () => clearTimeout(timer);
+    stream.once('end', clear);
+    stream.once('close', clear);
+  });
 }
 
 /** Why a new plan cannot be served by the running listeners, or undefined when it can. */
@@ -75,22 +132,33 @@ export async function serve(store: ServedStore, options: ServeOptions = {}): Pro
   const authn = new Authn(sessions, { scheme: insecure ? 'http' : 'https', ...(options.log ? { log: options.log } : {}) });
 
   let server: Server | HttpsServer | Http2SecureServer;
+  const handler = createHandler(store, { ...options, scheme: insecure ? 'http' : 'https', authn });
   if (insecure) {
-    server = createServer(serverOptions(settings), createHandler(store, { ...options, scheme: 'http', authn }));
+    server = createServer(serverOptions(settings), handler);
   } else {
-    const handler = createHandler(store, { ...options, scheme: 'https', authn });
     // The listener's plan is fixed (listenerChange), so a TLS listener's generations all have TLS material.
     const secure = secureContextOptions(settings, { current: () => store.current.tls!.material });
-    server =
-      settings.server.codecType === 'http1'
-        ? createHttpsServer({ ...serverOptions(settings), ...secure }, handler)
-        : createSecureServer({ ...secure, allowHTTP1: settings.server.codecType === 'auto', maxSessionMemory: 10 }, handler);
+    const handshakeTimeout = handshakeTimeoutMs(settings);
+    if (settings.server.codecType === 'http1') server = createHttpsServer({ ...serverOptions(settings), ...secure, handshakeTimeout }, handler);
+    else {
+      // Room for the gate to answer 431 past MAX_HEADER_FIELDS (Node's default resets a stream with
+      // more than 128 fields); beyond twice that, nghttp2 resets the stream itself.
+      const h2 = createSecureServer({ ...secure, handshakeTimeout, allowHTTP1: settings.server.codecType === 'auto', maxSessionMemory: 10, maxHeaderListPairs: 2 * MAX_HEADER_FIELDS }, handler);
+      applyHttp2Timeouts(h2, settings);
+      server = h2;
+    }
   }
+  // Node truncates a request past 1,000 header fields without a word; the gate refuses it (431).
+  untruncated(server);
   // Clients without SNI get the default certificate of the generation in service.
   store.onSwap((g) => {
     if (g.tls && 'setSecureContext' in server) server.setSecureContext(defaultSecureContext(g.tls.material));
   });
-  if (settings.server.timeoutWriteMs > 0) server.setTimeout(settings.server.timeoutWriteMs);
+  // `Expect: 100-continue`: the handler answers it after the gate (handler.ts), never Node before it.
+  server.on('checkContinue', handler);
+  // timeout_write: an HTTP/1.1 connection without traffic for that long is closed (an HTTP/2
+  // listener applies it itself: applyHttp2Timeouts).
+  if (settings.server.timeoutWriteMs > 0 && (insecure || settings.server.codecType === 'http1')) server.setTimeout(settings.server.timeoutWriteMs);
   const scheme = insecure ? 'http' : 'https';
   // Upgrades only where the route enables them, after authorization; never h2c (S20).
   // Every way in passes the same gate, with the same listener checks (gate.ts).
@@ -99,8 +167,13 @@ export async function serve(store: ServedStore, options: ServeOptions = {}): Pro
   // CONNECT host:port (HTTP/1.1 and HTTP/2): tunnels of `tcp+https` routes, after authorization.
   server.on('connect', createConnectHandler(store, gate));
   // A request the parser refuses (smuggling shapes, bad bytes, oversized head, too slow): answered
-  // and the connection closed, never passed on.
+  // and the connection closed, never passed on. A TLS failure (handshake timeout, bad ClientHello)
+  // has no HTTP to answer in: a write would wait for a handshake that never ends, so it is closed.
   server.on('clientError', (err: NodeJS.ErrnoException, socket: import('node:stream').Duplex) => {
+    if (err.code !== undefined && /^ERR_(TLS|SSL)_/.test(err.code)) {
+      socket.destroy();
+      return;
+    }
     const status = err.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : '400 Bad Request';
     if (socket.writable) socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
     else socket.destroy();
@@ -147,6 +220,16 @@ export async function serve(store: ServedStore, options: ServeOptions = {}): Pro
       if (!options.sessionStore) await sessions.close();
     },
   };
+}
+
+/**
+ * Turns off Node's header-count limit on a server's HTTP/1.1 connections (`maxHeadersCount`, a
+ * property, not an option; an `auto` HTTP/2 server's fallback reads it too): past it, Node drops the
+ * extra fields silently. The head stays bounded by `maxHeaderSize`, and the gate refuses more than
+ * MAX_HEADER_FIELDS fields.
+ */
+function untruncated(server: Server | HttpsServer | Http2SecureServer): void {
+  Object.assign(server, { maxHeadersCount: 0 });
 }
 
 async function listen(server: NetServer, want: { readonly host: string; readonly port: number }): Promise<{ host: string; port: number }> {

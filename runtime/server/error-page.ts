@@ -18,6 +18,7 @@ const EXPLAIN: Readonly<Record<number, string>> = {
   403: 'You are signed in, but the policy of this route does not allow you here.',
   404: 'No route serves this address.',
   421: 'This connection cannot serve this host. Retry on a new connection.',
+  431: 'The request carries too many header fields, so it was refused.',
   495: 'A valid client certificate is required.',
   502: 'The upstream service could not be reached or gave an invalid answer.',
   503: 'No healthy upstream service is available right now.',

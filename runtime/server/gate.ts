@@ -3,7 +3,7 @@
  * a CONNECT tunnel, over HTTP/1.1 or HTTP/2 — is admitted or refused here, by the same checks in
  * the same order:
  *
- *   HTTP/1.0 (505) → canonical request, once (400) → the connection's certificate covers the host
+ *   HTTP/1.0 (505) → more than `MAX_HEADER_FIELDS` header fields (431) → canonical request, once (400) → the connection's certificate covers the host
  *   (421) → session (cookie, or programmatic bearer token) → decision core: svc's own endpoints,
  *   route, policy, upstream choice through the route's upstream set (load balancing, health,
  *   ejection) → client certificate of the route or of `client_ca` (495) → upstream TLS options.
@@ -74,8 +74,27 @@ export interface ChosenUpstream {
 /** Refused at the door, before or beside the decision core. */
 export interface Refusal {
   readonly admitted: false;
-  readonly status: 421 | 495 | 505;
-  readonly problem: 'http-1.0-unsupported' | 'misdirected-request' | 'client-certificate-required';
+  readonly status: 421 | 431 | 495 | 505;
+  readonly problem: 'http-1.0-unsupported' | 'too-many-headers' | 'misdirected-request' | 'client-certificate-required';
+}
+
+/**
+ * The most header fields a request may carry (rule book §9): more is refused with 431, never
+ * truncated (a truncated request would be decided and forwarded without the fields past the
+ * limit). HTTP/2 pseudo-headers are not counted; each value of a repeated field is. The listeners
+ * let every field through to here (serve.ts: Node's own limit, which truncates, is off).
+ */
+export const MAX_HEADER_FIELDS = 1000;
+
+/** Whether `headers` holds more than `MAX_HEADER_FIELDS` fields. */
+function tooManyHeaders(headers: RequestHeaders): boolean {
+  let n = 0;
+  for (const name in headers) {
+    if (name.charCodeAt(0) === 0x3a) continue; // `:authority` & co. are HTTP/2's framing
+    n += headers[name]?.length ?? 0;
+    if (n > MAX_HEADER_FIELDS) return true;
+  }
+  return false;
 }
 
 /** The decision core's answer for a request that passed the door, with what the entry point needs. */
@@ -102,6 +121,7 @@ const NO_OUTCOME = (): void => undefined;
  */
 export function admit(gen: ServedGeneration, entry: Entry, options: GateOptions, then: (result: GateResult) => void): void {
   if (entry.httpVersion === '1.0') return then(REFUSED_HTTP_10);
+  if (tooManyHeaders(entry.headers)) return then(REFUSED_TOO_MANY_HEADERS);
   const authority = entry.kind === 'connect' ? entry.target : undefined;
   let canonical: Canonical | undefined;
   let host: string;
@@ -126,6 +146,7 @@ export function admit(gen: ServedGeneration, entry: Entry, options: GateOptions,
 }
 
 const REFUSED_HTTP_10: Refusal = { admitted: false, status: 505, problem: 'http-1.0-unsupported' };
+const REFUSED_TOO_MANY_HEADERS: Refusal = { admitted: false, status: 431, problem: 'too-many-headers' };
 const REFUSED_MISDIRECTED: Refusal = { admitted: false, status: 421, problem: 'misdirected-request' };
 const REFUSED_CERTIFICATE: Refusal = { admitted: false, status: 495, problem: 'client-certificate-required' };
 

@@ -77,9 +77,24 @@ export function createHandler(store: ServedStore, options: HandlerOptions): (req
         return;
       }
       if (!r.admitted) sendError(res, r.status, requestId, r.problem, acceptOf(headers), true);
-      else respond(gen, r, req, res, requestId, options, headers);
+      else {
+        // `Expect: 100-continue` (Node's `checkContinue`, serve.ts): svc answers the expectation
+        // itself, and only once the gate has admitted a request whose body is read (forwarded, or
+        // svc's own endpoint); a refused request gets its final answer without soliciting the body.
+        if (expectsContinue(headers) && (r.decision.outcome === 'allow' || r.decision.outcome === 'internal')) res.writeContinue();
+        respond(gen, r, req, res, requestId, options, headers);
+      }
     });
   };
+}
+
+/**
+ * Whether the client waits for `100 Continue` before sending its body: the shape for which Node
+ * emits `checkContinue` instead of answering it itself (serve.ts registers that listener).
+ */
+function expectsContinue(headers: RequestHeaders): boolean {
+  const expect = headers['expect'];
+  return expect !== undefined && expect.some((v) => /(?:^|\W)100-continue(?:$|\W)/i.test(v));
 }
 
 /** Node's distinct headers, with HTTP/2's `:authority` as the Host a request was sent to. */

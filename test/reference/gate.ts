@@ -4,14 +4,13 @@
  * written from the text and not from runtime/server/gate.ts. The decisions themselves come from this
  * directory's interpreter (`decideReference`, `decideConnectReference`).
  *
- * Order: HTTP/1.0 (505) → canonical request or CONNECT authority (400) → the connection's
+ * Order: HTTP/1.0 (505) → more than 1,000 header fields (431) → canonical request or CONNECT authority (400) → the connection's
  * certificate covers the host (421) → session → decision → client certificate of the decision's
  * route or of the forward-auth host (495).
  */
 import type { PlanBody } from '../../compiler/plan/types.ts';
 import type { Decision, DecisionRequest, Identity } from '../../runtime/decide/types.ts';
-import { canonicalRequest } from '../../runtime/http/canonical-request.ts';
-import { connectAuthority, decideConnectReference, decideReference } from './interpreter.ts';
+import { canonicalOf, connectAuthority, decideConnectReference, decideReference } from './interpreter.ts';
 
 /** The ways into svc. */
 export type EntryKind = 'request' | 'upgrade' | 'connect';
@@ -63,8 +62,8 @@ export function connectionOf(data: GateConnectionData): GateConnection {
 
 /** Refused at the door (505, 421, 495), beside the decision. */
 export interface GateRefusal {
-  readonly refused: 421 | 495 | 505;
-  readonly problem: 'http-1.0-unsupported' | 'misdirected-request' | 'client-certificate-required';
+  readonly refused: 421 | 431 | 495 | 505;
+  readonly problem: 'http-1.0-unsupported' | 'too-many-headers' | 'misdirected-request' | 'client-certificate-required';
 }
 
 export type GateAnswer = GateRefusal | Decision;
@@ -93,33 +92,37 @@ export function gateReference(body: PlanBody, entry: GateEntry, connection: Gate
   // 1. HTTP/1.0.
   if (entry.httpVersion === '1.0') return { refused: 505, problem: 'http-1.0-unsupported' };
 
+  // 2. More than 1,000 header fields (every value of a repeated one; HTTP/2 pseudo-headers are not
+  // header fields): refused, never truncated.
+  const fieldCount = Object.entries(entry.headers).reduce((n, [name, values]) => (name.startsWith(':') ? n : n + (values?.length ?? 0)), 0);
+  if (fieldCount > 1000) return { refused: 431, problem: 'too-many-headers' };
+
   const { kind, httpVersion: _version, ...fields } = entry;
   const tls = connection.tls;
   // The policy's client certificate is the connection's; a plain-HTTP listener has none.
   const request: DecisionRequest = { ...fields, ...(tls?.clientCertificate !== undefined ? { clientCertificate: tls.clientCertificate } : {}) };
   const decideEntry = (): Decision => (kind === 'connect' ? decideConnectReference(body, request, identity) : decideReference(body, request, identity));
 
-  // 2. The canonical request, or CONNECT's authority: its 400 is the decision's own.
+  // 3. The canonical request, or CONNECT's authority: its 400 is the decision's own.
   let hostName: string;
   if (kind === 'connect') {
     const authority = connectAuthority(entry.target);
     if (authority === undefined) return decideEntry();
     hostName = authority.host;
   } else {
-    const hostHeaders = entry.headers['host'] ?? [];
-    const canonical = hostHeaders.length > 1 ? undefined : canonicalRequest(entry.target, hostHeaders[0], entry.scheme);
-    if (canonical === undefined || !canonical.ok) return decideEntry();
+    const canonical = canonicalOf(entry);
+    if (canonical === 'host-duplicate' || !canonical.ok) return decideEntry();
     hostName = withoutPort(canonical.request.host);
   }
 
-  // 3. A host the connection's certificate does not cover was sent on a connection meant for
+  // 4. A host the connection's certificate does not cover was sent on a connection meant for
   // another name (HTTP/2 coalescing).
   if (tls !== null && !tls.covers.some((name) => certificateCovers(name.toLowerCase(), hostName))) return { refused: 421, problem: 'misdirected-request' };
 
-  // 4-5. The session is `identity`: for CONNECT, the session of its tunnel credential.
+  // 5-6. The session is `identity`: for CONNECT, the session of its tunnel credential.
   const decision = decideEntry();
 
-  // 6. The client certificate of the route decided on, or of the forward-auth host.
+  // 7. The client certificate of the route decided on, or of the forward-auth host.
   if (tls !== null) {
     const scope: CertificateScope | undefined =
       decision.outcome === 'internal' ? (decision.endpoint.service === 'forward_auth' ? 'forward_auth' : undefined) : 'route' in decision ? decision.route.index : undefined;

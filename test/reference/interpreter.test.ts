@@ -36,9 +36,10 @@ describe('§1 canonical request', () => {
     expect(decideReference(body, makeRequest({ host: 'a.example.com', target: '/public/../admin' }), null)).toMatchObject({ outcome: 'not_found' });
   });
 
-  it('takes the host from an absolute-form target', () => {
-    const d = decideReference(body, makeRequest({ host: 'other.example.com', target: 'https://a.example.com/public' }), null);
+  it('takes the host from an absolute-form target, and refuses a Host naming another', () => {
+    const d = decideReference(body, makeRequest({ host: 'A.example.com', target: 'https://a.example.com/public' }), null);
     expect(d).toMatchObject({ outcome: 'allow', route: { index: 0 } });
+    expect(decideReference(body, makeRequest({ host: 'other.example.com', target: 'https://a.example.com/public' }), null)).toMatchObject({ status: 400, problem: 'host-conflict' });
   });
 });
 

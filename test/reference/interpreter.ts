@@ -12,7 +12,7 @@
  */
 import { RE2JS } from 're2js';
 import type { PlanBody, Route, Upstream } from '../../compiler/plan/types.ts';
-import { canonicalRequest, type CanonicalRequest } from '../../runtime/http/canonical-request.ts';
+import { canonicalRequest, type CanonicalRequest, type CanonicalResult } from '../../runtime/http/canonical-request.ts';
 import type { Decision, DecisionRequest, Identity, InternalEndpoint, RequestProblem, RouteRef, UpstreamRequest } from '../../runtime/decide/types.ts';
 import { formatIp, parseIp, type IpAddress } from './ip.ts';
 import { claimValues, emailAddress, evaluatePolicy, type PolicyRequest, type PolicyResult } from './policy.ts';
@@ -25,20 +25,19 @@ const DEFAULT_PORT: Readonly<Record<string, number>> = { http: 80, https: 443 };
  * (§6) or the redirect (§7).
  */
 export function decideReference(body: PlanBody, request: DecisionRequest, identity: Identity | null): Decision {
-  // §1. The canonical request. More than one Host header is refused before anything else looks at
-  // the host. READING: checked even when an absolute-form target supplies the host.
-  const hostHeaders = request.headers['host'] ?? [];
-  if (hostHeaders.length > 1) return badRequest('host-duplicate');
-  let canonical = canonicalRequest(request.target, hostHeaders[0], request.scheme);
+  // §1. The canonical request (one authority; more than one Host or `:authority` refused first).
+  const first = canonicalOf(request);
+  if (first === 'host-duplicate') return badRequest('host-duplicate');
+  let canonical = first;
   // §1 opt-in: a raw `;` is kept for a host where some route has `allow_path_parameters`; only
   // such a route may then be chosen (checked below). READING: the S07 opt-in is not modelled here.
   let parameters = false;
   if (!canonical.ok && canonical.problem === 'target-path-parameter') {
-    const kept = canonicalRequest(request.target, hostHeaders[0], request.scheme, { keepPathParameters: true });
+    const kept = canonicalOf(request, { keepPathParameters: true });
     // A segment that is empty, `.` or `..` before its parameters (`/..;/admin`) is never kept.
-    const dotted = kept.ok && kept.request.path.split('/').some((s) => s.includes(';') && ['', '.', '..'].includes(s.slice(0, s.indexOf(';'))));
+    const dotted = kept !== 'host-duplicate' && kept.ok && kept.request.path.split('/').some((s) => s.includes(';') && ['', '.', '..'].includes(s.slice(0, s.indexOf(';'))));
     // READING: whether the target used `;` is judged on the target as received (before `..` removal).
-    if (kept.ok && !dotted && body.routes.some((r) => answersHost(r, kept.request.host) && r.allowPathParameters)) {
+    if (kept !== 'host-duplicate' && kept.ok && !dotted && body.routes.some((r) => answersHost(r, kept.request.host) && r.allowPathParameters)) {
       canonical = kept;
       parameters = true;
     }
@@ -104,9 +103,8 @@ function routePolicy(route: Route, request: DecisionRequest, c: CanonicalRequest
  */
 export function chosenRoutePolicy(body: PlanBody, routeIndex: number, request: DecisionRequest, identity: Identity | null): PolicyResult | undefined {
   const route = body.routes.find((r) => r.index === routeIndex);
-  const hostHeaders = request.headers['host'] ?? [];
-  if (route === undefined || hostHeaders.length > 1) return undefined;
-  const canonical = canonicalRequest(request.target, hostHeaders[0], request.scheme);
+  const canonical = canonicalOf(request);
+  if (route === undefined || canonical === 'host-duplicate') return undefined;
   const client = clientAddress(request, body.settings.server.xffNumTrustedHops);
   if (!canonical.ok || client === undefined) return undefined;
   return routePolicy(route, request, canonical.request, client, identity);
@@ -117,13 +115,25 @@ export function chosenRoutePolicy(body: PlanBody, routeIndex: number, request: D
  * when the target or host is refused or no route answers.
  */
 export function firstMatchingRoute(body: PlanBody, request: DecisionRequest): RouteRef | undefined {
-  const hostHeaders = request.headers['host'] ?? [];
-  if (hostHeaders.length > 1) return undefined;
-  const canonical = canonicalRequest(request.target, hostHeaders[0], request.scheme);
-  if (!canonical.ok) return undefined;
+  const canonical = canonicalOf(request);
+  if (canonical === 'host-duplicate' || !canonical.ok) return undefined;
   const c = canonical.request;
   const route = body.routes.find((r) => answersHost(r, c.host) && pathMatches(r, c.path));
   return route && { index: route.index, id: route.id, name: route.name };
+}
+
+/**
+ * §1: the canonical request, or `host-duplicate` when the request states its Host (or HTTP/2
+ * `:authority`) more than once: refused before anything else looks at the host. READING: checked
+ * even when an absolute-form target supplies the host. The one authority is the absolute-form
+ * target's, else `:authority`, else `Host`; a conflicting second statement is the canonical
+ * request's own refusal (`host-conflict`).
+ */
+export function canonicalOf(request: Pick<DecisionRequest, 'target' | 'headers' | 'scheme'>, options: { readonly keepPathParameters?: boolean } = {}): CanonicalResult | 'host-duplicate' {
+  const hostHeaders = request.headers['host'] ?? [];
+  const authorities = request.headers[':authority'] ?? [];
+  if (hostHeaders.length > 1 || authorities.length > 1) return 'host-duplicate';
+  return canonicalRequest(request.target, hostHeaders[0], request.scheme, { ...options, authority: authorities[0] });
 }
 
 function badRequest(problem: RequestProblem): Decision {
@@ -361,7 +371,7 @@ function upstreamHost(route: Route, upstream: Upstream, request: DecisionRequest
   }
 }
 
-const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'http2-settings'];
+const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'http2-settings', 'expect'];
 
 /** A header name as the reserved-namespace rules compare it: lower case, `_` read as `-`. */
 function normalName(name: string): string {
@@ -384,7 +394,8 @@ function upstreamHeaders(body: PlanBody, route: Route, request: DecisionRequest,
   const settings = body.settings;
   const claimHeaderNames = Object.keys(settings.identity.claimHeaders).map(normalName);
 
-  // 1. the client's headers, minus hop-by-hop ones (and those `connection` lists) and `host`.
+  // 1. the client's headers, minus hop-by-hop ones (and those `connection` lists), HTTP/2
+  // pseudo-headers and `host`.
   const listed = (request.headers['connection'] ?? []).flatMap((v) => v.split(',')).map((s) => s.trim().toLowerCase()).filter((s) => s !== '');
   const headers = new Map<string, string[]>();
   for (const [rawName, values] of Object.entries(request.headers)) {
@@ -393,10 +404,12 @@ function upstreamHeaders(body: PlanBody, route: Route, request: DecisionRequest,
     // READING: `connection` cannot remove the X-Forwarded-* family: those are step 3's to keep or
     // drop, and letting a client strip them through `Connection` is the hop-by-hop abuse of
     // Traefik CVE-2024-45410 (an upstream would then take svc's peer for the client).
-    if (name === 'host' || HOP_BY_HOP.includes(name) || (listed.includes(name) && !isForwardedFamily(name))) continue;
+    if (name === 'host' || name.startsWith(':') || HOP_BY_HOP.includes(name) || (listed.includes(name) && !isForwardedFamily(name))) continue;
     // 2. minus svc's reserved namespaces: a client never supplies an identity header (invariant 5).
     const n = normalName(name);
     if (n.startsWith('x-svc-') || n.startsWith('x-envoy-') || claimHeaderNames.includes(n)) continue;
+    // A name with `_` only on a route that allows it (an upstream may read it as `-`).
+    if (name.includes('_') && !route.allowUnderscoresInHeaders) continue;
     headers.set(name, [...(headers.get(name) ?? []), ...values]);
   }
 

@@ -275,4 +275,137 @@ const connect: DecisionCase[] = [
   },
 ];
 
-export const cases: readonly DecisionCase[] = [...certificate, ...http10, ...misdirected, ...wildcard, ...connect];
+/**
+ * Rule book §1, one authority per request (issue 13 §6): over HTTP/2 `:authority` is the authority
+ * and a `host` naming another host is refused; over HTTP/1.1 an absolute-form target is, and a
+ * `Host` naming another host is refused. Compared after normalization; whitespace never trimmed.
+ * Both a plain request and an upgrade, on a connection whose certificate covers both hosts (so the
+ * 400 is the rule's, not a 421).
+ */
+const BOTH_HOSTS: GateConnectionData = { tls: { covers: ['*.example.com'], requires: [] } };
+const oneAuthority: DecisionCase[] = (['request', 'upgrade'] as const).flatMap((kind): DecisionCase[] => {
+  const { host: _host, ...base } = requestOf(kind);
+  const h2 = (authority: string, host: string | undefined) => ({ ...base, headers: { ...(base.headers ?? {}), ':authority': [authority], ...(host === undefined ? {} : { host: [host] }) } });
+  return [
+    ...(
+      [
+        ['open.example.com', 'app.example.com'],
+        ['app.example.com', 'open.example.com'],
+        ['app.example.com', 'app.example.com:8443'],
+        ['app.example.com', 'app.example.com.'],
+      ] as const
+    ).map(([authority, host]) => ({
+      name: `HTTP/2 ${kind}: a host \`${host}\` beside :authority \`${authority}\` is 400 host-conflict`,
+      config: CONFIG,
+      entry: { kind, httpVersion: '2.0' as const },
+      connection: BOTH_HOSTS,
+      request: h2(authority, host),
+      identity: null,
+      expect: { outcome: 'bad_request' as const, status: 400, problem: 'host-conflict' as const },
+    })),
+    {
+      name: `HTTP/2 ${kind}: a host equal to :authority after normalization (case, default port) is routed by :authority`,
+      config: CONFIG,
+      entry: { kind, httpVersion: '2.0' },
+      connection: BOTH_HOSTS,
+      request: h2('open.example.com', 'OPEN.example.com:443'),
+      identity: null,
+      expect: { outcome: 'allow', route: { id: 'open' } },
+    },
+    {
+      name: `HTTP/2 ${kind}: :authority alone is the authority`,
+      config: CONFIG,
+      entry: { kind, httpVersion: '2.0' },
+      connection: BOTH_HOSTS,
+      request: h2('open.example.com', undefined),
+      identity: null,
+      expect: { outcome: 'allow', route: { id: 'open' } },
+    },
+    {
+      name: `HTTP/2 ${kind}: a host with whitespace beside :authority is refused, not trimmed`,
+      config: CONFIG,
+      entry: { kind, httpVersion: '2.0' },
+      connection: BOTH_HOSTS,
+      request: h2('open.example.com', 'open.example.com '),
+      identity: null,
+      expect: { outcome: 'bad_request', status: 400, problem: 'host-invalid' },
+    },
+    ...(['https://open.example.com/ws', 'https://OPEN.example.com:443/ws'] as const).map((target) => ({
+      name: `HTTP/1.1 ${kind}: an absolute-form target \`${target}\` beside Host \`app.example.com\` is 400 host-conflict`,
+      config: CONFIG,
+      entry: { kind },
+      connection: BOTH_HOSTS,
+      request: { ...base, host: 'app.example.com', target },
+      identity: null,
+      expect: { outcome: 'bad_request' as const, status: 400, problem: 'host-conflict' as const },
+    })),
+    {
+      name: `HTTP/1.1 ${kind}: an absolute-form target naming the Host's host (other case, default port) is routed`,
+      config: CONFIG,
+      entry: { kind },
+      connection: BOTH_HOSTS,
+      request: { ...base, host: 'Open.Example.com', target: 'https://open.example.com:443/ws' },
+      identity: null,
+      expect: { outcome: 'allow', route: { id: 'open' } },
+    },
+    ...([' open.example.com', 'open.example.com\t', ''] as const).map((host) => ({
+      name: `HTTP/1.1 ${kind}: Host ${JSON.stringify(host)} is refused, never trimmed (beside an absolute-form target too)`,
+      config: CONFIG,
+      entry: { kind },
+      connection: BOTH_HOSTS,
+      request: { ...base, host, target: 'https://open.example.com/ws' },
+      identity: null,
+      expect: { outcome: 'bad_request' as const, status: 400, problem: 'host-invalid' as const },
+    })),
+    ...([' open.example.com', 'open.example.com\t'] as const).map((host) => ({
+      name: `HTTP/1.1 ${kind}: Host ${JSON.stringify(host)} is refused, never trimmed`,
+      config: CONFIG,
+      entry: { kind },
+      connection: BOTH_HOSTS,
+      request: { ...base, host },
+      identity: null,
+      expect: { outcome: 'bad_request' as const, status: 400, problem: 'host-invalid' as const },
+    })),
+  ];
+});
+
+/**
+ * Rule book §9 step 2: more than 1,000 header fields is 431 at every way in, before the canonical
+ * request; each value of a repeated field counts, HTTP/2 pseudo-headers do not.
+ */
+const fieldsOf = (n: number): Record<string, string[]> => Object.fromEntries(Array.from({ length: n }, (_, i) => [`x-f${i}`, ['1']]));
+const tooManyHeaders: DecisionCase[] = KINDS.flatMap((kind) =>
+  (['1.1', '2.0'] as const).flatMap((httpVersion): DecisionCase[] => {
+    const base = requestOf(kind);
+    const own = kind === 'connect' ? 0 : Object.values(base.headers ?? {}).reduce((n, v) => n + (v?.length ?? 0), 0) + 1; // + Host
+    return [
+      {
+        name: `${kind} over HTTP/${httpVersion} with 1,001 header fields: 431, before the target is read`,
+        config: CONFIG,
+        entry: { kind, httpVersion },
+        request: { ...base, ...(kind === 'connect' ? {} : { target: '/a%2fb' }), headers: { ...(base.headers ?? {}), ...fieldsOf(1001 - own) } },
+        identity: null,
+        expect: { refused: 431, problem: 'too-many-headers' },
+      },
+      {
+        name: `${kind} over HTTP/${httpVersion} with 1,000 header fields (and pseudo-headers) is decided`,
+        config: CONFIG,
+        entry: { kind, httpVersion },
+        connection: { tls: { covers: ['*.example.com'], requires: [] } },
+        request: { ...base, headers: { ...(base.headers ?? {}), ...fieldsOf(1000 - own), ':method': ['GET'], ':scheme': ['https'] } },
+        identity: null,
+        expect: { outcome: 'allow' },
+      },
+    ];
+  }),
+);
+const repeatedField: DecisionCase = {
+  name: 'each value of a repeated field counts: one name with 1,001 values is 431',
+  config: CONFIG,
+  entry: { kind: 'request' },
+  request: { host: 'open.example.com', headers: { 'x-many': Array.from({ length: 1000 }, () => '1') } },
+  identity: null,
+  expect: { refused: 431, problem: 'too-many-headers' },
+};
+
+export const cases: readonly DecisionCase[] = [...certificate, ...http10, ...misdirected, ...wildcard, ...connect, ...oneAuthority, ...tooManyHeaders, repeatedField];

@@ -98,10 +98,36 @@ describe('host', () => {
   it.each([[undefined, 'host-missing'], ['', 'host-missing'], ['a b', 'host-invalid'], ['user@app.example.com', 'host-invalid'], ['app:0', 'host-invalid'], ['app:65536', 'host-invalid'], ['app:1:2', 'host-invalid'], ['[::1', 'host-invalid']])('%j -> %s', (h, problem) => {
     expect(host(h)).toBe(problem);
   });
-  it('an absolute-form target names the host, as RFC 9112 requires', () => {
-    expect(host('app.example.com', 'https', 'https://Other.Example.com:443/x')).toBe('other.example.com');
-    const r = canonicalRequest('http://other.example.com', 'app.example.com', 'http');
+  it('an absolute-form target names the host, as RFC 9112 requires; a Host beside it must agree', () => {
+    expect(host(undefined, 'https', 'https://Other.Example.com:443/x')).toBe('other.example.com');
+    expect(host('OTHER.example.com:443', 'https', 'https://Other.Example.com/x')).toBe('other.example.com');
+    const r = canonicalRequest('http://other.example.com', 'other.example.com', 'http');
     expect(r.ok && r.request.path).toBe('/');
+  });
+  // Issue 13 §6, one authority per request: a second statement of it naming another host is refused.
+  it.each([
+    ['app.example.com', 'https://other.example.com/x', 'host-conflict'],
+    ['app.example.com:8443', 'https://app.example.com/x', 'host-conflict'],
+    ['app.example.com', 'https://app.example.com:8443/x', 'host-conflict'],
+    ['app.example.com.', 'https://app.example.com/x', 'host-conflict'],
+    [' app.example.com', 'https://app.example.com/x', 'host-invalid'],
+    ['app.example.com ', 'https://app.example.com/x', 'host-invalid'],
+    ['', 'https://app.example.com/x', 'host-invalid'],
+  ] as const)('Host %j beside %s -> %s', (h, target, problem) => {
+    expect(host(h, 'https', target)).toBe(problem);
+  });
+  it('HTTP/2 :authority is the authority; a host beside it must name the same host', () => {
+    const withAuthority = (authority: string, hostHeader: string | undefined, target = '/x') => {
+      const r = canonicalRequest(target, hostHeader, 'https', { authority });
+      return r.ok ? r.request.host : r.problem;
+    };
+    expect(withAuthority('app.example.com', undefined)).toBe('app.example.com');
+    expect(withAuthority('app.example.com', 'APP.example.com:443')).toBe('app.example.com');
+    expect(withAuthority('app.example.com', 'evil.example')).toBe('host-conflict');
+    expect(withAuthority('evil.example', 'app.example.com')).toBe('host-conflict');
+    expect(withAuthority('app.example.com', 'app.example.com ')).toBe('host-invalid');
+    expect(withAuthority('app.example.com', undefined, 'https://evil.example/x')).toBe('host-conflict');
+    expect(withAuthority(' app.example.com', undefined)).toBe('host-invalid');
   });
 });
 

@@ -43,6 +43,7 @@ export function route(parts: RouteParts): Route {
     allowEncodedPathCharacters: false,
     allowPathParameters: false,
     pathCase: 'sensitive',
+    allowUnderscoresInHeaders: false,
     lb: { policy: 'ROUND_ROBIN', leastRequest: null, ringHash: null, maglev: null, ...parts.lb },
     healthChecks: parts.healthChecks ?? [],
     outlierDetection: parts.outlierDetection ?? null,
