@@ -11,5 +11,5 @@ export { isSecretPath } from './settings/secret-paths.ts';
 /** Policies in the text syntax, for explanations and diffs. */
 export { printCriterion, printPolicy, printRule } from './policy/print.ts';
 export { criteriaOf } from './policy/ir.ts';
-/** Whether one route's path matcher covers another's (the shadowing check), for `svc diff`. */
-export { matchCovers } from './validate/rules/route-shadowed.ts';
+/** Whether one route matches every path another matches, `path_case` included (the shadowing check), for `svc diff`. */
+export { routeCovers } from './validate/rules/route-shadowed.ts';

@@ -3,7 +3,7 @@
  * the access delta shows them (a reviewer must see each one).
  */
 import type { Expr, PlanSettings, PolicyIR, Route } from '../../compiler/plan/types.ts';
-import { printRule, matchCovers } from '../../compiler/index.ts';
+import { printRule, routeCovers } from '../../compiler/index.ts';
 import { compareAccess, describeClassChange, pathOf } from './access.ts';
 import { listenerOf, policyChange, routeRef, type RoutePairing } from './routes.ts';
 import type { Verdict } from '../../runtime/decide/types.ts';
@@ -35,8 +35,8 @@ function describedChange(access: RouteAccess | undefined, pick: 'gains' | 'loses
 }
 
 /**
- * Finds, for a route, the earliest route before it on the same listener whose matcher covers its
- * own. Routes are grouped by listener once, so the cost grows with the routes sharing a host.
+ * Finds, for a route, the earliest route before it on the same listener that matches every path it
+ * matches (`path_case` included). Routes are grouped by listener once, so the cost grows with the routes sharing a host.
  */
 function shadowFinder(routes: readonly Route[]): (r: Route) => Route | undefined {
   const byListener = new Map<string, Route[]>();
@@ -45,7 +45,7 @@ function shadowFinder(routes: readonly Route[]): (r: Route) => Route | undefined
     if (list) list.push(r);
     else byListener.set(listenerOf(r), [r]);
   }
-  return (r) => byListener.get(listenerOf(r))?.find((e) => e.index < r.index && matchCovers(e.match, r.match));
+  return (r) => byListener.get(listenerOf(r))?.find((e) => e.index < r.index && routeCovers(e, r));
 }
 
 /**

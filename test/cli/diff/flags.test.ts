@@ -57,6 +57,12 @@ describe('reviewFlags', () => {
     expect(fs[0]?.message).toContain('shadowed by all (#0)');
   });
 
+  it('a case-sensitive prefix does not shadow a later case-insensitive one (path_case)', () => {
+    const folded = route('a.example.com', { name: 'folded', prefix: '/api/v1', path_case: 'insensitive', ...auth });
+    const fs = flagsOf([folded], [route('a.example.com', { name: 'all', prefix: '/api', ...auth }), folded]);
+    expect(fs.filter((f) => f.kind === 'shadowed')).toEqual([]);
+  });
+
   it('a catch-all route on another host shadows nothing', () => {
     const fs = flagsOf([route('b.example.com', { prefix: '/x', ...auth })], [route('a.example.com', auth), route('b.example.com', { prefix: '/x', ...auth })]);
     expect(fs.filter((f) => f.kind === 'shadowed')).toEqual([]);
