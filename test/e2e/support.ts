@@ -36,15 +36,36 @@ export function echo(req: IncomingMessage, res: ServerResponse): void {
   res.end(JSON.stringify({ method: req.method, url: req.url, headers: req.headers }));
 }
 
-/** A temp directory with a config file; `write` replaces it. */
-export function configDir(): { readonly dir: string; readonly path: string; write(settings: Record<string, unknown>, routes: unknown[]): void; writeRaw(text: string): void; remove(): void } {
+/**
+ * A temp directory with a config file. `write` replaces it with the test settings (plain HTTP) and
+ * `routes`; `writeTls` with a TLS listener serving `server`'s certificate (written beside it);
+ * `file` writes another file there and returns its path.
+ */
+export function configDir(): {
+  readonly dir: string;
+  readonly path: string;
+  write(settings: Record<string, unknown>, routes: unknown[]): void;
+  writeTls(server: { readonly certPem: string; readonly keyPem: string }, settings: Record<string, unknown>, routes: unknown[]): void;
+  writeRaw(text: string): void;
+  file(name: string, text: string): string;
+  remove(): void;
+} {
   const dir = mkdtempSync(join(tmpdir(), 'svc-e2e-'));
   const path = join(dir, 'config.yaml');
+  const file = (name: string, text: string) => {
+    writeFileSync(join(dir, name), text);
+    return join(dir, name);
+  };
   return {
     dir,
     path,
     write: (settings, routes) => writeFileSync(path, stringify({ ...BASE_SETTINGS, ...settings, routes })),
+    writeTls: (server, settings, routes) => {
+      const { insecure_server: _insecure, ...base } = BASE_SETTINGS;
+      writeFileSync(path, stringify({ ...base, address: '127.0.0.1:8443', certificate_file: file('server.pem', server.certPem), certificate_key_file: file('server.key', server.keyPem), ...settings, routes }));
+    },
     writeRaw: (text) => writeFileSync(path, text),
+    file,
     remove: () => rmSync(dir, { recursive: true, force: true }),
   };
 }

@@ -11,15 +11,12 @@
  * Real svc over TLS (`codec_type: auto`) and a real upstream; raw TLS sockets and the node:http2
  * client, which send the shapes as written.
  */
-import { writeFileSync } from 'node:fs';
 import { connect as http2Connect } from 'node:http2';
 import { connect as netConnect } from 'node:net';
 import { join } from 'node:path';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
-import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run, type Running } from '../../runtime/run/run.ts';
-import { BASE_SETTINGS } from '../support/compile-text.ts';
 import { issue, makeCa, type Issued } from '../runtime/listen/pki.ts';
 import { configDir, startUpstream, type Upstream } from '../e2e/support.ts';
 
@@ -33,25 +30,10 @@ let server: Issued;
 
 /** A config for a TLS svc with this codec and these settings, a public and a private route to `up`. */
 function writeConfig(cfg: ReturnType<typeof configDir>, up: Upstream, extra: Record<string, unknown>, routeExtra: Record<string, unknown> = {}): void {
-  const file = (name: string, text: string) => {
-    writeFileSync(join(cfg.dir, name), text);
-    return join(cfg.dir, name);
-  };
-  const { insecure_server: _insecure, ...settings } = BASE_SETTINGS;
-  cfg.writeRaw(
-    stringify({
-      ...settings,
-      address: '127.0.0.1:8443',
-      codec_type: 'auto',
-      ...extra,
-      certificate_file: file('server.pem', server.certPem),
-      certificate_key_file: file('server.key', server.keyPem),
-      routes: [
-        { from: 'https://app.example.com', to: up.url, allow_public_unauthenticated_access: true, ...routeExtra },
-        { from: 'https://private.example.com', to: up.url, policy: 'allow if groups has "admins"' },
-      ],
-    }),
-  );
+  cfg.writeTls(server, { codec_type: 'auto', ...extra }, [
+    { from: 'https://app.example.com', to: up.url, allow_public_unauthenticated_access: true, ...routeExtra },
+    { from: 'https://private.example.com', to: up.url, policy: 'allow if groups has "admins"' },
+  ]);
 }
 
 /** A TLS connection to svc for `app.example.com`, HTTP/1.1 by ALPN. */
@@ -250,24 +232,10 @@ describe('issue 13 §7: header names with `_`', () => {
       seen.push({ headers: req.headers, body: '' });
       res.end('ok');
     });
-    const file = (name: string, text: string) => {
-      writeFileSync(join(cfg.dir, name), text);
-      return join(cfg.dir, name);
-    };
-    const { insecure_server: _insecure, ...settings } = BASE_SETTINGS;
-    cfg.writeRaw(
-      stringify({
-        ...settings,
-        address: '127.0.0.1:8443',
-        codec_type: 'auto',
-        certificate_file: file('server.pem', server.certPem),
-        certificate_key_file: file('server.key', server.keyPem),
-        routes: [
-          { from: 'https://app.example.com', to: up.url, allow_public_unauthenticated_access: true },
-          { from: 'https://private.example.com', to: up.url, allow_public_unauthenticated_access: true, allow_underscores_in_headers: true },
-        ],
-      }),
-    );
+    cfg.writeTls(server, { codec_type: 'auto' }, [
+      { from: 'https://app.example.com', to: up.url, allow_public_unauthenticated_access: true },
+      { from: 'https://private.example.com', to: up.url, allow_public_unauthenticated_access: true, allow_underscores_in_headers: true },
+    ]);
     svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false });
   });
 

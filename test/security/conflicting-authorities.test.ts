@@ -9,14 +9,10 @@
  * Host it was sent; raw TLS sockets and the node:http2 client, which send the conflicting fields
  * as written.
  */
-import { writeFileSync } from 'node:fs';
 import { connect as http2Connect, type ClientHttp2Session } from 'node:http2';
-import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
-import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run, type Running } from '../../runtime/run/run.ts';
-import { BASE_SETTINGS } from '../support/compile-text.ts';
 import { issue, makeCa, type Issued } from '../runtime/listen/pki.ts';
 import { configDir, startUpstream, type Upstream } from '../e2e/support.ts';
 
@@ -31,29 +27,15 @@ describe('issue 13 §6: one authority per request', () => {
   beforeAll(async () => {
     ca = await makeCa('svc authority test CA (TEST ONLY)');
     const server = await issue(ca, { cn: 'a.example.com', dns: ['a.example.com', 'b.example.com'], usage: 'server' });
-    const file = (name: string, text: string) => {
-      writeFileSync(join(cfg.dir, name), text);
-      return join(cfg.dir, name);
-    };
     up = await startUpstream((req, res) => {
       received.push(String(req.headers.host));
       res.end('ok');
     });
-    const { insecure_server: _insecure, ...settings } = BASE_SETTINGS;
-    cfg.writeRaw(
-      stringify({
-        ...settings,
-        address: '127.0.0.1:8443',
-        codec_type: 'auto',
-        certificate_file: file('server.pem', server.certPem),
-        certificate_key_file: file('server.key', server.keyPem),
-        routes: [
-          // Both hosts go to the same upstream: the route (and so the Host sent) tells which won.
-          { from: 'https://a.example.com', to: up.url, preserve_host_header: true, allow_websockets: true, allow_public_unauthenticated_access: true },
-          { from: 'https://b.example.com', to: up.url, preserve_host_header: true, allow_websockets: true, allow_public_unauthenticated_access: true },
-        ],
-      }),
-    );
+    cfg.writeTls(server, { codec_type: 'auto' }, [
+      // Both hosts go to the same upstream: the route (and so the Host sent) tells which won.
+      { from: 'https://a.example.com', to: up.url, preserve_host_header: true, allow_websockets: true, allow_public_unauthenticated_access: true },
+      { from: 'https://b.example.com', to: up.url, preserve_host_header: true, allow_websockets: true, allow_public_unauthenticated_access: true },
+    ]);
     svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false });
   });
 

@@ -5,7 +5,6 @@
  * client before the upstream's 101 (upgrade smuggling). Real svc over TLS, real websocket servers
  * (`ws`), raw sockets where a client library would sanitize the attack.
  */
-import { writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { connect as http2Connect } from 'node:http2';
 import { createServer as createHttpsServer } from 'node:https';
@@ -13,10 +12,8 @@ import { createServer as createNetServer, type Server as NetServer } from 'node:
 import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import { WebSocket, WebSocketServer, type ClientOptions } from 'ws';
-import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run, type Running } from '../../runtime/run/run.ts';
-import { BASE_SETTINGS } from '../support/compile-text.ts';
 import { issue, makeCa, type Issued } from '../runtime/listen/pki.ts';
 import { configDir } from '../e2e/support.ts';
 
@@ -58,10 +55,7 @@ describe('one gate for upgrades and CONNECT', () => {
     const svcToUpstream = await issue(clientCa, { cn: 'svc', usage: 'client' });
     const hosts = ['mtls', 'lb', 'tlsup', 'smuggle', 'private', 'public'].map((h) => `${h}.example.com`);
     const server = await issue(ca, { cn: 'mtls.example.com', dns: hosts, usage: 'server' });
-    const file = (name: string, text: string) => {
-      writeFileSync(join(cfg.dir, name), text);
-      return join(cfg.dir, name);
-    };
+    const file = cfg.file;
 
     // Plain websocket upstreams: one behind the mTLS route, two behind the load-balanced route.
     const plain = createHttpServer((_req, res) => res.end('plain'));
@@ -102,39 +96,29 @@ describe('one gate for upgrades and CONNECT', () => {
     servers.push(plain, ...lb, secure, smuggle, recorder, echo);
     const [plainPort, aPort, bPort, securePort, smugglePort, recorderPort, echoPort] = await Promise.all(servers.map((s) => listen(s)));
 
-    const { insecure_server: _insecure, ...settings } = BASE_SETTINGS;
-    cfg.writeRaw(
-      stringify({
-        ...settings,
-        address: '127.0.0.1:8443',
-        codec_type: 'auto',
-        certificate_file: file('server.pem', server.certPem),
-        certificate_key_file: file('server.key', server.keyPem),
-        routes: [
-          { from: 'https://mtls.example.com', to: `http://127.0.0.1:${plainPort}`, allow_websockets: true, allow_public_unauthenticated_access: true, tls_downstream_client_ca_file: file('client-ca.pem', clientCa.certPem) },
-          {
-            from: 'https://lb.example.com',
-            to: [`http://127.0.0.1:${aPort}`, `http://127.0.0.1:${bPort}`],
-            allow_websockets: true,
-            allow_public_unauthenticated_access: true,
-            health_checks: [{ timeout: '1s', interval: '50ms', unhealthy_threshold: 1, healthy_threshold: 1, http_health_check: { path: '/health' } }],
-          },
-          {
-            from: 'https://tlsup.example.com',
-            to: `https://127.0.0.1:${securePort}`,
-            allow_websockets: true,
-            allow_public_unauthenticated_access: true,
-            tls_server_name: 'upstream.test',
-            tls_custom_ca_file: file('upstream-ca.pem', upstreamCa.certPem),
-            tls_client_cert_file: file('svc-client.pem', svcToUpstream.certPem),
-            tls_client_key_file: file('svc-client.key', svcToUpstream.keyPem),
-          },
-          { from: 'https://smuggle.example.com', to: `http://127.0.0.1:${smugglePort}`, allow_websockets: true, allow_public_unauthenticated_access: true },
-          { from: 'tcp+https://private.example.com:7000', to: `tcp://127.0.0.1:${recorderPort}`, policy: 'allow if groups has "ops"' },
-          { from: 'tcp+https://public.example.com:7001', to: `tcp://127.0.0.1:${echoPort}`, allow_public_unauthenticated_access: true },
-        ],
-      }),
-    );
+    cfg.writeTls(server, { codec_type: 'auto' }, [
+      { from: 'https://mtls.example.com', to: `http://127.0.0.1:${plainPort}`, allow_websockets: true, allow_public_unauthenticated_access: true, tls_downstream_client_ca_file: file('client-ca.pem', clientCa.certPem) },
+      {
+        from: 'https://lb.example.com',
+        to: [`http://127.0.0.1:${aPort}`, `http://127.0.0.1:${bPort}`],
+        allow_websockets: true,
+        allow_public_unauthenticated_access: true,
+        health_checks: [{ timeout: '1s', interval: '50ms', unhealthy_threshold: 1, healthy_threshold: 1, http_health_check: { path: '/health' } }],
+      },
+      {
+        from: 'https://tlsup.example.com',
+        to: `https://127.0.0.1:${securePort}`,
+        allow_websockets: true,
+        allow_public_unauthenticated_access: true,
+        tls_server_name: 'upstream.test',
+        tls_custom_ca_file: file('upstream-ca.pem', upstreamCa.certPem),
+        tls_client_cert_file: file('svc-client.pem', svcToUpstream.certPem),
+        tls_client_key_file: file('svc-client.key', svcToUpstream.keyPem),
+      },
+      { from: 'https://smuggle.example.com', to: `http://127.0.0.1:${smugglePort}`, allow_websockets: true, allow_public_unauthenticated_access: true },
+      { from: 'tcp+https://private.example.com:7000', to: `tcp://127.0.0.1:${recorderPort}`, policy: 'allow if groups has "ops"' },
+      { from: 'tcp+https://public.example.com:7001', to: `tcp://127.0.0.1:${echoPort}`, allow_public_unauthenticated_access: true },
+    ]);
     svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false });
     port = svc.listening.address.port;
   });
