@@ -17,27 +17,13 @@ import { TcpLoginError } from '../../cli/tcp-login.ts';
 import { startTunnel } from '../../cli/tcp-tunnel.ts';
 import { loadToken, saveToken, tokenFile } from '../../cli/token-store.ts';
 import type { Hop } from '../support/http-browser.ts';
+import { sendResp } from '../support/resp.ts';
 import { describeWithCommands } from '../support/system.ts';
 import { freePort, startAuthWorld, type AuthWorld } from './auth-support.ts';
 
 const REDIS = 'tcp+https://redis.localhost:6379';
 const RECORDED = 'tcp+https://recorded.localhost:7000';
 const last = (hops: Hop[]): Hop => hops[hops.length - 1]!;
-
-/** Sends RESP commands through `port` and returns what came back. */
-function redis(port: number, commands: string): Promise<string> {
-  return new Promise((resolve) => {
-    const s = connect(port, '127.0.0.1', () => s.write(commands));
-    let out = '';
-    s.on('data', (c) => {
-      out += c.toString();
-      if (out.endsWith('\r\n')) s.end();
-    });
-    s.on('error', () => resolve(`error:${out}`));
-    s.on('close', () => resolve(out));
-    setTimeout(() => s.destroy(), 5000);
-  });
-}
 
 describeWithCommands(['redis-server'], 'tcp+https routes with a policy, signed in through svc tcp', () => {
   let w: AuthWorld;
@@ -56,7 +42,7 @@ describeWithCommands(['redis-server'], 'tcp+https routes with a policy, signed i
   beforeAll(async () => {
     const redisPort = await freePort();
     redisProcess = spawn('redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-    for (let i = 0; i < 100 && (await redis(redisPort, 'PING\r\n')) !== '+PONG\r\n'; i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 100 && (await sendResp(redisPort, 'PING\r\n')) !== '+PONG\r\n'; i++) await new Promise((r) => setTimeout(r, 100));
     recorder = createServer((s) => {
       recorded++;
       s.destroy();
@@ -144,9 +130,9 @@ describeWithCommands(['redis-server'], 'tcp+https routes with a policy, signed i
     expect(stored['expiresAtMs']).toBeGreaterThan(Date.now());
 
     const port = await tunnel(REDIS, cred);
-    expect(await redis(port, 'PING\r\n')).toBe('+PONG\r\n');
+    expect(await sendResp(port, 'PING\r\n')).toBe('+PONG\r\n');
     // The stored token is used again: no second sign-in.
-    expect(await redis(port, 'PING\r\n')).toBe('+PONG\r\n');
+    expect(await sendResp(port, 'PING\r\n')).toBe('+PONG\r\n');
     expect(await credential(REDIS, 'alice@example.com', dir, presented).current()).toBe(token);
     expect(presented).toHaveLength(1);
   });
@@ -156,7 +142,7 @@ describeWithCommands(['redis-server'], 'tcp+https routes with a policy, signed i
     expect(await rawConnect('recorded.localhost:7000')).toMatch(/^HTTP\/1\.1 401 /);
     expect(await rawConnect('recorded.localhost:7000', 'svc1.not-a-token')).toMatch(/^HTTP\/1\.1 401 /);
     const errors: string[] = [];
-    expect(await redis(await tunnel(RECORDED, undefined, errors), 'PING\r\n')).toBe('');
+    expect(await sendResp(await tunnel(RECORDED, undefined, errors), 'PING\r\n')).toBe('');
     expect(errors.join('\n')).toMatch(/401/);
 
     const bob = await credential(RECORDED, 'bob@other.example', tokenDir()).current();
@@ -197,7 +183,7 @@ describeWithCommands(['redis-server'], 'tcp+https routes with a policy, signed i
     saveToken(dir, { route: REDIS, proxy: proxy().origin, token: 'svc1.revoked', expiresAtMs: Date.now() + 3_600_000 });
     const again: string[] = [];
     const port = await tunnel(REDIS, credential(REDIS, 'alice@example.com', dir, again));
-    expect(await redis(port, 'PING\r\n')).toBe('+PONG\r\n');
+    expect(await sendResp(port, 'PING\r\n')).toBe('+PONG\r\n');
     expect(again).toHaveLength(1);
     expect(loadToken(dir, REDIS, proxy().origin, Date.now())?.token).toMatch(/^svc1\.(?!revoked)/);
   });

@@ -8,23 +8,9 @@ import { connect, type Server } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTunnel } from '../../cli/tcp-tunnel.ts';
 import { run, type Running } from '../../runtime/run/run.ts';
+import { sendResp } from '../support/resp.ts';
 import { describeWithCommands } from '../support/system.ts';
 import { configDir } from './support.ts';
-
-/** Sends RESP commands on a fresh connection to `port` and returns what came back. */
-function redis(port: number, commands: string): Promise<string> {
-  return new Promise((resolve) => {
-    const s = connect(port, '127.0.0.1', () => s.write(commands));
-    let out = '';
-    s.on('data', (c) => {
-      out += c.toString();
-      if (out.endsWith('\r\n') && out.split('\r\n').length > commands.split('\r\n').length - 1) s.end();
-    });
-    s.on('error', () => resolve(`error:${out}`));
-    s.on('close', () => resolve(out));
-    setTimeout(() => s.destroy(), 3000);
-  });
-}
 
 describeWithCommands(['redis-server'], 'tcp+https routes with a real Redis', () => {
   let redisProcess: ChildProcess;
@@ -37,7 +23,7 @@ describeWithCommands(['redis-server'], 'tcp+https routes with a real Redis', () 
   beforeAll(async () => {
     redisPort = 20000 + Math.floor(Math.random() * 20000);
     redisProcess = spawn('redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-    for (let i = 0; i < 100 && (await redis(redisPort, 'PING\r\n')) !== '+PONG\r\n'; i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 100 && (await sendResp(redisPort, 'PING\r\n')) !== '+PONG\r\n'; i++) await new Promise((r) => setTimeout(r, 100));
     cfg.write({ address: '127.0.0.1:8443' }, [
       { from: 'tcp+https://redis.example.com:6379', to: `tcp://127.0.0.1:${redisPort}`, allow_public_unauthenticated_access: true },
       { from: 'tcp+https://private.example.com:6379', to: `tcp://127.0.0.1:${redisPort}`, policy: 'allow if groups has "ops"' },
@@ -59,11 +45,11 @@ describeWithCommands(['redis-server'], 'tcp+https routes with a real Redis', () 
   const portOf = (s: Server) => (s.address() as { port: number }).port;
 
   it('carries a Redis session through svc', async () => {
-    expect(await redis(portOf(open), 'SET svc-key tunnelled\r\nGET svc-key\r\n')).toBe('+OK\r\n$9\r\ntunnelled\r\n');
+    expect(await sendResp(portOf(open), 'SET svc-key tunnelled\r\nGET svc-key\r\n')).toBe('+OK\r\n$9\r\ntunnelled\r\n');
   });
 
   it('refuses the tunnel when the route policy needs a user', async () => {
-    expect(await redis(portOf(closed), 'PING\r\n')).not.toContain('PONG');
+    expect(await sendResp(portOf(closed), 'PING\r\n')).not.toContain('PONG');
   });
 
   it('answers CONNECT for an unknown route with 404', async () => {
