@@ -78,3 +78,54 @@ export type SessionStoreErrorCode =
   | 'SVC_ERR_SESSION_REVOKED'
   /** A remote store (a cluster worker's view of the primary's) did not answer: timeout, closed channel, bad reply. */
   | 'SVC_ERR_SESSION_STORE_UNAVAILABLE';
+
+/**
+ * What the identity manager needs from a store beyond single sessions (spec 2.4): the live session
+ * ids to refresh, and a lease so that exactly one process among all those sharing the store runs
+ * the refresh at a time. The memory store and the Redis store implement it; a cluster worker's
+ * view of the primary's store does not (the identity manager runs where the store is held).
+ */
+export interface SessionDirectory {
+  /** Every live session id, in no particular order; ids put or deleted while iterating may or may not appear. */
+  sessionIds(): AsyncIterable<string>;
+  /**
+   * Takes or renews the lease `name` for `holder` until `ttlMs` from now. Resolves true when
+   * `holder` holds the lease afterwards, false while another holder's lease has not expired.
+   * Atomic across every process sharing the store.
+   */
+  acquireLease(name: string, holder: string, ttlMs: number): Promise<boolean>;
+  /** Gives the lease up when `holder` holds it; does nothing otherwise. */
+  releaseLease(name: string, holder: string): Promise<void>;
+}
+
+/** True when `store` also implements {@link SessionDirectory}. */
+export function isSessionDirectory(store: SessionStore): store is SessionStore & SessionDirectory {
+  const s = store as Partial<SessionDirectory>;
+  return typeof s.sessionIds === 'function' && typeof s.acquireLease === 'function' && typeof s.releaseLease === 'function';
+}
+
+/** The storage operations timed for `storage_operation_duration_ms` (spec §6). */
+export type StorageOperation = 'get' | 'put' | 'delete' | 'isRevoked' | 'consumeOnce' | 'sessionIds' | 'acquireLease' | 'releaseLease';
+
+/**
+ * Receives the figures a store keeps for spec §6 (the observability layer exports them). Calls are
+ * synchronous and must not throw; a store without an observer keeps nothing.
+ */
+export interface StoreObserver {
+  /** One finished storage operation. */
+  operation(operation: StorageOperation, result: 'ok' | 'error', backend: 'memory' | 'redis', durationMs: number): void;
+}
+
+/** A remote store's connection-pool figures at one instant (spec §6 `redis_*`). */
+export interface StorePoolFigures {
+  /** Open connections (`redis_conns`). */
+  readonly conns: number;
+  /** Open connections with no command in flight (`redis_idle_conns`). */
+  readonly idleConns: number;
+  /** Commands that had to wait for a connection, since start (`redis_wait_count_total`). */
+  readonly waitCount: number;
+  /** Total ms those commands waited, since start (`redis_wait_duration_ms_total`). */
+  readonly waitDurationMs: number;
+  /** True while the store reaches its server (false during an outage). */
+  readonly up: boolean;
+}
