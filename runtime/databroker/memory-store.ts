@@ -6,7 +6,7 @@
  * is evicted (an evicted session reads as signed out, which fails closed). Eviction is a linear scan
  * of a full store, which is fine at the sizes one process holds; a Redis store replaces this one at scale.
  */
-import { SessionStoreError, type SessionRecord, type SessionStore } from './session-store.ts';
+import { SessionStoreError, type SessionDirectory, type SessionRecord, type SessionStore } from './session-store.ts';
 import { deepFreeze } from '../../compiler/plan/deep-freeze.ts';
 
 /** Options of {@link MemoryStore}. */
@@ -22,8 +22,12 @@ export interface MemoryStoreOptions {
 const DEFAULT_MAX_RECORDS = 100_000;
 const DEFAULT_SWEEP_INTERVAL_MS = 60_000;
 
-/** An in-memory {@link SessionStore}: frozen copies, injectable clock, revocation, bounded size. */
-export class MemoryStore implements SessionStore {
+/**
+ * An in-memory {@link SessionStore} and {@link SessionDirectory}: frozen copies, injectable clock,
+ * revocation, bounded size, and leases for the identity manager (one process holds the store, so a
+ * lease is only contended between managers sharing this object, as tests do).
+ */
+export class MemoryStore implements SessionStore, SessionDirectory {
   readonly #now: () => number;
   readonly #maxRecords: number;
   readonly #records = new Map<string, SessionRecord>();
@@ -32,6 +36,8 @@ export class MemoryStore implements SessionStore {
   /** One-time key → the time its mark may be forgotten. */
   readonly #consumed = new Map<string, number>();
   readonly #listeners = new Set<(id: string) => void>();
+  /** Lease name → its holder and when it lapses. */
+  readonly #leases = new Map<string, { readonly holder: string; readonly untilMs: number }>();
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
 
@@ -154,6 +160,37 @@ export class MemoryStore implements SessionStore {
     return () => this.#listeners.delete(listener);
   }
 
+  /** Every live record's id, snapshotted when iteration starts (expired ones are left out). */
+  async *sessionIds(): AsyncIterable<string> {
+    this.#assertOpen();
+    const now = this.#now();
+    const ids: string[] = [];
+    for (const [id, record] of this.#records) if (record.expiresAtMs > now) ids.push(id);
+    yield* ids;
+  }
+
+  /**
+   * Takes `name` for `holder` until `ttlMs` from now when it is free, lapsed, or already
+   * `holder`'s (a renewal); true when `holder` holds it afterwards.
+   *
+   * @throws {RangeError} when `ttlMs` is not a positive integer.
+   */
+  async acquireLease(name: string, holder: string, ttlMs: number): Promise<boolean> {
+    this.#assertOpen();
+    if (!Number.isSafeInteger(ttlMs) || ttlMs <= 0) throw new RangeError('ttlMs must be a positive integer');
+    const now = this.#now();
+    const lease = this.#leases.get(name);
+    if (lease !== undefined && lease.holder !== holder && lease.untilMs > now) return false;
+    this.#leases.set(name, { holder, untilMs: now + ttlMs });
+    return true;
+  }
+
+  /** Gives `name` up when `holder` holds it (lapsed or not); does nothing otherwise. */
+  async releaseLease(name: string, holder: string): Promise<void> {
+    this.#assertOpen();
+    if (this.#leases.get(name)?.holder === holder) this.#leases.delete(name);
+  }
+
   #notify(id: string): void {
     for (const listener of this.#listeners) {
       try {
@@ -193,6 +230,7 @@ export class MemoryStore implements SessionStore {
     this.#records.clear();
     this.#revoked.clear();
     this.#consumed.clear();
+    this.#leases.clear();
     this.#listeners.clear();
   }
 
