@@ -7,6 +7,7 @@
  * Built-in provider names (spec 2.4) only supply defaults: the discovery base URL when
  * `idp_provider_url` is not set, and the scopes when `idp_scopes` is not set (docs/authentication.md).
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import * as oidc from 'openid-client';
 import type { PlanSettings } from '../../compiler/plan/types.ts';
 import { parseEmail } from '../authz/email.ts';
@@ -26,14 +27,40 @@ export const PROVIDER_DEFAULTS: Readonly<Record<string, { readonly url: string |
 /** Why the identity provider could not be used; shown to the user as a 502 with this code. */
 export class IdentityProviderError extends Error {
   constructor(
-    readonly code: 'SVC_ERR_IDP_UNAVAILABLE' | 'SVC_ERR_IDP_CONFIG' | 'SVC_ERR_IDP_CALLBACK' | 'SVC_ERR_IDP_REFRESH',
+    /**
+     * `SVC_ERR_IDP_UNAVAILABLE`: the provider could not answer (unreachable, timeout, 5xx, 429 rate
+     * limit): try again later, keep the session. `SVC_ERR_IDP_REFRESH`: the provider refused a
+     * session's refresh token (`invalid_grant`) or answered for another subject: the session is over.
+     * `SVC_ERR_IDP_USERINFO`: the userinfo endpoint refused the access token or answered for another
+     * subject. `SVC_ERR_IDP_CONFIG`, `SVC_ERR_IDP_CALLBACK`: sign-in problems.
+     */
+    readonly code: 'SVC_ERR_IDP_UNAVAILABLE' | 'SVC_ERR_IDP_CONFIG' | 'SVC_ERR_IDP_CALLBACK' | 'SVC_ERR_IDP_REFRESH' | 'SVC_ERR_IDP_USERINFO',
     message: string,
-    options?: ErrorOptions,
+    options?: ErrorOptions & {
+      /** The provider's `Retry-After`, in ms, when it sent one with a 429 or 503. */
+      readonly retryAfterMs?: number;
+    },
   ) {
     super(message, options);
     this.name = 'IdentityProviderError';
+    this.retryAfterMs = options?.retryAfterMs;
   }
+
+  readonly retryAfterMs: number | undefined;
 }
+
+/**
+ * Carries a caller's abort signal into openid-client's requests (its functions take no signal):
+ * a background refresh stopped by the identity manager's `close` is aborted, not waited for.
+ */
+const callerSignal = new AsyncLocalStorage<AbortSignal>();
+
+/** openid-client's fetch, with the caller's signal (see {@link callerSignal}) added to its own timeout. */
+const fetchWithCallerSignal: oidc.CustomFetch = (url, options) => {
+  const caller = callerSignal.getStore();
+  const signal = caller === undefined ? options.signal : options.signal ? AbortSignal.any([options.signal, caller]) : caller;
+  return fetch(url, { ...options, ...(signal ? { signal } : {}) } as RequestInit);
+};
 
 /** What svc keeps of a token response: a session record's identity and tokens (server-side only). */
 export type SignedInUser = Omit<SessionRecord, 'id' | 'createdAtMs' | 'expiresAtMs'>;
@@ -75,7 +102,7 @@ export class IdentityProvider {
       const issuer = new URL(url);
       // Plain-HTTP providers are the operator's explicit choice (a local development provider).
       const execute = issuer.protocol === 'http:' ? [oidc.allowInsecureRequests] : [];
-      this.#config = oidc.discovery(issuer, clientId, this.#clientSecret, undefined, { execute, timeout: 10 }).catch((e: unknown) => {
+      this.#config = oidc.discovery(issuer, clientId, this.#clientSecret, undefined, { execute, timeout: 10, [oidc.customFetch]: fetchWithCallerSignal }).catch((e: unknown) => {
         this.#config = undefined;
         throw new IdentityProviderError('SVC_ERR_IDP_UNAVAILABLE', `discovery at ${url} failed: ${(e as Error).message}`, { cause: e });
       });
@@ -128,19 +155,69 @@ export class IdentityProvider {
     return this.#user(tokens, undefined, nowMs);
   }
 
-  /** Refreshes a session's tokens; rejects (`SVC_ERR_IDP_REFRESH`) when the provider refuses. */
-  async refresh(refreshToken: string, previous: SignedInUser, nowMs: number): Promise<SignedInUser> {
-    const config = await this.config();
+  /**
+   * Refreshes a session's tokens. Rejects with `SVC_ERR_IDP_REFRESH` when the provider refuses the
+   * grant (`invalid_grant`) or answers for another subject (the session is over), and with
+   * `SVC_ERR_IDP_UNAVAILABLE` for everything else (unreachable, timeout, 5xx, 429, another OAuth
+   * error such as `invalid_client`): a provider outage or misconfiguration never ends sessions.
+   * `signal` aborts the request.
+   */
+  async refresh(refreshToken: string, previous: SignedInUser, nowMs: number, signal?: AbortSignal): Promise<SignedInUser> {
+    const config = await this.#configFor('refresh');
     let tokens: Awaited<ReturnType<typeof oidc.refreshTokenGrant>>;
     try {
-      tokens = await oidc.refreshTokenGrant(config, refreshToken);
+      tokens = await withSignal(signal, () => oidc.refreshTokenGrant(config, refreshToken));
     } catch (e) {
-      throw new IdentityProviderError('SVC_ERR_IDP_REFRESH', `refresh refused: ${(e as Error).message}`, { cause: e });
+      if (e instanceof oidc.ResponseBodyError && e.error === 'invalid_grant') throw new IdentityProviderError('SVC_ERR_IDP_REFRESH', `refresh refused: ${e.error}`, { cause: e });
+      throw unavailable('the refresh token grant', e);
     }
     const user = this.#user(tokens, previous, nowMs);
     // The subject of a session never changes (OpenID Connect Core 12.2).
     if (user.userId !== previous.userId) throw new IdentityProviderError('SVC_ERR_IDP_REFRESH', 'refresh returned another subject');
     return { ...user, ...(user.refreshToken === undefined ? { refreshToken } : {}) };
+  }
+
+  /** True when the discovered provider has a userinfo endpoint (the directory refresh reads it). Rejects like {@link config}. */
+  async hasUserInfo(): Promise<boolean> {
+    return typeof (await this.config()).serverMetadata().userinfo_endpoint === 'string';
+  }
+
+  /**
+   * The user as the provider's userinfo endpoint describes them now, with a session's access token
+   * (the directory refresh, docs/authentication.md "Keeping sessions fresh"): `previous` with its
+   * email (checked as at sign-in), claims (the answer's, over the previous ones) and groups (the
+   * `groups` claim, read as at sign-in; kept as they were when the answer has no `groups` claim,
+   * since a provider that never sends groups there must not empty them). Tokens and subject stay.
+   * Rejects with `SVC_ERR_IDP_USERINFO` when the provider refuses the token (401/403) or answers for
+   * another subject, `SVC_ERR_IDP_UNAVAILABLE` otherwise.
+   */
+  async userInfo(accessToken: string, previous: SignedInUser, signal?: AbortSignal): Promise<SignedInUser> {
+    const config = await this.#configFor('userinfo');
+    let info: oidc.UserInfoResponse;
+    try {
+      info = await withSignal(signal, () => oidc.fetchUserInfo(config, accessToken, previous.userId));
+    } catch (e) {
+      if (e instanceof oidc.WWWAuthenticateChallengeError || (e instanceof oidc.ResponseBodyError && (e.status === 401 || e.status === 403))) {
+        throw new IdentityProviderError('SVC_ERR_IDP_USERINFO', `userinfo refused the access token: ${(e as Error).message}`, { cause: e });
+      }
+      if (e instanceof oidc.ClientError && e.code === 'OAUTH_JSON_ATTRIBUTE_COMPARISON_FAILED') throw new IdentityProviderError('SVC_ERR_IDP_USERINFO', 'userinfo answered for another subject', { cause: e });
+      throw unavailable('the userinfo endpoint', e);
+    }
+    const fresh = Object.fromEntries(Object.entries(info).filter(([k]) => !PROTOCOL_CLAIMS.has(k)));
+    const claims: Record<string, unknown> = Object.fromEntries([...Object.entries(previous.claims), ...Object.entries(fresh)]);
+    const email = identityEmail(claims, this.#settings.trustUnverifiedEmail);
+    const { email: _old, ...rest } = previous;
+    return { ...rest, ...(email !== undefined ? { email } : {}), claims, groups: Object.hasOwn(fresh, 'groups') ? groupsClaim(fresh) : previous.groups };
+  }
+
+  /** The discovered configuration for a background call: a failed discovery is an outage. */
+  async #configFor(what: string): Promise<oidc.Configuration> {
+    try {
+      return await this.config();
+    } catch (e) {
+      if (e instanceof IdentityProviderError && e.code === 'SVC_ERR_IDP_CONFIG') throw e;
+      throw unavailable(`discovery before ${what}`, e);
+    }
   }
 
   /** The provider's end-session URL, when it has one (spec: sign-out calls it). */
@@ -163,8 +240,7 @@ export class IdentityProvider {
     const userId = typeof claims['sub'] === 'string' ? claims['sub'] : previous?.userId;
     if (userId === undefined || userId === '') throw new IdentityProviderError('SVC_ERR_IDP_CALLBACK', 'the ID token has no subject');
     const email = identityEmail(claims, this.#settings.trustUnverifiedEmail);
-    const g = claims['groups'];
-    const groups = Array.isArray(g) ? g.filter((x): x is string => typeof x === 'string') : typeof g === 'string' ? [g] : [];
+    const groups = groupsClaim(claims);
     const expiresIn = tokens.expiresIn();
     return {
       userId,
@@ -197,6 +273,31 @@ export function identityEmail(claims: Readonly<Record<string, unknown>>, trustUn
   const verified = claims['email_verified'] === true || claims['email_verified'] === 'true';
   if (!verified && !trustUnverified) return undefined;
   return parseEmail(raw)?.address;
+}
+
+/** A user's groups from the provider's `groups` claim (ID token or userinfo): a list of strings, or one string. */
+export function groupsClaim(claims: Readonly<Record<string, unknown>>): string[] {
+  const g = claims['groups'];
+  return Array.isArray(g) ? g.filter((x): x is string => typeof x === 'string') : typeof g === 'string' ? [g] : [];
+}
+
+/** Runs `call` with `signal` as its requests' caller signal. */
+function withSignal<T>(signal: AbortSignal | undefined, call: () => Promise<T>): Promise<T> {
+  return signal === undefined ? call() : callerSignal.run(signal, call);
+}
+
+/** A provider failure that is not a refusal: `SVC_ERR_IDP_UNAVAILABLE`, with the `Retry-After` of a 429 or 503. */
+function unavailable(what: string, e: unknown): IdentityProviderError {
+  const response = e instanceof oidc.ResponseBodyError ? e.response : e instanceof oidc.ClientError && e.cause instanceof Response ? e.cause : undefined;
+  const retryAfterMs = response !== undefined && (response.status === 429 || response.status === 503) ? retryAfter(response.headers.get('retry-after')) : undefined;
+  const status = response !== undefined ? ` (HTTP ${response.status})` : '';
+  return new IdentityProviderError('SVC_ERR_IDP_UNAVAILABLE', `${what} failed${status}: ${(e as Error).message}`, { cause: e, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) });
+}
+
+/** A `Retry-After` value in ms (delay-seconds only, at most an hour), else undefined. */
+function retryAfter(value: string | null): number | undefined {
+  if (value === null || !/^\d{1,6}$/.test(value.trim())) return undefined;
+  return Math.min(Number(value.trim()), 3600) * 1000;
 }
 
 /**

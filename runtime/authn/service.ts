@@ -47,6 +47,8 @@ import { openSessionCookie, sealSessionCookie } from './session-cookie.ts';
 import { signParams, verifyParams } from './signed-params.ts';
 import { openToken, sealToken } from './sealed-token.ts';
 import { jwksDocument } from './signing-key.ts';
+import { SessionRefresher } from '../identity/session-refresher.ts';
+import type { AssertionSigner } from './assertion.ts';
 
 type Req = IncomingMessage | Http2ServerRequest;
 type Res = ServerResponse | Http2ServerResponse;
@@ -70,7 +72,9 @@ const BINDING_TTL_MS = SIGN_IN_LINK_TTL_MS + FLOW_TTL_MS;
 const BINDING_COOKIE_PATH = '/.svc/callback';
 /**
  * A session is refreshed when its access token has expired: the request that finds it so waits for
- * the refresh, and a refused refresh ends the session before that request is decided.
+ * the refresh, and a refused refresh ends the session before that request is decided. (The identity
+ * manager, runtime/identity/, refreshes sessions before that, in the background.) When the provider
+ * cannot answer, the session is kept and the request decided on it (runtime/identity/session-refresher.ts).
  */
 const REFRESH_MARGIN_MS = 0;
 /** Largest POST body read from a sign-out form. */
@@ -86,6 +90,11 @@ export interface AuthnOptions {
   readonly log?: (entry: Record<string, unknown>) => void;
   /** Clock (tests). */
   readonly now?: () => number;
+  /**
+   * Refreshes sessions (shared with the identity manager in the same process, so one session is
+   * never refreshed twice at once); default: one of this Authn's own.
+   */
+  readonly refresher?: SessionRefresher;
 }
 
 /** The session a request carries: resolved now, later (a store round trip), or none. */
@@ -95,17 +104,25 @@ export class Authn {
   readonly cache: SessionCache;
   readonly #store: SessionStore;
   readonly #options: AuthnOptions;
-  readonly #refreshing = new Map<string, Promise<SessionRecord | null>>();
+  readonly #refresher: SessionRefresher;
   readonly #now: () => number;
+  /** The signer of the last generation a request used: its cached assertions are dropped when a session changes. */
+  #signer: AssertionSigner | undefined;
+  readonly #offChange: () => void;
 
   constructor(store: SessionStore, options: AuthnOptions) {
     this.#store = store;
     this.#options = options;
     this.#now = options.now ?? Date.now;
     this.cache = new SessionCache(store);
+    this.#refresher = options.refresher ?? new SessionRefresher(store, { now: this.#now, logId: shortId, ...(options.log ? { log: options.log } : {}) });
+    // A session replaced anywhere (a background refresh of its groups, in this or another process)
+    // must not keep being asserted upstream with its old identity.
+    this.#offChange = store.onChange((id) => this.#signer?.forget(publicSessionId(id)));
   }
 
   close(): void {
+    this.#offChange();
     this.cache.close();
   }
 
@@ -119,6 +136,7 @@ export class Authn {
    */
   resolve(state: AuthState, headers: RequestHeaders, host: string): SessionLookup {
     if (state.keys === null || state.cookieSecret === null) return null;
+    this.#signer = state.signer;
     const now = this.#now();
     const bearer = programmaticCredential(headers);
     let credential: string;
@@ -181,40 +199,21 @@ export class Authn {
     const accessExpiry = record.accessTokenExpiresAtMs;
     if (record.refreshToken !== undefined && accessExpiry !== undefined && state.idp !== null) {
       if (now >= accessExpiry - REFRESH_MARGIN_MS) {
-        record = await this.#refresh(state, record);
-        if (!record) return null;
+        const outcome = await this.#refresher.refresh(state.idp, record);
+        state.signer.forget(publicSessionId(record.id));
+        if (outcome.kind === 'ended') {
+          this.cache.forget(record.id);
+          return null;
+        }
+        record = outcome.record;
+        // Kept while the provider cannot answer: cached until the next try, not decided again per request.
+        if (outcome.kind === 'kept') until = Math.min(until, outcome.retryAtMs);
       }
-      if (record.accessTokenExpiresAtMs !== undefined) until = Math.min(until, record.accessTokenExpiresAtMs - REFRESH_MARGIN_MS);
+      if (record.accessTokenExpiresAtMs !== undefined && record.accessTokenExpiresAtMs > now) until = Math.min(until, record.accessTokenExpiresAtMs - REFRESH_MARGIN_MS);
     }
     const session = resolvedSession(record);
     if (until > now) this.cache.set(credential, state, session, now, Math.min(until, record.expiresAtMs));
     return session;
-  }
-
-  /** Refreshes a session's tokens once at a time; a refused refresh ends the session (null). */
-  #refresh(state: AuthState, record: SessionRecord): Promise<SessionRecord | null> {
-    let p = this.#refreshing.get(record.id);
-    if (p) return p;
-    p = (async () => {
-      const now = this.#now();
-      try {
-        const user = await state.idp!.refresh(record.refreshToken!, userOf(record), now);
-        const next: SessionRecord = { ...user, id: record.id, createdAtMs: record.createdAtMs, expiresAtMs: record.expiresAtMs };
-        await this.#store.put(next);
-        state.signer.forget(publicSessionId(record.id));
-        this.#options.log?.({ msg: 'session refreshed', session: shortId(record.id), user: record.userId });
-        return next;
-      } catch (e) {
-        // A revoked grant or a failed refresh ends the session (fail closed).
-        this.#options.log?.({ msg: 'session refresh failed; session ended', session: shortId(record.id), user: record.userId, error: (e as Error).message });
-        await this.#store.delete(record.id).catch(() => undefined);
-        this.cache.forget(record.id);
-        state.signer.forget(publicSessionId(record.id));
-        return null;
-      }
-    })().finally(() => this.#refreshing.delete(record.id));
-    this.#refreshing.set(record.id, p);
-    return p;
   }
 
   // -------------------------------------------------------------------------------------------
@@ -675,12 +674,6 @@ function withoutSvcCookies(cookie: string, cookieName: string): string | undefin
     .map((p) => p.trim())
     .filter((p) => p !== '' && !p.startsWith(`${cookieName}=`) && !p.startsWith(`${cookieName}_signin_`));
   return kept.length === 0 ? undefined : kept.join('; ');
-}
-
-/** The identity and tokens of a record, without its id and times. */
-function userOf(r: SessionRecord): SignedInUser {
-  const { id: _id, createdAtMs: _created, expiresAtMs: _expires, ...user } = r;
-  return user;
 }
 
 /** A session in logs: its public id, never the handle itself. */
