@@ -77,6 +77,12 @@ export interface DevIdp {
   revokeUser(userId: string): Promise<void>;
   /** Number of successful token endpoint calls per grant type, for tests (e.g. refresh_token count). */
   readonly tokenCalls: Readonly<Record<string, number>>;
+  /** Requests received per path (`/token`, `/me` for userinfo, …), answered or not, for tests. */
+  readonly requests: Readonly<Record<string, number>>;
+  /** Changes a user's claims from now on (the next token, refresh or userinfo answer), e.g. their groups. */
+  updateUser(userId: string, changes: Partial<Omit<DevUser, 'id'>>): void;
+  /** Simulates an outage: while set, every request is answered with this status (e.g. 503); null ends it. */
+  setOutage(status: number | null): void;
 }
 
 const PAGE_TITLE = 'svc dev identity provider — local use only';
@@ -292,10 +298,10 @@ export async function startDevIdp(options: DevIdpOptions): Promise<DevIdp> {
 
   const { default: Provider } = await loadProvider(log);
 
-  const usersById = new Map(users.map((user) => [user.id, user]));
+  const usersById = new Map<string, DevUser>(users.map((user) => [user.id, user]));
   const findUser = (login: string): DevUser | undefined => {
     const wanted = login.trim();
-    return usersById.get(wanted) ?? users.find((user) => user.email.toLowerCase() === wanted.toLowerCase());
+    return usersById.get(wanted) ?? [...usersById.values()].find((user) => user.email.toLowerCase() === wanted.toLowerCase());
   };
 
   // oidc-provider needs its issuer (and so the port) before construction: listen first, attach the handler later.
@@ -319,6 +325,8 @@ export async function startDevIdp(options: DevIdpOptions): Promise<DevIdp> {
 
   const store = new DevStore();
   const tokenCalls: Record<string, number> = {};
+  const requests: Record<string, number> = {};
+  let outage: number | null = null;
 
   const configuration: Configuration = {
     adapter: (model: string) => new DevAdapter(model, store),
@@ -508,6 +516,11 @@ export async function startDevIdp(options: DevIdpOptions): Promise<DevIdp> {
 
   handler = (req, res) => {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
+    requests[path] = (requests[path] ?? 0) + 1;
+    if (outage !== null) {
+      send(res, outage, page('  <p class="error">Simulated outage.</p>'));
+      return;
+    }
     const match = /^\/interaction\/([^/]+)(?:\/([^/]+))?\/?$/.exec(path);
     if (match === null) {
       void callback(req, res);
@@ -532,6 +545,15 @@ export async function startDevIdp(options: DevIdpOptions): Promise<DevIdp> {
     issuer,
     port,
     tokenCalls,
+    requests,
+    updateUser(userId: string, changes: Partial<Omit<DevUser, 'id'>>): void {
+      const user = usersById.get(userId);
+      if (user === undefined) throw new Error(`no dev user ${userId}`);
+      usersById.set(userId, { ...user, ...changes, id: userId });
+    },
+    setOutage(status: number | null): void {
+      outage = status;
+    },
     async revokeUser(userId: string): Promise<void> {
       const grantIds = new Set<string>();
       for (const record of store.records.values()) {

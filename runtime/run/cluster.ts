@@ -19,7 +19,9 @@ import { MemoryStore } from '../databroker/memory-store.ts';
 import { exportEphemeralKey } from '../authn/signing-key.ts';
 import { lazyEphemeralKey, type Prepared } from './generation.ts';
 import { createReloader, type ReloadResult } from './reload.ts';
-import { loadForRun, type RunOptions } from './run.ts';
+import { loadForRun, startIdentityManager, type RunOptions } from './run.ts';
+import { buildAuthState, type AuthState } from '../authn/auth-state.ts';
+import { managerSettings, type IdentityManager, type IdentityManagerSettings } from '../identity/identity-manager.ts';
 import type { ToPrimary, ToWorker } from './worker.ts';
 
 export interface ClusterOptions extends RunOptions {
@@ -44,7 +46,10 @@ const PREPARE_TIMEOUT_MS = 30_000;
  * Runs the primary: forks workers, feeds them plans, replaces the dead. Resolves with a stop
  * function once every worker listens.
  */
-export async function runPrimary(options: ClusterOptions, workerArgs: readonly string[]): Promise<{ stop(): Promise<void>; readonly port: number; reload(): Promise<ReloadResult> }> {
+export async function runPrimary(
+  options: ClusterOptions,
+  workerArgs: readonly string[],
+): Promise<{ stop(): Promise<void>; readonly port: number; reload(): Promise<ReloadResult>; readonly identityManager: IdentityManager | undefined }> {
   let committed = loadForRun(options);
   options.onPlan?.(committed);
   const count = Math.max(1, options.workers ?? availableParallelism());
@@ -59,6 +64,22 @@ export async function runPrimary(options: ClusterOptions, workerArgs: readonly s
   // Served before the first fork, so a worker's first store request always finds it.
   const sessions = new MemoryStore();
   const storeService = serveStoreToWorkers(sessions, cluster);
+  // The identity manager runs here, where the store is held, never in a worker (spec 2.4). It follows
+  // the committed plan: its provider client is built here from that plan, as a worker builds its own.
+  let auth: AuthState | undefined;
+  const idmSettings = (): IdentityManagerSettings => {
+    if (auth?.body !== committed.body) {
+      try {
+        auth = buildAuthState(committed.body, committed.body.settings.server.insecure ? 'http' : 'https', auth, ephemeralKey);
+      } catch (e) {
+        // The workers accepted this plan, so its secrets were readable a moment ago; try again next scan.
+        options.log?.({ msg: 'identity manager: cannot build the identity provider of the committed plan', error: (e as Error).message });
+        return auth ? managerSettings(auth) : { idp: null, directoryIntervalMs: committed.body.settings.idp.refreshDirectoryIntervalMs, directoryTimeoutMs: committed.body.settings.idp.refreshDirectoryTimeoutMs };
+      }
+    }
+    return managerSettings(auth);
+  };
+  const { manager } = startIdentityManager(sessions, idmSettings, options);
 
   // Workers that were sent the committed plan: the ones a reload asks. A worker that asks for its
   // first plan while a reload is under way waits for the outcome and gets the plan committed then.
@@ -166,9 +187,11 @@ export async function runPrimary(options: ClusterOptions, workerArgs: readonly s
   return {
     port,
     reload,
+    identityManager: manager,
     stop: async () => {
       stopping = true;
       await watcher?.close();
+      await manager?.close();
       await Promise.all(
         Object.values(cluster.workers ?? {}).map(
           (w) =>

@@ -13,6 +13,11 @@ import { parsePlan, PlanLoadError } from '../plan/load.ts';
 import { lazyEphemeralKey, startGenerations, type ServedStore } from './generation.ts';
 import { createReloader, type ReloadResult } from './reload.ts';
 import { serve, type Listening, type ServeOptions } from './serve.ts';
+import { publicSessionId } from '../authn/session-cache.ts';
+import { MemoryStore } from '../databroker/memory-store.ts';
+import { isSessionDirectory, type SessionStore } from '../databroker/session-store.ts';
+import { IdentityManager, managerSettings, type IdentityManagerOptions } from '../identity/identity-manager.ts';
+import { SessionRefresher, type SessionRefresherOptions } from '../identity/session-refresher.ts';
 
 export interface RunOptions extends ServeOptions {
   /** Exactly one of the two. */
@@ -25,12 +30,38 @@ export interface RunOptions extends ServeOptions {
   readonly onWarnings?: (text: string) => void;
   /** Told each plan svc starts serving: the first, and each one swapped in (log settings follow it). */
   readonly onPlan?: (plan: PlanEnvelope) => void;
+  /** The identity manager's timings (tests shorten them; docs/authentication.md "Keeping sessions fresh"). */
+  readonly identityManager?: IdentityManagerTuning;
+}
+
+/** What tests may tune of the identity manager and of the back-off toward the provider. */
+export type IdentityManagerTuning = Pick<IdentityManagerOptions, 'leaseTtlMs' | 'scanIntervalMs' | 'refreshMarginMs' | 'concurrency'> & Pick<SessionRefresherOptions, 'backOff'>;
+
+/**
+ * The identity manager of a process holding a session store (the single `svc run` process, or the
+ * cluster primary), with the refresher it shares with the request path; none when the store cannot
+ * list sessions and hold a lease.
+ */
+export function startIdentityManager(
+  sessions: SessionStore,
+  settings: IdentityManagerOptions['settings'],
+  options: Pick<RunOptions, 'log' | 'identityManager'>,
+): { readonly refresher: SessionRefresher; readonly manager: IdentityManager | undefined } {
+  const { backOff, ...tuning } = options.identityManager ?? {};
+  const log = options.log ? { log: options.log } : {};
+  const refresher = new SessionRefresher(sessions, { logId: publicSessionId, ...log, ...(backOff ? { backOff } : {}) });
+  if (!isSessionDirectory(sessions)) return { refresher, manager: undefined };
+  const manager = new IdentityManager({ store: sessions, refresher, settings, logId: publicSessionId, ...log, ...tuning });
+  manager.start();
+  return { refresher, manager };
 }
 
 export type { ReloadResult } from './reload.ts';
 
 export interface Running {
   readonly store: ServedStore;
+  /** The identity manager (its figures are spec §6 metrics); undefined when the store cannot hold one. */
+  readonly identityManager: IdentityManager | undefined;
   readonly listening: Listening;
   /** Reloads now (what a file change does). */
   reload(): Promise<ReloadResult>;
@@ -97,11 +128,18 @@ export async function run(options: RunOptions): Promise<Running> {
     ...(options.log ? { log: options.log } : {}),
   });
   const store = generations.store;
+  // One memory data broker per process (spec 2.6), unless the caller gives the store.
+  const sessions = options.sessionStore ?? new MemoryStore();
+  const closeSessions = () => (options.sessionStore ? Promise.resolve() : sessions.close());
+  // The manager follows the generation in service (a reload changes its provider and intervals).
+  const { refresher, manager } = startIdentityManager(sessions, () => managerSettings(store.current.auth), options);
   let listening: Listening;
   try {
-    listening = await serve(store, options);
+    listening = await serve(store, { ...options, sessionStore: sessions, sessionRefresher: refresher });
   } catch (e) {
+    await manager?.close();
     await generations.close();
+    await closeSessions();
     throw e;
   }
   let watcher: FSWatcher | undefined;
@@ -135,13 +173,16 @@ export async function run(options: RunOptions): Promise<Running> {
 
   return {
     store,
+    identityManager: manager,
     listening,
     reload,
     lastReload: () => reloader.last(),
     close: async () => {
       await watcher?.close();
+      await manager?.close();
       await listening.close();
       await generations.close();
+      await closeSessions();
     },
   };
 }

@@ -22,6 +22,7 @@ import { createProxyProtocolServer } from '../listen/proxy-protocol.ts';
 import { Authn } from '../authn/service.ts';
 import { MemoryStore } from '../databroker/memory-store.ts';
 import type { SessionStore } from '../databroker/session-store.ts';
+import type { SessionRefresher } from '../identity/session-refresher.ts';
 import type { ServedStore } from './generation.ts';
 
 export interface ServeOptions extends Omit<HandlerOptions, 'scheme' | 'authn'> {
@@ -32,6 +33,8 @@ export interface ServeOptions extends Omit<HandlerOptions, 'scheme' | 'authn'> {
    * cluster worker passes the primary's store (one memory data broker, spec 2.6).
    */
   readonly sessionStore?: SessionStore;
+  /** Refreshes sessions; `svc run` shares it with the identity manager (runtime/identity/). */
+  readonly sessionRefresher?: SessionRefresher;
 }
 
 export interface Listening {
@@ -129,7 +132,7 @@ export async function serve(store: ServedStore, options: ServeOptions = {}): Pro
   const insecure = settings.server.insecure;
   // One memory data broker per process unless the cluster primary provides the store (spec 2.6).
   const sessions = options.sessionStore ?? new MemoryStore();
-  const authn = new Authn(sessions, { scheme: insecure ? 'http' : 'https', ...(options.log ? { log: options.log } : {}) });
+  const authn = new Authn(sessions, { scheme: insecure ? 'http' : 'https', ...(options.log ? { log: options.log } : {}), ...(options.sessionRefresher ? { refresher: options.sessionRefresher } : {}) });
 
   let server: Server | HttpsServer | Http2SecureServer;
   const handler = createHandler(store, { ...options, scheme: insecure ? 'http' : 'https', authn });
