@@ -66,7 +66,8 @@ const NO_METRICS = 'the metrics listener is not implemented yet';
 const NO_TRACING = 'tracing is not implemented yet; no spans would be sent';
 const NO_REDIS = 'Redis session storage is not implemented yet; sessions would stay in memory and be lost on restart';
 const NO_REDIS_TLS = 'it configures the connection to Redis session storage, which is not implemented yet';
-const NO_DIRECTORY = "directory sync is not implemented yet; groups come only from the identity provider's `groups` claim";
+const NO_DIRECTORY =
+  "directory APIs with a service account are not implemented; groups come from the identity provider's `groups` claim (ID token, and userinfo every idp_refresh_directory_interval)";
 const NO_DATA_PLANE = 'data-plane bootstrap options are not implemented: svc run proxies in its own process, with no separate data plane to configure';
 const NO_HOSTEDCLOUD = 'signed headers for serverless cloud upstreams are not implemented yet';
 
@@ -150,8 +151,10 @@ export const CAPABILITIES: readonly Capability[] = [
   honoured(['idp_request_params'], 'settings.idp.requestParams'),
   honoured(['idp_trust_unverified_email'], 'settings.idp.trustUnverifiedEmail'),
   refused(['idp_service_account'], ['settings.idp.serviceAccount'], NO_DIRECTORY, (cx) => cx.settings.idp.serviceAccount !== null),
-  refused(['idp_refresh_directory_interval'], ['settings.idp.refreshDirectoryIntervalMs'], NO_DIRECTORY, (cx) => cx.settings.idp.refreshDirectoryIntervalMs !== 600_000),
-  refused(['idp_refresh_directory_timeout'], ['settings.idp.refreshDirectoryTimeoutMs'], NO_DIRECTORY, (cx) => cx.settings.idp.refreshDirectoryTimeoutMs !== 60_000),
+  // The identity manager (runtime/identity/identity-manager.ts) reads users and groups from the
+  // provider's userinfo endpoint on this interval, each run bounded by the timeout.
+  honoured(['idp_refresh_directory_interval'], 'settings.idp.refreshDirectoryIntervalMs'),
+  honoured(['idp_refresh_directory_timeout'], 'settings.idp.refreshDirectoryTimeoutMs'),
 
   // Other services: svc run is all of them, in one process.
   refused(

@@ -180,3 +180,10 @@ export const ForwardAuthCallerUnauthenticated = diag<{ why: string }>(
   (a) => `\`forward_auth_url\` answers any caller: ${a.why}`,
   'set `client_ca` (or `client_ca_file`) and give each proxy a client certificate (nginx `proxy_ssl_certificate`, Caddy `tls_client_auth`); until then keep the forward-auth host reachable by the proxies only',
 );
+
+export const DirectoryRefreshOutOfRange = diag<{ key: string; value: string; minimum: string }>(
+  'SVC3035', 'directory-refresh-out-of-range', 'error',
+  'An `idp_refresh_directory_interval` or `idp_refresh_directory_timeout` below its minimum: the identity manager would ask the identity provider about every session continuously, or never finish a run.',
+  (a) => `\`${a.key}\` is ${q(a.value)}, below its minimum of ${a.minimum}`,
+  'use the default (`10m` interval, `1m` timeout) or a longer duration; short intervals may hit the provider\'s rate limits',
+);

@@ -1,6 +1,7 @@
 import type { ValidationRule } from '../rule.ts';
 import { controlCharacter } from './control-character.ts';
 import { dependentSettingMissing } from './dependent-setting-missing.ts';
+import { directoryRefreshOutOfRange } from './directory-refresh-out-of-range.ts';
 import { forwardAuthCallerUnauthenticated } from './forward-auth-caller-unauthenticated.ts';
 import { groupsWithoutServiceAccount } from './groups-without-service-account.ts';
 import { insecureSetting } from './insecure-setting.ts';
@@ -57,6 +58,7 @@ export const RULES: readonly ValidationRule[] = [
   settingWithoutEffect,
   tracingEndpointMissing,
   invalidValue,
+  directoryRefreshOutOfRange,
   insecureSetting,
   groupsWithoutServiceAccount,
   forwardAuthCallerUnauthenticated,

@@ -237,6 +237,19 @@ describe('settings rules', () => {
     expect(report({ idp_client_id: 42 })).toEqual([]);
   });
 
+  it('refuse an identity-manager interval or timeout below 1s, located at the key', () => {
+    expect(report({ idp_refresh_directory_interval: '1s', idp_refresh_directory_timeout: '1s' })).toEqual([]);
+    expect(report({ idp_refresh_directory_interval: '0' })).toEqual(['directory-refresh-out-of-range idp_refresh_directory_interval']);
+    expect(report({ idp_refresh_directory_interval: '500ms', idp_refresh_directory_timeout: '0s' })).toEqual([
+      'directory-refresh-out-of-range idp_refresh_directory_interval',
+      'directory-refresh-out-of-range idp_refresh_directory_timeout',
+    ]);
+    const d = compileText(stringify({ ...BASE_SETTINGS, idp_refresh_directory_interval: '0', routes: [] })).diagnostics.find((x) => x.code === 'SVC3035');
+    expect(d?.severity).toBe('error');
+    // Located at the value of the key in the config text.
+    expect(d?.span?.source.text.slice(d.span.start, d.span.end)).toMatch(/^['"]?0['"]?$/);
+  });
+
   it('check tracing providers, dependent and ineffective settings', () => {
     expect(report({ tracing_provider: 'jaeger', tracing_jaeger_agent_endpoint: 'localhost:6831' })).toEqual(['tracing-endpoint-missing tracing_jaeger_collector_endpoint']);
     expect(report({ tracing_provider: 'zipkin', tracing_zipkin_endpoint: 'https://zipkin.internal/api/v2/spans' })).toEqual([]);
