@@ -7,7 +7,8 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { createServer } from 'node:net';
 import { startDevIdp, type DevIdp, type DevUser } from '../../demo/dev-idp.ts';
-import { run, type Running } from '../../runtime/run/run.ts';
+import { run, type IdentityManagerTuning, type Running } from '../../runtime/run/run.ts';
+import type { SessionStore } from '../../runtime/databroker/session-store.ts';
 import { HttpBrowser } from '../support/http-browser.ts';
 import { configDir, echo, startUpstream, type Upstream } from './support.ts';
 
@@ -32,6 +33,8 @@ export interface AuthWorld {
   readonly svc: Running;
   /** svc's port; every `*.localhost` host name reaches it. */
   readonly port: number;
+  /** svc's config file (a second svc instance may serve the same). */
+  readonly configPath: string;
   /** `http://<name>.localhost:<port>` */
   origin(name: string): string;
   /** A fresh cookie-keeping client: `*.localhost` → svc, the IdP's own address → the IdP. */
@@ -54,6 +57,12 @@ export interface AuthWorldOptions {
    * HTTP, and the test browser sends `https://` URLs there as plain HTTP and keeps `Secure` cookies).
    */
   readonly secure?: boolean;
+  /** The identity manager's timings (shortened by its tests). */
+  readonly identityManager?: IdentityManagerTuning;
+  /** A session store to use instead of svc's own (two svc instances sharing one). */
+  readonly sessionStore?: SessionStore;
+  /** Receives svc's log lines. */
+  readonly log?: (entry: Record<string, unknown>) => void;
 }
 
 /**
@@ -88,13 +97,20 @@ export async function startAuthWorld(options: AuthWorldOptions): Promise<AuthWor
     },
     options.routes.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, fill(v)]))),
   );
-  const svc = await run({ configPath: cfg.path, watch: false });
+  const svc = await run({
+    configPath: cfg.path,
+    watch: false,
+    ...(options.identityManager ? { identityManager: options.identityManager } : {}),
+    ...(options.sessionStore ? { sessionStore: options.sessionStore } : {}),
+    ...(options.log ? { log: options.log } : {}),
+  });
   const idpPort = idp.port;
   return {
     idp,
     upstream,
     svc,
     port,
+    configPath: cfg.path,
     origin,
     browser: () =>
       new HttpBrowser((url) => {
