@@ -218,7 +218,9 @@ describe('session refresh with the provider', () => {
     const before = w.idp.tokenCalls['refresh_token'] ?? 0;
     await new Promise((r) => setTimeout(r, 1_200));
     expect((await alice.request(`${w.origin('app')}/after-expiry`)).status).toBe(200);
-    expect(w.idp.tokenCalls['refresh_token'] ?? 0).toBe(before + 1);
+    // The request refreshed it; the identity manager may have too (its margin, a minute, is longer
+    // than these tokens live: test/e2e/identity-manager.test.ts).
+    expect(w.idp.tokenCalls['refresh_token'] ?? 0).toBeGreaterThanOrEqual(before + 1);
     // The provider revokes alice's grant: at the next expiry the refresh fails and the session ends.
     await w.idp.revokeUser('alice');
     await new Promise((r) => setTimeout(r, 1_200));
