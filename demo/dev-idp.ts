@@ -81,8 +81,13 @@ export interface DevIdp {
   readonly requests: Readonly<Record<string, number>>;
   /** Changes a user's claims from now on (the next token, refresh or userinfo answer), e.g. their groups. */
   updateUser(userId: string, changes: Partial<Omit<DevUser, 'id'>>): void;
-  /** Simulates an outage: while set, every request is answered with this status (e.g. 503); null ends it. */
-  setOutage(status: number | null): void;
+  /**
+   * Simulates an outage: while set, every request is answered with this status (e.g. 503), or never
+   * answered (`'hang'`) until the client gives up; null ends it.
+   */
+  setOutage(status: number | 'hang' | null): void;
+  /** Requests that were hanging (`setOutage('hang')`) when their client closed the connection. */
+  readonly abandoned: number;
 }
 
 const PAGE_TITLE = 'svc dev identity provider — local use only';
@@ -326,7 +331,8 @@ export async function startDevIdp(options: DevIdpOptions): Promise<DevIdp> {
   const store = new DevStore();
   const tokenCalls: Record<string, number> = {};
   const requests: Record<string, number> = {};
-  let outage: number | null = null;
+  let outage: number | 'hang' | null = null;
+  let abandoned = 0;
 
   const configuration: Configuration = {
     adapter: (model: string) => new DevAdapter(model, store),
@@ -517,6 +523,12 @@ export async function startDevIdp(options: DevIdpOptions): Promise<DevIdp> {
   handler = (req, res) => {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     requests[path] = (requests[path] ?? 0) + 1;
+    if (outage === 'hang') {
+      req.once('close', () => {
+        if (!res.writableEnded) abandoned += 1;
+      });
+      return;
+    }
     if (outage !== null) {
       send(res, outage, page('  <p class="error">Simulated outage.</p>'));
       return;
@@ -551,8 +563,11 @@ export async function startDevIdp(options: DevIdpOptions): Promise<DevIdp> {
       if (user === undefined) throw new Error(`no dev user ${userId}`);
       usersById.set(userId, { ...user, ...changes, id: userId });
     },
-    setOutage(status: number | null): void {
+    setOutage(status: number | 'hang' | null): void {
       outage = status;
+    },
+    get abandoned(): number {
+      return abandoned;
     },
     async revokeUser(userId: string): Promise<void> {
       const grantIds = new Set<string>();

@@ -88,6 +88,15 @@ function world(): World {
   };
 }
 
+/** Waits until `check` holds (polling), or fails after `timeoutMs`. */
+async function until(what: string, check: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 const refreshCalls = () => dev.tokenCalls['refresh_token'] ?? 0;
 const userinfoCalls = () => dev.requests['/me'] ?? 0;
 
@@ -242,6 +251,33 @@ describe('IdentityManager with the real provider', () => {
       await b.tick();
       expect(b.holdsLease).toBe(true);
     } finally {
+      await w.close();
+    }
+  });
+
+  it('close aborts a provider request in flight instead of waiting for it, and keeps the session', async () => {
+    const w = world();
+    try {
+      const m = w.manager();
+      const s = await w.session('ann');
+      await m.tick();
+      w.clock.now = s.accessTokenExpiresAtMs! - 1_000;
+      dev.setOutage('hang');
+      const before = dev.requests['/token'] ?? 0;
+      const abandoned = dev.abandoned;
+      const ticking = m.tick();
+      await until('the provider holds the refresh request', () => (dev.requests['/token'] ?? 0) > before);
+      let closed = false;
+      const closing = m.close().then(() => (closed = true));
+      // Well before openid-client's own 10 s timeout would end the request: close aborted it.
+      await until('close resolves', () => closed, 5_000);
+      await until('the provider saw the request abandoned', () => dev.abandoned > abandoned, 5_000);
+      await closing;
+      await ticking;
+      expect(await w.store.get(s.id)).toMatchObject({ accessToken: s.accessToken });
+      expect(m.figures().sessionRefreshError).toBe(0); // an aborted refresh is not the provider's error
+    } finally {
+      dev.setOutage(null);
       await w.close();
     }
   });
