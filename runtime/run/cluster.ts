@@ -44,7 +44,7 @@ const PREPARE_TIMEOUT_MS = 30_000;
  * Runs the primary: forks workers, feeds them plans, replaces the dead. Resolves with a stop
  * function once every worker listens.
  */
-export async function runPrimary(options: ClusterOptions, workerArgs: readonly string[]): Promise<{ stop(): Promise<void>; readonly port: number; reload(): Promise<ReloadResult> }> {
+export async function runPrimary(options: ClusterOptions, workerArgs: readonly string[]): Promise<{ stop(): Promise<void>; now(): void; readonly port: number; reload(): Promise<ReloadResult> }> {
   let committed = loadForRun(options);
   options.onPlan?.(committed);
   const count = Math.max(1, options.workers ?? availableParallelism());
@@ -166,6 +166,8 @@ export async function runPrimary(options: ClusterOptions, workerArgs: readonly s
   return {
     port,
     reload,
+    // Graceful: every worker drains its requests and exits (asked over IPC, not by a signal: a
+    // Ctrl-C reaches the workers too, and a worker counts a second signal as "stop at once").
     stop: async () => {
       stopping = true;
       await watcher?.close();
@@ -175,13 +177,22 @@ export async function runPrimary(options: ClusterOptions, workerArgs: readonly s
             new Promise<void>((resolve) => {
               if (!w || w.isDead()) return resolve();
               w.once('exit', () => resolve());
-              w.kill('SIGTERM');
+              if (w.isConnected()) w.send({ type: 'stop' } satisfies ToWorker);
+              else w.kill('SIGTERM');
             }),
         ),
       );
       // Only after the workers are gone: a worker draining its requests may still need sessions.
       storeService.close();
       await sessions.close();
+    },
+    now: () => {
+      stopping = true;
+      for (const w of Object.values(cluster.workers ?? {})) {
+        if (!w || w.isDead()) continue;
+        if (w.isConnected()) w.send({ type: 'exit' } satisfies ToWorker);
+        else w.kill('SIGKILL');
+      }
     },
   };
 }

@@ -37,6 +37,8 @@ export interface Running {
   /** The last reload's outcome (for `config_last_reload_success`). */
   readonly lastReload: () => ReloadResult | undefined;
   close(): Promise<void>;
+  /** Stops gracefully: the listeners drain for up to `timeoutMs` (serve.ts), then everything closes. */
+  drain(timeoutMs: number): Promise<void>;
 }
 
 /** Thrown when the first plan cannot be loaded: `svc run` exits with the message. */
@@ -141,6 +143,11 @@ export async function run(options: RunOptions): Promise<Running> {
     close: async () => {
       await watcher?.close();
       await listening.close();
+      await generations.close();
+    },
+    drain: async (timeoutMs) => {
+      await watcher?.close();
+      await listening.drain(timeoutMs);
       await generations.close();
     },
   };

@@ -1,0 +1,34 @@
+/**
+ * How `svc run` stops (docs/logging.md, "Stopping"): the first SIGTERM or SIGINT starts a graceful
+ * stop (`stop`: drain the requests in flight, close tunnels, flush logs and spans), after which the
+ * process exits 0; a second signal during it exits at once (`now`: flush the logs, exit 1).
+ */
+
+/** The drain timeout when `--drain-timeout` is not given: under the 30 s orchestrators commonly allow. */
+export const DEFAULT_DRAIN_TIMEOUT_MS = 25_000;
+
+export interface Stopper {
+  /** Starts the graceful stop (what the first signal does); again: stops at once. */
+  stop(): void;
+  /** Stops at once (what a second signal does). */
+  now(): void;
+}
+
+export function onStopSignals(graceful: () => Promise<void>, immediate: () => void, exit: (code: number) => void = (c) => process.exit(c)): Stopper {
+  let stopping = false;
+  const now = () => {
+    immediate();
+    exit(1);
+  };
+  const stop = () => {
+    if (stopping) return now();
+    stopping = true;
+    graceful().then(
+      () => exit(0),
+      () => exit(1),
+    );
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  return { stop, now };
+}
