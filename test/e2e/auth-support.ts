@@ -7,7 +7,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { createServer } from 'node:net';
 import { startDevIdp, type DevIdp, type DevUser } from '../../demo/dev-idp.ts';
-import { run, type Running } from '../../runtime/run/run.ts';
+import { run, type RunOptions, type Running } from '../../runtime/run/run.ts';
 import { HttpBrowser } from '../support/http-browser.ts';
 import { configDir, echo, startUpstream, type Upstream } from './support.ts';
 
@@ -54,6 +54,8 @@ export interface AuthWorldOptions {
    * HTTP, and the test browser sends `https://` URLs there as plain HTTP and keeps `Secure` cookies).
    */
   readonly secure?: boolean;
+  /** What svc run is told besides the config: its logs, tracer, warnings (default: none). */
+  readonly run?: Pick<RunOptions, 'log' | 'access' | 'tracing' | 'onWarnings' | 'onPlan'>;
 }
 
 /**
@@ -88,7 +90,7 @@ export async function startAuthWorld(options: AuthWorldOptions): Promise<AuthWor
     },
     options.routes.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, fill(v)]))),
   );
-  const svc = await run({ configPath: cfg.path, watch: false });
+  const svc = await run({ configPath: cfg.path, watch: false, ...options.run });
   const idpPort = idp.port;
   return {
     idp,
