@@ -4,6 +4,7 @@
  * warn line; a websocket logs on open and on close with its bytes.
  */
 import { request } from 'node:http';
+import { connect, createServer as createTcpServer, type Server as TcpServer } from 'node:net';
 import { WebSocket, WebSocketServer } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AccessEntry } from '../../runtime/observe/log/access-line.ts';
@@ -15,6 +16,7 @@ describe('access lines', () => {
   let up: Upstream;
   let wss: WebSocketServer;
   let svc: Running;
+  let echo: TcpServer;
   const lines: AccessEntry[] = [];
   const own: Record<string, unknown>[] = [];
   const cfg = configDir();
@@ -23,15 +25,19 @@ describe('access lines', () => {
     up = await startUpstream((_req, res) => res.end('0123456789'));
     wss = new WebSocketServer({ server: up.server });
     wss.on('connection', (ws) => ws.on('message', (m) => ws.send(`echo:${m.toString()}`)));
+    echo = createTcpServer((s) => s.pipe(s));
+    await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', () => resolve()));
     cfg.write({ address: '127.0.0.1:8443', xff_num_trusted_hops: 1 }, [
       { name: 'app', from: 'https://app.example.com', to: up.url, allow_public_unauthenticated_access: true, allow_websockets: true },
       { from: 'https://down.example.com', to: 'http://127.0.0.1:9', allow_public_unauthenticated_access: true },
+      { name: 'echo', from: 'tcp+https://echo.example.com:7000', to: `tcp://127.0.0.1:${(echo.address() as { port: number }).port}`, allow_public_unauthenticated_access: true },
     ]);
     svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false, access: (e) => lines.push(e), log: (e) => own.push(e) });
   });
   afterAll(async () => {
     await svc?.close();
     wss?.close();
+    echo?.close();
     await up?.close();
     cfg.remove();
   });
@@ -91,5 +97,25 @@ describe('access lines', () => {
     expect(close).toMatchObject({ event: 'close', status: 101, requestId: open!.requestId });
     expect(close!.bytesIn).toBeGreaterThan(5);
     expect(close!.bytesOut).toBeGreaterThan(10);
+  });
+
+  it('a CONNECT tunnel logs on open and on close, with its bytes', async () => {
+    const got = await new Promise<string>((resolve, reject) => {
+      let text = '';
+      const s = connect(svc.listening.address.port, '127.0.0.1', () => s.write('CONNECT echo.example.com:7000 HTTP/1.1\r\nHost: echo.example.com:7000\r\nX-Forwarded-For: 203.0.113.7\r\n\r\n'));
+      s.setEncoding('utf8');
+      s.on('data', (c: string) => {
+        text += c;
+        if (text.includes('\r\n\r\n') && !text.includes('ping')) s.write('ping-pong');
+        if (text.endsWith('ping-pong')) s.end();
+      });
+      s.on('close', () => resolve(text));
+      s.on('error', reject);
+    });
+    expect(got).toMatch(/^HTTP\/1\.1 200 /);
+    await expect.poll(() => lines.filter((l) => l.msg === 'tunnel').length).toBe(2);
+    const [open, close] = lines.filter((l) => l.msg === 'tunnel');
+    expect(open).toMatchObject({ event: 'open', method: 'CONNECT', host: 'echo.example.com:7000', path: 'echo.example.com:7000', route: 'echo', status: 200, client: '203.0.113.7', decision: 'allow' });
+    expect(close).toMatchObject({ event: 'close', requestId: open!.requestId, bytesIn: 9, bytesOut: 9 });
   });
 });
