@@ -1,9 +1,12 @@
 /**
  * No secret in the logs (issue 15): a full sign-in against a real OpenID provider, with every log
- * setting at `debug`, writes no configured secret, cookie, token, code or query string, in any line
- * svc writes (its own lines, access lines, the compiler's warnings).
+ * setting at `debug` and every request traced, writes no configured secret, cookie, token, code or
+ * query string, in any line svc writes (its own lines, access lines, the compiler's warnings) or
+ * any span it exports; the sign-in callback is a span of its own.
  */
 import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import { createTracingSwitch, type TracingSwitch } from '../../runtime/observe/trace/tracing.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRunLog } from '../../runtime/observe/log/run-log.ts';
 import { startAuthWorld, type AuthWorld } from './auth-support.ts';
@@ -13,18 +16,44 @@ describe('logs of a full sign-in at debug', () => {
   const cookieSecret = randomBytes(32).toString('base64');
   const sharedSecret = randomBytes(32).toString('base64');
   const out: string[] = [];
+  const spans: string[] = [];
   let w: AuthWorld;
+  let zipkin: Server;
+  let tracing: TracingSwitch;
 
   beforeAll(async () => {
+    // A zipkin stand-in that keeps every body it is sent.
+    zipkin = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        spans.push(body);
+        res.writeHead(202).end();
+      });
+    });
+    await new Promise<void>((resolve) => zipkin.listen(0, '127.0.0.1', () => resolve()));
+    const zipkinUrl = `http://127.0.0.1:${(zipkin.address() as { port: number }).port}/api/v2/spans`;
     const logs = createRunLog({ write: (s: string) => out.push(s) });
+    tracing = createTracingSwitch(logs.log);
     w = await startAuthWorld({
-      settings: { cookie_secret: cookieSecret, shared_secret: sharedSecret, log_level: 'debug', proxy_log_level: 'debug' },
+      settings: { cookie_secret: cookieSecret, shared_secret: sharedSecret, log_level: 'debug', proxy_log_level: 'debug', tracing_provider: 'zipkin', tracing_zipkin_endpoint: zipkinUrl, tracing_sample_rate: 1 },
       routes: [{ name: 'app', from: 'https://app.localhost:PORT', to: 'UPSTREAM', policy: 'allow if domain is "example.com"', pass_identity_headers: true }],
-      run: { log: logs.log, access: logs.access, onPlan: (p) => logs.apply(p.body.settings.logging), onWarnings: (t) => out.push(t) },
+      run: {
+        log: logs.log,
+        access: logs.access,
+        tracing,
+        onPlan: (p) => {
+          logs.apply(p.body.settings.logging);
+          tracing.apply(p.body.settings);
+        },
+        onWarnings: (t) => out.push(t),
+      },
     });
   }, 60_000);
   afterAll(async () => {
     await w?.close();
+    await tracing?.shutdown();
+    zipkin?.close();
   });
 
   it('names the request, never a secret, cookie, token, code or query', async () => {
@@ -63,5 +92,13 @@ describe('logs of a full sign-in at debug', () => {
     expect(text).not.toMatch(/eyJ[A-Za-z0-9_-]{10,}\./);
     expect(text).not.toContain('secret_query');
     expect(text).not.toMatch(/"path":"[^"]*\?/);
+
+    // The spans: the callback has its own, and none holds a secret or a query either.
+    await tracing.shutdown();
+    const exported = spans.join('\n');
+    expect(exported).toContain('"name":"sign-in callback"');
+    for (const s of secrets) expect(exported, `a secret in the spans: ${s.slice(0, 6)}…`).not.toContain(s);
+    expect(exported).not.toMatch(/eyJ[A-Za-z0-9_-]{10,}\./);
+    expect(exported).not.toContain('secret_query');
   });
 });
