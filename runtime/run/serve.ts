@@ -219,18 +219,13 @@ export async function serve(store: ServedStore, options: ServeOptions = {}): Pro
   }
 
   const servers = [front, ...(front !== server ? [server] : []), ...(redirect ? [redirect] : [])];
+  // Closes the listeners and then every connection, whatever it is doing; resolves once all are closed.
   const closeAll = async () => {
-    await Promise.all(
-      servers.map(
-        (s) =>
-          new Promise<void>((resolve) => {
-            s.close(() => resolve());
-            if ('closeAllConnections' in s) (s as Server).closeAllConnections();
-          }),
-      ),
-    );
+    const closed = servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve())));
+    for (const s of servers) if ('closeAllConnections' in s) (s as Server).closeAllConnections();
     for (const session of sessions2) session.destroy();
     for (const t of inFlight.tunnels) t.destroy();
+    await Promise.all(closed);
     authn.close();
     if (!options.sessionStore) await sessions.close();
   };

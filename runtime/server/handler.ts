@@ -163,26 +163,30 @@ function accessEntry(
     bytesOut = now.written - counted.written;
     (socket as CountedSocket)[COUNTED] = now;
   }
-  const session = r && r.admitted ? r.session : null;
-  const d = r && r.admitted ? r.decision : undefined;
-  const client = clientAddress(req.socket?.remoteAddress ?? '', requestHeaders(req), gen.plan.body.settings.server.xffNumTrustedHops);
+  const admitted = r !== undefined && r.admitted ? r : undefined;
+  const identity = admitted?.session?.identity;
+  const d = admitted?.decision;
+  const headers = requestHeaders(req);
   return {
     msg: 'request',
     requestId,
     method: req.method,
-    host: hostOf(req),
+    host: headers['host']?.[0] ?? '',
     path: pathOf(req.url ?? '/'),
-    ...(route !== undefined ? { route } : {}),
+    route,
     status,
     ms,
-    ...(bytesIn !== undefined ? { bytesIn, bytesOut: bytesOut! } : {}),
-    ...(d?.outcome === 'allow' ? { upstream: upstreamAddress(d.upstream.url) } : {}),
-    ...(client !== undefined ? { client } : {}),
-    ...(session ? { user: session.identity.user, ...(session.identity.email !== undefined ? { email: session.identity.email } : {}) } : {}),
+    bytesIn,
+    bytesOut,
+    upstream: d?.outcome === 'allow' ? upstreamAddress(d.upstream.url) : undefined,
+    client: clientAddress(req.socket?.remoteAddress ?? '', headers, gen.plan.body.settings.server.xffNumTrustedHops),
+    user: identity?.user,
+    email: identity?.email,
     decision: r === undefined ? 'none' : r.admitted ? r.decision.outcome : r.problem,
-    ...(d && d.reasons.length > 0 ? { reasons: d.reasons } : {}),
+    reasons: d !== undefined && d.reasons.length > 0 ? d.reasons : undefined,
     plan: gen.number,
-    ...(cutBy !== undefined ? { cut: true as const, ...(cutBy !== '' ? { cutBy } : {}) } : {}),
+    cut: cutBy !== undefined ? true : undefined,
+    cutBy: cutBy !== undefined && cutBy !== '' ? cutBy : undefined,
   };
 }
 

@@ -65,8 +65,9 @@ describe('svc run stops gracefully', () => {
     cfg.remove();
   });
 
-  async function start(args: string[]): Promise<Svc> {
-    const child = spawn(process.execPath, [SVC, 'run', '-config', cfg.path, '--listen', '127.0.0.1:0', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] ?? '' } });
+  /** Starts svc; `group`: in a process group of its own (as a terminal runs it), so a signal can reach every process. */
+  async function start(args: string[], group = false): Promise<Svc> {
+    const child = spawn(process.execPath, [SVC, 'run', '-config', cfg.path, '--listen', '127.0.0.1:0', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] ?? '' }, detached: group });
     let out = '';
     child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
     child.stderr!.resume();
@@ -122,6 +123,18 @@ describe('svc run stops gracefully', () => {
         expect(await answer).toHaveProperty('error');
         expect(lines(s, '/stuck')).toEqual([expect.objectContaining({ status: 499, cut: true, cutBy: 'shutdown', level: 40 })]);
         expect(s.out()).toContain('"msg":"drain deadline reached; cutting what is still running"');
+      }, 60_000);
+
+      // With workers, a Ctrl-C reaches the primary and every worker, in either order.
+      it.runIf(workers === '2')('Ctrl-C in a terminal (SIGINT to every process of the group) stops gracefully too', async () => {
+        const s = await start(['--workers', workers, '--drain-timeout', '60'], true);
+        const answer = get(s.port, '/slow');
+        const res = await inFlight('/slow');
+        process.kill(-s.child.pid!, 'SIGINT');
+        await expect.poll(s.out, { timeout: 10_000 }).toContain('"msg":"stopping"');
+        res.end('second half');
+        expect(await answer).toEqual({ status: 200, body: 'first half;second half' });
+        expect(await s.exited).toBe(0);
       }, 60_000);
 
       it('a second signal stops at once', async () => {

@@ -11,37 +11,39 @@
 
 /** The entry the request path produces once per request (runtime/server/handler.ts, upgrade.ts, connect.ts). */
 export interface AccessEntry {
+  // Optional fields may be present as undefined (the request path builds one literal, cheaper than
+  // spreading conditional parts); an undefined field is left out of the line, as pino does.
   readonly msg: 'request' | 'upgrade' | 'tunnel';
   /** For upgrades and tunnels: the line written when it opens, and the one when it closes. */
-  readonly event?: 'open' | 'close';
+  readonly event?: 'open' | 'close' | undefined;
   readonly requestId: string;
   readonly method: string | undefined;
   readonly host: string;
   /** The request target without its query (CONNECT: the authority). */
   readonly path: string;
   /** The route's `name`, else its index in the plan; absent when no route matched. */
-  readonly route?: string | number;
+  readonly route?: string | number | undefined;
   /** The status answered; 499 when the response was cut (client gone, or svc stopping). */
   readonly status: number;
   readonly ms: number;
   /** Bytes read from and written to the client for this exchange (see handler.ts for what they count). */
-  readonly bytesIn?: number;
-  readonly bytesOut?: number;
+  readonly bytesIn?: number | undefined;
+  readonly bytesOut?: number | undefined;
   /** The upstream's `host:port`, when the request was forwarded. */
-  readonly upstream?: string;
+  readonly upstream?: string | undefined;
   /** The client address as trusted per `xff_num_trusted_hops` (runtime/http/client-address.ts). */
-  readonly client?: string;
-  readonly user?: string;
-  readonly email?: string;
+  readonly client?: string | undefined;
+  readonly user?: string | undefined;
+  readonly email?: string | undefined;
   /** The decision's outcome (`allow`, `deny`, …) or the gate's refusal problem. */
   readonly decision: string;
   /** The decision's reason codes, when it gave any. */
-  readonly reasons?: readonly string[];
+  readonly reasons?: readonly string[] | undefined;
   readonly plan: number;
   /** The response was cut before it was complete (never logged as the status it started with). */
-  readonly cut?: true;
+  readonly cut?: true | undefined;
   /** Why it was cut, when svc knows: `shutdown` (the drain deadline). */
-  readonly cutBy?: string;
+  readonly cutBy?: string | undefined;
 }
 
 /** pino's level numbers. */
