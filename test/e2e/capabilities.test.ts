@@ -227,6 +227,16 @@ describe('svc run honours log_level, proxy_log_level and svc_debug', () => {
     await expect.poll(svc.out, { timeout: 5_000 }).toContain('"msg":"request"');
   });
 
+  it('the compiler warnings are shown again on each reload', async () => {
+    cfg.write({ address: '127.0.0.1:8443' }, [route(up.url)]);
+    const svc = await start();
+    const warnings = () => svc.err().match(/warning SVC3006 inline-secret: `shared_secret`/g)?.length ?? 0;
+    expect(warnings()).toBe(1);
+    cfg.write({ address: '127.0.0.1:8443', proxy_log_level: 'warn' }, [route(up.url)]);
+    await expect.poll(svc.out, { timeout: 10_000 }).toContain('"msg":"reload","result":"swapped"');
+    await expect.poll(warnings, { timeout: 5_000 }).toBe(2);
+  });
+
   it('svc_debug: human-readable lines (pino-pretty)', async () => {
     cfg.write({ address: '127.0.0.1:8443', svc_debug: true }, [route(up.url)]);
     const svc = await start();
