@@ -156,7 +156,7 @@ export async function runWorker(options: WorkerOptions): Promise<ServingWorker> 
     drain: async (timeoutMs) => {
       await l.drain(timeoutMs);
       await g.close();
-      sessionStore.close();
+      await sessionStore.close();
     },
   };
 }

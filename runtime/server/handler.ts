@@ -77,8 +77,9 @@ export function createHandler(store: ServedStore, options: HandlerOptions): (req
     }
     const socket = req.httpVersionMajor === 1 ? req.socket : undefined;
     const counted = socket ? countedBytes(socket) : undefined;
+    const headers = requestHeaders(req);
     const setup = options.tracing?.current;
-    const trace = setup ? new RequestTrace(setup, req.method ?? 'GET', hostOf(req), pathOf(req.url ?? '/'), requestHeaders(req)) : undefined;
+    const trace = setup ? new RequestTrace(setup, req.method ?? 'GET', headers['host']?.[0] ?? '', pathOf(req.url ?? '/'), headers) : undefined;
     let result: GateResult | undefined;
     let released = false;
     const release = () => {
@@ -90,14 +91,13 @@ export function createHandler(store: ServedStore, options: HandlerOptions): (req
       const status = cut ? 499 : res.statusCode;
       const route = routeOf(gen, result);
       trace?.end(status, cut, route);
-      if (options.access) options.access(accessEntry(gen, req, result, requestId, status, Math.round(performance.now() - started), route, socket, counted, cut ? (inFlight?.cutting ? 'shutdown' : '') : undefined));
+      if (options.access) options.access(accessEntry(gen, req, headers, result, requestId, status, Math.round(performance.now() - started), route, socket, counted, cut ? (inFlight?.cutting ? 'shutdown' : '') : undefined));
     };
     res.on('close', release);
     if (options.exposeChecksum) {
       res.setHeader('x-svc-plan-checksum', gen.plan.checksum);
       if (options.workerId !== undefined) res.setHeader('x-svc-worker', String(options.workerId));
     }
-    const headers = requestHeaders(req);
     admit(gen, { kind: 'request', method: req.method ?? 'GET', target: req.url ?? '/', headers, httpVersion: req.httpVersion, socket: req.socket, ...(trace ? { trace } : {}) }, options, (r) => {
       result = r;
       if (res.destroyed) {
@@ -133,11 +133,6 @@ function routeOf(gen: ServedGeneration, r: GateResult | undefined): string | num
   return gen.index.body.routes[i]?.name ?? i;
 }
 
-/** The Host the request was sent to, from the distinct headers (HTTP/2: `:authority`). */
-function hostOf(req: Req): string {
-  return requestHeaders(req)['host']?.[0] ?? '';
-}
-
 /**
  * The access line's entry. Bytes in and out (HTTP/1.1) are what the connection read and wrote
  * between the end of its previous request and the end of this one: head and body, as on the wire
@@ -146,6 +141,7 @@ function hostOf(req: Req): string {
 function accessEntry(
   gen: ServedGeneration,
   req: Req,
+  headers: RequestHeaders,
   r: GateResult | undefined,
   requestId: string,
   status: number,
@@ -166,7 +162,6 @@ function accessEntry(
   const admitted = r !== undefined && r.admitted ? r : undefined;
   const identity = admitted?.session?.identity;
   const d = admitted?.decision;
-  const headers = requestHeaders(req);
   return {
     msg: 'request',
     requestId,
