@@ -148,9 +148,10 @@ function runSupportDoc(): string[] {
     '',
     ...list('partial'),
     '',
-    'Logs: `log_level` is the least level of svc\'s own lines; the per-request access lines are info',
-    'lines, written when `proxy_log_level` (default: `log_level`) is `debug` or `info`; `svc_debug` writes',
-    'human-readable lines instead of JSON, colored on a terminal. A reload applies all three.',
+    'Logs (docs/logging.md): `log_level` is the least level of svc\'s own lines; `proxy_log_level`',
+    '(default: `log_level`) the least level of the access lines (info, or warn for a 5xx or cut',
+    'response); `svc_debug` writes human-readable lines (pino-pretty) instead of JSON, colored on a',
+    'terminal. A reload applies all three. Tracing: docs/tracing.md.',
   ];
 }
 

@@ -1,16 +1,23 @@
 /**
  * `svc run FILE` (a config or a plan, told apart as `svc explain` and `svc diff` do) or
  * `svc run -config FILE`: serve until SIGINT/SIGTERM, reloading on change. Logs are JSON lines on
- * standard output (cli/run-log.ts), following the plan's log settings; the compiler's warnings go
- * to standard error as text. A first plan that fails to load, or uses a setting svc run does not
- * implement, exits 1 with the diagnostics.
+ * standard output (runtime/observe/log/run-log.ts), following the plan's log settings; spans go to
+ * the plan's tracing provider (runtime/observe/trace/tracing.ts); the compiler's warnings go to
+ * standard error as text, at start and on each reload that warns differently. A first plan that
+ * fails to load, or uses a setting svc run does not implement, exits 1 with the diagnostics.
+ *
+ * Stopping (runtime/run/stop-signals.ts): the first SIGTERM/SIGINT drains (up to `--drain-timeout`
+ * seconds, default 25), closes tunnels, flushes logs and spans and exits 0; a second exits at once.
+ * With `--workers N` the primary asks every worker to drain and waits for them.
  */
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { pino } from 'pino';
 import type { PlanEnvelope } from '../compiler/plan/types.ts';
 import { partialUses } from '../runtime/plan/capabilities.ts';
-import { createRunLog } from './run-log.ts';
+import { createRunLog } from '../runtime/observe/log/run-log.ts';
+import { createTracingSwitch } from '../runtime/observe/trace/tracing.ts';
+import { DEFAULT_DRAIN_TIMEOUT_MS, onStopSignals } from '../runtime/run/stop-signals.ts';
 
 export interface RunCommandOptions {
   readonly config?: string;
@@ -20,6 +27,8 @@ export interface RunCommandOptions {
   readonly exposeChecksum?: boolean;
   /** Worker processes sharing the listener; default one per core; 1 serves in this process. */
   readonly workers?: string;
+  /** Seconds requests in flight may take to finish on SIGTERM/SIGINT (default 25). */
+  readonly drainTimeout?: string;
 }
 
 /** Runs svc; resolves with the exit code once it stops. */
@@ -42,11 +51,17 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
     io.err(`error: --workers \`${opts.workers}\` is not a number of processes (1-256)\n`);
     return 2;
   }
+  const drainTimeoutMs = opts.drainTimeout === undefined ? DEFAULT_DRAIN_TIMEOUT_MS : Number(opts.drainTimeout) * 1000;
+  if (!Number.isFinite(drainTimeoutMs) || drainTimeoutMs < 0 || drainTimeoutMs > 3_600_000) {
+    io.err(`error: --drain-timeout \`${opts.drainTimeout}\` is not a number of seconds (0-3600)\n`);
+    return 2;
+  }
   // Buffered, asynchronous writes (4 KiB): one write(2) per request line would cost more than the
   // proxying itself. Flushed when svc stops.
   const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });
   const logs = createRunLog(destination, { color: process.stdout.isTTY === true && !process.env['NO_COLOR'] });
-  process.once('exit', () => destination.flushSync());
+  process.once('exit', () => logs.flushSync());
+  const tracing = createTracingSwitch(logs.log);
   // Lines never wait more than half a second, and startup lines go out at once (announce).
   setInterval(() => destination.flush(), 500).unref();
   const worker = process.env['SVC_CLUSTER_WORKER'] === '1';
@@ -55,6 +70,7 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
   const said = new Set<string>();
   const onPlan = (plan: PlanEnvelope) => {
     logs.apply(plan.body.settings.logging);
+    tracing.apply(plan.body.settings);
     if (worker) return;
     for (const entry of partialUses(plan)) {
       const key = JSON.stringify(entry);
@@ -63,12 +79,26 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
       logs.log(entry);
     }
   };
-  const common = { ...(listen ? { listen } : {}), ...(opts.exposeChecksum ? { exposeChecksum: true } : {}), log: logs.log, onPlan };
+  const common = { ...(listen ? { listen } : {}), ...(opts.exposeChecksum ? { exposeChecksum: true } : {}), log: logs.log, access: logs.access, tracing, onPlan };
+  // What a graceful stop ends with, in every process: the spans not yet sent, then the logs.
+  const flush = async () => {
+    await tracing.shutdown().catch(() => undefined);
+    logs.flushSync();
+  };
   if (worker) {
-    // A worker loads runtime code only (no compiler): it serves plans the primary compiled.
+    // A worker loads runtime code only (no compiler): it serves plans the primary compiled. It
+    // stops when the primary asks (IPC) or on a signal of its own (a Ctrl-C reaches it too).
     const { runWorker } = await import('../runtime/run/worker.ts');
-    await runWorker(common);
-    await new Promise<never>(() => undefined); // serves until the primary stops it
+    let serving: { drain(ms: number): Promise<void> } | undefined;
+    const stopper = onStopSignals(
+      async () => {
+        await serving?.drain(drainTimeoutMs);
+        await flush();
+      },
+      () => logs.flushSync(),
+    );
+    serving = await runWorker({ ...common, onStop: (how) => (how === 'stop' ? stopper.stop() : stopper.now()) });
+    await new Promise<never>(() => undefined); // serves until stopped
   }
 
   let source: { planPath: string } | { configPath: string };
@@ -84,11 +114,9 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
     const { looksLikePlan } = await import('./plan-input.ts');
     source = looksLikePlan(text) ? { planPath: file! } : { configPath: file! };
   }
-  // The compiler's warnings, at start and whenever a recompiled config warns differently.
-  let warned = '';
+  // The compiler's warnings, at start and on each reload that compiles the config.
   const onWarnings = (text: string) => {
-    if (text !== warned && text !== '') io.err(text);
-    warned = text;
+    if (text !== '') io.err(text);
   };
 
   const { run, RunError } = await import('../runtime/run/run.ts');
@@ -97,23 +125,24 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
       const { runPrimary } = await import('../runtime/run/cluster.ts');
       const primary = await runPrimary({ ...source, ...common, onWarnings, workers }, process.argv.slice(2));
       logs.announce({ msg: 'listening', workers, port: primary.port });
-      await new Promise<void>((resolve) => {
-        process.once('SIGINT', () => resolve());
-        process.once('SIGTERM', () => resolve());
-      });
-      await primary.stop();
-      return 0;
+      return await stopped(
+        async () => {
+          logs.announce({ msg: 'stopping', drainTimeoutMs });
+          await primary.stop();
+        },
+        () => primary.now(),
+      );
     }
     const running = await run({ ...source, ...common, onWarnings });
     const a = running.listening.address;
     logs.announce({ msg: 'listening', address: `${a.host}:${a.port}`, checksum: running.store.current.plan.checksum, routes: running.store.current.plan.body.routes.length });
-    await new Promise<void>((resolve) => {
-      const stop = () => resolve();
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
-    });
-    await running.close();
-    return 0;
+    return await stopped(
+      async () => {
+        logs.announce({ msg: 'stopping', drainTimeoutMs });
+        await running.drain(drainTimeoutMs);
+      },
+      () => undefined,
+    );
   } catch (e) {
     if (e instanceof RunError) {
       io.err(`${e.message.replace(/\n?$/, '\n')}error ${e.code}: svc cannot start\n`);
@@ -121,5 +150,27 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
     }
     io.err(`error: ${(e as Error).message}\n`);
     return 2;
+  }
+
+  /**
+   * Serves until the first SIGTERM/SIGINT, then stops gracefully (`graceful`, then spans and logs
+   * flushed) and resolves 0; a second signal runs `immediate`, flushes the logs and exits 1 at once.
+   */
+  function stopped(graceful: () => Promise<void>, immediate: () => void): Promise<number> {
+    return new Promise<number>((resolve) => {
+      onStopSignals(
+        async () => {
+          await graceful();
+          await flush();
+          logs.announce({ msg: 'stopped' });
+        },
+        () => {
+          immediate();
+          logs.log({ level: 'warn', msg: 'second signal: stopping at once' });
+          logs.flushSync();
+        },
+        (code) => (code === 0 ? resolve(0) : process.exit(code)),
+      );
+    });
   }
 }

@@ -22,9 +22,14 @@
  * each process was allowed to run, read back from /proc. Both proxies keep their access log on
  * (svc logs one JSON line per request to a file; nginx writes its access log to a file).
  *
+ * `svc-traced` (not in the default set: `--only svc,svc-traced`) is the one-core svc with tracing
+ * on at the default sample rate (`tracing_provider: apm`, `tracing_sample_rate` unset: 0.0001),
+ * sending its few spans to a sink in the bench process; the report gives svc-traced/svc against the
+ * issue's "under 3 %" cost.
+ *
  * Needs nginx and wrk (Debian: `apt-get install -y nginx wrk`); CI does not run it. Run:
  * `npm run bench:proxy` (`--duration 10s`, `--connections 64`,
- * `--only svc,nginx,direct,svc-auth,nginx-authreq`, `--warmup 2s`, `--cpu-prof DIR` to write V8 CPU
+ * `--only svc,nginx,direct,svc-auth,nginx-authreq,svc-traced`, `--warmup 2s`, `--cpu-prof DIR` to write V8 CPU
  * profiles of the svc processes into DIR). Every child process and the temp dir are removed on exit,
  * Ctrl-C or error.
  */
@@ -61,7 +66,9 @@ function seconds(text: string, option: string): number {
 
 class UsageError extends Error {}
 
-const TARGETS = ['svc', 'nginx', 'direct', 'svc-auth', 'nginx-authreq'] as const;
+const TARGETS = ['svc', 'nginx', 'direct', 'svc-auth', 'nginx-authreq', 'svc-traced'] as const;
+/** The targets run without `--only`. */
+const DEFAULT_TARGETS = ['svc', 'nginx', 'direct', 'svc-auth', 'nginx-authreq'] as const;
 type Target = (typeof TARGETS)[number];
 
 function options() {
@@ -69,7 +76,7 @@ function options() {
   const warmup = arg('--warmup') ?? '2s';
   const connections = Number(arg('--connections') ?? '64');
   if (!Number.isInteger(connections) || connections < 1) throw new UsageError(`--connections \`${arg('--connections')}\` is not a positive integer`);
-  const only = (arg('--only') ?? TARGETS.join(',')).split(',').filter((s) => s !== '');
+  const only = (arg('--only') ?? DEFAULT_TARGETS.join(',')).split(',').filter((s) => s !== '');
   for (const t of only) if (!(TARGETS as readonly string[]).includes(t)) throw new UsageError(`--only: unknown target \`${t}\` (${TARGETS.join(', ')})`);
   return {
     duration,
@@ -471,13 +478,14 @@ ${nginxTemp(dir, `proxy${workers}`)}
 }
 
 /** svc's config: the test-only settings, one public route to the upstream, `extra` public routes on other hosts. */
-function svcConfig(port: number, upstreamPort: number, extra: number): string {
+function svcConfig(port: number, upstreamPort: number, extra: number, settings: Record<string, unknown> = {}): string {
   const to = `http://127.0.0.1:${upstreamPort}`;
   const routes: Record<string, unknown>[] = [{ from: `https://${HOST}`, to, allow_public_unauthenticated_access: true }];
   for (let i = 0; i < extra; i++) routes.push({ from: `https://h${i}.${HOST}`, to, allow_public_unauthenticated_access: true });
   return stringify({
     ...BASE_SETTINGS,
     address: `127.0.0.1:${port}`,
+    ...settings,
     routes,
   });
 }
@@ -631,7 +639,7 @@ class CheckError extends Error {}
 
 interface Row {
   readonly label: string;
-  readonly kind: 'direct' | 'nginx' | 'svc' | 'nginx-authreq' | 'svc-auth';
+  readonly kind: 'direct' | 'nginx' | 'svc' | 'nginx-authreq' | 'svc-auth' | 'svc-traced';
   readonly cores: 1 | 2;
   readonly routes?: number;
   readonly placement: string;
@@ -773,17 +781,40 @@ async function main(): Promise<number> {
     }
   };
 
-  const runSvc = async (workers: 1 | 2, extraRoutes: number) => {
+  /**
+   * svc-traced: the one-core svc with tracing on at the default rate, its spans PUT to a sink here
+   * (the apm agent's intake, answered 200 and counted).
+   */
+  const runSvcTraced = async () => {
+    let spansReceived = 0;
+    const sink = createHttpServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        spansReceived += Number(req.headers['x-datadog-trace-count'] ?? 0);
+        res.end('{}');
+      });
+    });
+    await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', () => resolve()));
+    const sinkPort = (sink.address() as { port: number }).port;
+    try {
+      await runSvc(1, 0, { tracing_provider: 'apm', tracing_apm_address: `127.0.0.1:${sinkPort}` }, 'svc-traced');
+      console.log(`  svc-traced: the apm sink received ${spansReceived} trace${spansReceived === 1 ? '' : 's'} (sample rate 0.0001)`);
+    } finally {
+      sink.close();
+    }
+  };
+
+  const runSvc = async (workers: 1 | 2, extraRoutes: number, settings: Record<string, unknown> = {}, kind: 'svc' | 'svc-traced' = 'svc') => {
     const port = await freePort();
-    const conf = join(dir, `svc-${workers}w-${extraRoutes + 1}r.yaml`);
-    writeFileSync(conf, svcConfig(port, upstreamPort, extraRoutes));
-    const log = join(dir, `svc-${workers}w-${extraRoutes + 1}r.log`);
+    const conf = join(dir, `${kind}-${workers}w-${extraRoutes + 1}r.yaml`);
+    writeFileSync(conf, svcConfig(port, upstreamPort, extraRoutes, settings));
+    const log = join(dir, `${kind}-${workers}w-${extraRoutes + 1}r.log`);
     const { child, from } = startSvc(conf, workers, workers === 1 ? PROXY : ALL, log);
     try {
       await waitReady(`svc (${workers} workers, ${extraRoutes + 1} routes)`, child, port, log, 120_000);
       const cores = processTree(child.pid!).map(coresOf).join('/');
-      const label = `svc, ${workers} worker${workers > 1 ? 's' : ''}, ${(extraRoutes + 1).toLocaleString('en-US')} route${extraRoutes > 0 ? 's' : ''}${from}`;
-      await measure(label, 'svc', workers, port, [child.pid!], cores, log, { routes: extraRoutes + 1 });
+      const label = `${kind === 'svc-traced' ? 'svc traced (0.0001)' : 'svc'}, ${workers} worker${workers > 1 ? 's' : ''}, ${(extraRoutes + 1).toLocaleString('en-US')} route${extraRoutes > 0 ? 's' : ''}${from}`;
+      await measure(label, kind, workers, port, [child.pid!], cores, log, { routes: extraRoutes + 1 });
     } finally {
       await stop(child);
     }
@@ -900,6 +931,7 @@ async function main(): Promise<number> {
     await runSvc(1, 0);
     await runSvc(1, 10_000);
   }
+  if (opts.only.has('svc-traced')) await runSvcTraced();
   // svc-auth first: nginx-authreq then sends the same cookie (same request size).
   if (opts.only.has('svc-auth')) await runSvcAuth();
   if (opts.only.has('nginx-authreq')) await runNginxAuthRequest();
@@ -971,6 +1003,7 @@ function report(rows: readonly Row[], connections: number, hasWorkers: boolean):
   const svc2 = find('svc', 2, 1);
   const ratio = (a: Row | undefined, b: Row | undefined) => (a && b ? a.result.wrk.rps / b.result.wrk.rps : undefined);
   const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
+  const rt = ratio(find('svc-traced', 1), svc1);
 
   console.log('');
   console.log('ratios and the targets of issue 4:');
@@ -980,6 +1013,7 @@ function report(rows: readonly Row[], connections: number, hasWorkers: boolean):
   if (r2 !== undefined) console.log(`  svc/nginx, two cores:  ${r2.toFixed(2)}   target ≥ 0.55: ${verdict(r2 >= 0.55)}`);
   else if (!hasWorkers) console.log('  svc/nginx, two cores:  two-core svc: not available yet   target ≥ 0.55');
   const rd = ratio(svc1, direct);
+  if (rt !== undefined) console.log(`  svc-traced/svc, one core:  ${rt.toFixed(3)}   target ≥ 0.97 (tracing at the default rate costs under 3 %): ${verdict(rt >= 0.97)}`);
   if (rd !== undefined) console.log(`  svc/direct, one core:  ${rd.toFixed(2)}   (no target; nginx proxy/direct: ${ratio(nginx1, direct)?.toFixed(2) ?? '-'})`);
   for (const s of [svc1, svc2, svc10k]) {
     if (!s) continue;
@@ -1025,7 +1059,7 @@ function report(rows: readonly Row[], connections: number, hasWorkers: boolean):
     console.log(r.result.wrk.raw.trimEnd());
     console.log(`log tail (${r.logFile}):`);
     console.log(tail(r.logFile));
-    if (r.kind === 'svc' || r.kind === 'svc-auth') {
+    if (r.kind === 'svc' || r.kind === 'svc-auth' || r.kind === 'svc-traced') {
       console.log('last log lines other than a 200 request:');
       console.log(tail(r.logFile, 20, (l) => !l.includes('"msg":"request"') || !l.includes('"status":200')) || '(none in the last 64 KiB)');
     }

@@ -63,7 +63,7 @@ const LOCAL_GRPC_URL = 'http://localhost:5443/';
 
 const NO_GRPC = 'svc run serves and calls no gRPC (every service runs in one process)';
 const NO_METRICS = 'the metrics listener is not implemented yet';
-const NO_TRACING = 'tracing is not implemented yet; no spans would be sent';
+const NO_JAEGER_AGENT = 'svc sends spans to tracing_jaeger_collector_endpoint (HTTP Thrift) only, never to the jaeger agent (UDP)';
 const NO_REDIS = 'Redis session storage is not implemented yet; sessions would stay in memory and be lost on restart';
 const NO_REDIS_TLS = 'it configures the connection to Redis session storage, which is not implemented yet';
 const NO_DIRECTORY =
@@ -202,7 +202,7 @@ export const CAPABILITIES: readonly Capability[] = [
   refused(['hostedcloud_serverless_authentication_service_account'], ['settings.identity.hostedcloudServiceAccount'], NO_HOSTEDCLOUD, (cx) => cx.settings.identity.hostedcloudServiceAccount !== null),
   { support: 'compiled', keys: ['set_response_headers'], paths: ['settings.headers.response'], via: ['routes[].responseHeaders.set'] },
 
-  // Logs (cli/run-log.ts).
+  // Logs (runtime/observe/log/run-log.ts).
   honoured(['svc_debug'], 'settings.logging.debug'),
   honoured(['log_level'], 'settings.logging.level'),
   honoured(['proxy_log_level'], 'settings.logging.proxyLevel'),
@@ -213,12 +213,20 @@ export const CAPABILITIES: readonly Capability[] = [
   refused(['metrics_certificate', 'metrics_certificate_file'], ['settings.metrics.certificate'], NO_METRICS, (cx) => cx.settings.metrics.certificate !== null),
   refused(['metrics_certificate_key', 'metrics_certificate_key_file'], ['settings.metrics.certificateKey'], NO_METRICS, (cx) => cx.settings.metrics.certificateKey !== null),
   refused(['metrics_client_ca', 'metrics_client_ca_file'], ['settings.metrics.clientCa'], NO_METRICS, (cx) => cx.settings.metrics.clientCa !== null),
-  refused(['tracing_provider'], ['settings.tracing.provider'], NO_TRACING, (cx) => cx.settings.tracing.provider !== null),
-  refused(['tracing_sample_rate'], ['settings.tracing.sampleRate'], NO_TRACING, (cx) => cx.explicit('tracing_sample_rate') || cx.settings.tracing.sampleRate !== 0.0001),
-  refused(['tracing_apm_address'], ['settings.tracing.apmAddress'], NO_TRACING, (cx) => cx.explicit('tracing_apm_address') || !at(cx.settings.tracing.apmAddress, 'localhost', 8126)),
-  refused(['tracing_jaeger_collector_endpoint'], ['settings.tracing.jaegerCollectorEndpoint'], NO_TRACING, (cx) => cx.settings.tracing.jaegerCollectorEndpoint !== null),
-  refused(['tracing_jaeger_agent_endpoint'], ['settings.tracing.jaegerAgentEndpoint'], NO_TRACING, (cx) => cx.settings.tracing.jaegerAgentEndpoint !== null),
-  refused(['tracing_zipkin_endpoint'], ['settings.tracing.zipkinEndpoint'], NO_TRACING, (cx) => cx.settings.tracing.zipkinEndpoint !== null),
+  // Tracing (runtime/observe/trace/tracing.ts).
+  honoured(['tracing_provider'], 'settings.tracing.provider'),
+  honoured(['tracing_sample_rate'], 'settings.tracing.sampleRate'),
+  honoured(['tracing_apm_address'], 'settings.tracing.apmAddress'),
+  honoured(['tracing_jaeger_collector_endpoint'], 'settings.tracing.jaegerCollectorEndpoint'),
+  // The compiler asks for both jaeger endpoints (spec 2.3); spans go to the collector only.
+  {
+    support: 'partial',
+    keys: ['tracing_jaeger_agent_endpoint'],
+    paths: ['settings.tracing.jaegerAgentEndpoint'],
+    reason: NO_JAEGER_AGENT,
+    used: (cx) => cx.settings.tracing.jaegerAgentEndpoint !== null,
+  },
+  honoured(['tracing_zipkin_endpoint'], 'settings.tracing.zipkinEndpoint'),
   refused(['dp_admin_address'], ['settings.dp.adminAddress'], NO_DATA_PLANE, (cx) => cx.settings.dp.adminAddress !== null),
   refused(['dp_admin_access_log_path'], ['settings.dp.adminAccessLogPath'], NO_DATA_PLANE, (cx) => cx.settings.dp.adminAccessLogPath !== null),
   refused(['dp_admin_profile_path'], ['settings.dp.adminProfilePath'], NO_DATA_PLANE, (cx) => cx.settings.dp.adminProfilePath !== null),

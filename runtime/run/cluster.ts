@@ -49,7 +49,7 @@ const PREPARE_TIMEOUT_MS = 30_000;
 export async function runPrimary(
   options: ClusterOptions,
   workerArgs: readonly string[],
-): Promise<{ stop(): Promise<void>; readonly port: number; reload(): Promise<ReloadResult>; readonly identityManager: IdentityManager | undefined }> {
+): Promise<{ stop(): Promise<void>; now(): void; readonly port: number; reload(): Promise<ReloadResult>; readonly identityManager: IdentityManager | undefined }> {
   let committed = loadForRun(options);
   options.onPlan?.(committed);
   const count = Math.max(1, options.workers ?? availableParallelism());
@@ -188,6 +188,8 @@ export async function runPrimary(
     port,
     reload,
     identityManager: manager,
+    // Graceful: every worker drains its requests and exits (asked over IPC, not by a signal: a
+    // Ctrl-C reaches the workers too, and a worker counts a second signal as "stop at once").
     stop: async () => {
       stopping = true;
       await watcher?.close();
@@ -198,13 +200,22 @@ export async function runPrimary(
             new Promise<void>((resolve) => {
               if (!w || w.isDead()) return resolve();
               w.once('exit', () => resolve());
-              w.kill('SIGTERM');
+              if (w.isConnected()) w.send({ type: 'stop' } satisfies ToWorker);
+              else w.kill('SIGTERM');
             }),
         ),
       );
       // Only after the workers are gone: a worker draining its requests may still need sessions.
       storeService.close();
       await sessions.close();
+    },
+    now: () => {
+      stopping = true;
+      for (const w of Object.values(cluster.workers ?? {})) {
+        if (!w || w.isDead()) continue;
+        if (w.isConnected()) w.send({ type: 'exit' } satisfies ToWorker);
+        else w.kill('SIGKILL');
+      }
     },
   };
 }

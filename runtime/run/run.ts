@@ -68,6 +68,8 @@ export interface Running {
   /** The last reload's outcome (for `config_last_reload_success`). */
   readonly lastReload: () => ReloadResult | undefined;
   close(): Promise<void>;
+  /** Stops gracefully: the listeners drain for up to `timeoutMs` (serve.ts), then everything closes. */
+  drain(timeoutMs: number): Promise<void>;
 }
 
 /** Thrown when the first plan cannot be loaded: `svc run` exits with the message. */
@@ -183,6 +185,11 @@ export async function run(options: RunOptions): Promise<Running> {
       await listening.close();
       await generations.close();
       await closeSessions();
+    },
+    drain: async (timeoutMs) => {
+      await watcher?.close();
+      await listening.drain(timeoutMs);
+      await generations.close();
     },
   };
 }

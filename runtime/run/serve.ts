@@ -24,8 +24,9 @@ import { MemoryStore } from '../databroker/memory-store.ts';
 import type { SessionStore } from '../databroker/session-store.ts';
 import type { SessionRefresher } from '../identity/session-refresher.ts';
 import type { ServedStore } from './generation.ts';
+import { InFlight } from '../server/in-flight.ts';
 
-export interface ServeOptions extends Omit<HandlerOptions, 'scheme' | 'authn'> {
+export interface ServeOptions extends Omit<HandlerOptions, 'scheme' | 'authn' | 'inFlight'> {
   /** Overrides `settings.server.address` (tests listen on port 0). */
   readonly listen?: { readonly host: string; readonly port: number };
   /**
@@ -42,7 +43,14 @@ export interface Listening {
   readonly address: { readonly host: string; readonly port: number };
   /** The redirect server's address, when `http_redirect_addr` is set. */
   readonly redirectAddress: { readonly host: string; readonly port: number } | null;
+  /** Stops at once: every connection closed, whatever it was doing. */
   close(): Promise<void>;
+  /**
+   * Stops gracefully (SIGTERM): stop accepting, let the requests in flight finish for up to
+   * `timeoutMs`, then cut what still runs (its access line says `cutBy: shutdown`), close the
+   * tunnels and upgrades, and close every connection.
+   */
+  drain(timeoutMs: number): Promise<void>;
 }
 
 /**
@@ -135,7 +143,8 @@ export async function serve(store: ServedStore, options: ServeOptions = {}): Pro
   const authn = new Authn(sessions, { scheme: insecure ? 'http' : 'https', ...(options.log ? { log: options.log } : {}), ...(options.sessionRefresher ? { refresher: options.sessionRefresher } : {}) });
 
   let server: Server | HttpsServer | Http2SecureServer;
-  const handler = createHandler(store, { ...options, scheme: insecure ? 'http' : 'https', authn });
+  const inFlight = new InFlight();
+  const handler = createHandler(store, { ...options, scheme: insecure ? 'http' : 'https', authn, inFlight });
   if (insecure) {
     server = createServer(serverOptions(settings), handler);
   } else {
@@ -166,9 +175,16 @@ export async function serve(store: ServedStore, options: ServeOptions = {}): Pro
   // Upgrades only where the route enables them, after authorization; never h2c (S20).
   // Every way in passes the same gate, with the same listener checks (gate.ts).
   const gate: GateOptions = { scheme, authn };
-  server.on('upgrade', createUpgradeHandler(store, gate));
+  const observer = { inFlight, ...(options.access ? { access: options.access } : {}) };
+  server.on('upgrade', createUpgradeHandler(store, gate, observer));
   // CONNECT host:port (HTTP/1.1 and HTTP/2): tunnels of `tcp+https` routes, after authorization.
-  server.on('connect', createConnectHandler(store, gate));
+  server.on('connect', createConnectHandler(store, gate, observer));
+  // HTTP/2 sessions, told to go away (GOAWAY: their open streams finish) when svc stops.
+  const sessions2 = new Set<ServerHttp2Session>();
+  server.on('session', (session: ServerHttp2Session) => {
+    sessions2.add(session);
+    session.once('close', () => sessions2.delete(session));
+  });
   // A request the parser refuses (smuggling shapes, bad bytes, oversized head, too slow): answered
   // and the connection closed, never passed on. A TLS failure (handshake timeout, bad ClientHello)
   // has no HTTP to answer in: a write would wait for a handshake that never ends, so it is closed.
@@ -205,22 +221,40 @@ export async function serve(store: ServedStore, options: ServeOptions = {}): Pro
     redirectAddress = await listen(redirect, r);
   }
 
+  const servers = [front, ...(front !== server ? [server] : []), ...(redirect ? [redirect] : [])];
+  // Closes the listeners and then every connection, whatever it is doing; resolves once all are closed.
+  const closeAll = async () => {
+    const closed = servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve())));
+    for (const s of servers) if ('closeAllConnections' in s) (s as Server).closeAllConnections();
+    for (const session of sessions2) session.destroy();
+    for (const t of inFlight.tunnels) t.destroy();
+    await Promise.all(closed);
+    authn.close();
+    if (!options.sessionStore) await sessions.close();
+  };
   return {
     server,
     address,
     redirectAddress,
-    close: async () => {
-      await Promise.all(
-        [front, ...(front !== server ? [server] : []), ...(redirect ? [redirect] : [])].map(
-          (s) =>
-            new Promise<void>((resolve) => {
-              s.close(() => resolve());
-              if ('closeAllConnections' in s) (s as Server).closeAllConnections();
-            }),
-        ),
-      );
-      authn.close();
-      if (!options.sessionStore) await sessions.close();
+    close: closeAll,
+    drain: async (timeoutMs) => {
+      inFlight.draining = true;
+      // Stop accepting; idle keep-alive connections close now, busy ones after their answer
+      // (handler.ts answers with `Connection: close` while draining).
+      for (const s of servers) {
+        s.close();
+        if ('closeIdleConnections' in s) (s as Server).closeIdleConnections();
+      }
+      for (const session of sessions2) session.close();
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+      const finished = await Promise.race([inFlight.idle().then(() => true), deadline]);
+      clearTimeout(timer);
+      if (!finished) {
+        inFlight.cutting = true;
+        options.log?.({ msg: 'drain deadline reached; cutting what is still running', requests: inFlight.requests, tunnels: inFlight.tunnels.size, timeoutMs });
+      }
+      await closeAll();
     },
   };
 }

@@ -26,7 +26,10 @@ export type ToWorker =
   | { readonly type: 'start'; readonly text: string; readonly ephemeralKey?: string }
   | { readonly type: 'prepare'; readonly id: number; readonly text: string; readonly ephemeralKey?: string }
   | { readonly type: 'commit'; readonly id: number }
-  | { readonly type: 'abort'; readonly id: number };
+  | { readonly type: 'abort'; readonly id: number }
+  /** Stop gracefully (the primary got SIGTERM or SIGINT), or at once (a second signal). */
+  | { readonly type: 'stop' }
+  | { readonly type: 'exit' };
 /** Messages from a worker to the primary. */
 export type ToPrimary =
   | { readonly type: 'ready' }
@@ -49,8 +52,21 @@ function refuseFirst(e: unknown): void {
   else process.exit(1);
 }
 
-/** Runs one worker: waits for its first plan, serves it, takes part in every reload. */
-export async function runWorker(options: Omit<RunOptions, 'configPath' | 'planPath'>): Promise<void> {
+export interface WorkerOptions extends Omit<RunOptions, 'configPath' | 'planPath'> {
+  /** Told when the primary asks this worker to stop: gracefully (`stop`) or at once (`exit`). */
+  readonly onStop?: (how: 'stop' | 'exit') => void;
+}
+
+/** A serving worker: its graceful stop (runtime/run/stop-signals.ts). */
+export interface ServingWorker {
+  drain(timeoutMs: number): Promise<void>;
+}
+
+/**
+ * Runs one worker: waits for its first plan, serves it, takes part in every reload. Resolves once it
+ * serves; never when its first plan is refused (it exits).
+ */
+export async function runWorker(options: WorkerOptions): Promise<ServingWorker> {
   let ephemeral: SigningKey | undefined;
   const ephemeralKey = (): SigningKey => {
     if (!ephemeral) throw new SigningKeyError('no signing_key and no ephemeral key from the primary');
@@ -67,6 +83,10 @@ export async function runWorker(options: Omit<RunOptions, 'configPath' | 'planPa
 
   const first = new Promise<PlanEnvelope>((resolve) => {
     process.on('message', (m: ToWorker) => {
+      if (m.type === 'stop' || m.type === 'exit') {
+        options.onStop?.(m.type);
+        return;
+      }
       // The decision on a prepared plan is taken at once: the reload waiting for it holds the chain.
       if (m.type === 'commit' || m.type === 'abort') {
         decisions.get(m.id)?.(m.type === 'commit');
@@ -114,7 +134,7 @@ export async function runWorker(options: Omit<RunOptions, 'configPath' | 'planPa
     g = await startGenerations(plan, { scheme: insecure ? 'http' : 'https', ephemeralKey, ...(options.log ? { log: options.log } : {}) });
   } catch (e) {
     refuseFirst(e);
-    return;
+    return new Promise<never>(() => undefined);
   }
   generations = g;
   // Sessions live in the primary's one store (spec 2.6); this worker reaches it over IPC.
@@ -132,13 +152,13 @@ export async function runWorker(options: Omit<RunOptions, 'configPath' | 'planPa
   });
   markServing();
   send({ type: 'listening', port: l.address.port });
-  process.once('SIGTERM', () => {
-    void l
-      .close()
-      .then(() => g.close())
-      .then(() => sessionStore.close())
-      .then(() => process.exit(0));
-  });
+  return {
+    drain: async (timeoutMs) => {
+      await l.drain(timeoutMs);
+      await g.close();
+      await sessionStore.close();
+    },
+  };
 }
 
 /** A plan from the primary, checked again like the checksum: schema, checksum, supported settings. */

@@ -16,6 +16,7 @@ import type { ServedStore } from '../run/generation.ts';
 import { endSocketWithError, sendError } from './error-page.ts';
 import { admitForStream, type Admission, type GateOptions, type GateResult } from './gate.ts';
 import { joinTunnel } from './tunnel.ts';
+import { tunnelOpened, type TunnelObserver } from './tunnel-lines.ts';
 
 /** What a CONNECT the gate did not allow is answered with. */
 function refusal(r: GateResult): { readonly status: number; readonly reason: string } {
@@ -30,7 +31,7 @@ function refusal(r: GateResult): { readonly status: number; readonly reason: str
  * Creates the `connect` listener of a server. Node calls it with `(req, socket, head)` for an
  * HTTP/1.1 CONNECT and with `(req, res)` for an HTTP/2 one.
  */
-export function createConnectHandler(store: ServedStore, options: GateOptions): (req: IncomingMessage | Http2ServerRequest, second: Duplex | Http2ServerResponse, head?: Buffer) => void {
+export function createConnectHandler(store: ServedStore, options: GateOptions, observer?: TunnelObserver): (req: IncomingMessage | Http2ServerRequest, second: Duplex | Http2ServerResponse, head?: Buffer) => void {
   return (req, second, head) => {
     const requestId = randomUUID();
     const h2 = req.httpVersionMajor === 2;
@@ -47,7 +48,8 @@ export function createConnectHandler(store: ServedStore, options: GateOptions): 
         else endSocketWithError(client, status, requestId, reason, accept);
         return;
       }
-      open(gen.index.body.routes[r.decision.route.index]!, r, client, head ?? Buffer.alloc(0), (status) => {
+      const opened = () => tunnelOpened(observer, gen, r, client, { kind: 'tunnel', requestId, method: 'CONNECT', host: authority, target: authority, headers, peer: req.socket?.remoteAddress ?? '', status: 200 });
+      open(gen.index.body.routes[r.decision.route.index]!, r, client, head ?? Buffer.alloc(0), opened, (status) => {
         if (h2) {
           const res = second as Http2ServerResponse;
           if (status === 200) res.stream.respond({ ':status': 200, 'x-request-id': requestId });
@@ -60,7 +62,7 @@ export function createConnectHandler(store: ServedStore, options: GateOptions): 
 }
 
 /** Opens the upstream of an admitted CONNECT; `answer` tells the client 200 (then the tunnel) or 502. */
-function open(route: Route, a: Admission, client: Duplex, head: Buffer, answer: (status: 200 | 502) => void): void {
+function open(route: Route, a: Admission, client: Duplex, head: Buffer, opened: () => (bytesIn: number, bytesOut: number) => void, answer: (status: 200 | 502) => void): void {
   const d = a.decision;
   if (d.outcome !== 'allow') return;
   const chosen = a.upstream!;
@@ -77,7 +79,11 @@ function open(route: Route, a: Admission, client: Duplex, head: Buffer, answer: 
     client.off('close', onClientClose);
     upstream.removeAllListeners('error');
     answer(200);
-    joinTunnel(client, upstream, head, route, () => chosen.done({}));
+    const closed = opened();
+    joinTunnel(client, upstream, head, route, (bytesIn, bytesOut) => {
+      chosen.done({});
+      closed(bytesIn, bytesOut);
+    });
   });
 }
 

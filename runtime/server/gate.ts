@@ -30,6 +30,7 @@ import type { ServedGeneration, ServedStore } from '../run/generation.ts';
 import type { CanonicalRequest } from '../http/canonical-request.ts';
 import type { UpstreamOutcome } from './handler.ts';
 import type { PoolOptions } from './pools.ts';
+import type { RequestTrace } from '../observe/trace/request-trace.ts';
 
 /** The ways into svc. */
 export type EntryKind = 'request' | 'upgrade' | 'connect';
@@ -49,6 +50,8 @@ export interface Entry {
   readonly nowMs?: number;
   /** The load balancer's sample in [0, 1) for routes without an upstream set; random when absent. */
   readonly upstreamSample?: number;
+  /** The request's spans when it is traced (the session lookup and the route decision are spans under it). */
+  readonly trace?: RequestTrace;
 }
 
 /** What a listener tells the gate about its connections. Fixed for the listener's life. */
@@ -140,9 +143,27 @@ export function admit(gen: ServedGeneration, entry: Entry, options: GateOptions,
   const auth = authn ? gen.auth : undefined;
   let lookup: SessionLookup = null;
   // A CONNECT carries no cookie: its credential is a programmatic token bound to its tcp route.
+  const trace = entry.trace;
+  const lookupSpan = trace && authn && auth && host !== '' ? trace.child('session lookup') : undefined;
   if (authn && auth && host !== '') lookup = authority === undefined ? authn.resolve(auth, entry.headers, host) : authn.resolveTunnel(auth, entry.headers, host);
-  if (lookup instanceof Promise) void lookup.then((session) => then(decideEntry(gen, entry, options, canonical, session, auth)));
-  else then(decideEntry(gen, entry, options, canonical, lookup, auth));
+  if (lookup instanceof Promise)
+    void lookup.then((session) => {
+      lookupSpan?.end();
+      then(trace ? tracedDecision(trace, gen, entry, options, canonical, session, auth) : decideEntry(gen, entry, options, canonical, session, auth));
+    });
+  else {
+    lookupSpan?.end();
+    then(trace ? tracedDecision(trace, gen, entry, options, canonical, lookup, auth) : decideEntry(gen, entry, options, canonical, lookup, auth));
+  }
+}
+
+/** `decideEntry` as the `route decision` span of a traced request. */
+function tracedDecision(trace: RequestTrace, gen: ServedGeneration, entry: Entry, options: GateOptions, canonical: Canonical | undefined, session: ResolvedSession | null, auth: AuthState | undefined): GateResult {
+  const span = trace.child('route decision');
+  const r = decideEntry(gen, entry, options, canonical, session, auth);
+  span.setAttribute('svc.decision', r.admitted ? r.decision.outcome : r.problem);
+  span.end();
+  return r;
 }
 
 const REFUSED_HTTP_10: Refusal = { admitted: false, status: 505, problem: 'http-1.0-unsupported' };

@@ -6,6 +6,7 @@
  * request id, never a hang.
  */
 import { randomUUID } from 'node:crypto';
+import { SpanKind } from '@opentelemetry/api';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { TLSSocket } from 'node:tls';
@@ -20,6 +21,11 @@ import { sendError, wantsJson } from './error-page.ts';
 import { admit, type Admission, type GateOptions } from './gate.ts';
 import type { PoolOptions } from './pools.ts';
 import { UpstreamExchange } from './upstream-exchange.ts';
+import { pathOf, type AccessEntry } from '../observe/log/access-line.ts';
+import { RequestTrace, type TraceSetup } from '../observe/trace/request-trace.ts';
+import { clientAddress } from '../http/client-address.ts';
+import type { GateResult } from './gate.ts';
+import type { InFlight } from './in-flight.ts';
 
 /** What a plan generation holds for forwarding (built by runtime/run/state.ts). */
 export interface ForwardState {
@@ -45,8 +51,14 @@ export interface HandlerOptions extends GateOptions {
   readonly exposeChecksum?: boolean;
   /** With `exposeChecksum`: also name the worker process that answered (`x-svc-worker`). */
   readonly workerId?: number;
-  /** One line per request and per error; structured (pino in run.ts). */
+  /** svc's own lines (errors); structured (pino: runtime/observe/log/run-log.ts). */
   readonly log?: (entry: Record<string, unknown>) => void;
+  /** The access line of each request (runtime/observe/log/access-line.ts). */
+  readonly access?: (entry: AccessEntry) => void;
+  /** The tracer of the plan served; `current` null when tracing is off (nothing is allocated then). */
+  readonly tracing?: { readonly current: TraceSetup | null };
+  /** Requests in flight, for the graceful stop. */
+  readonly inFlight?: InFlight;
 }
 
 type Req = IncomingMessage | Http2ServerRequest;
@@ -58,20 +70,36 @@ export function createHandler(store: ServedStore, options: HandlerOptions): (req
     const requestId = randomUUID();
     const started = performance.now();
     const gen = store.acquire();
+    const inFlight = options.inFlight;
+    if (inFlight) {
+      inFlight.begin();
+      if (inFlight.draining && 'shouldKeepAlive' in res) res.shouldKeepAlive = false;
+    }
+    const socket = req.httpVersionMajor === 1 ? req.socket : undefined;
+    const counted = socket ? countedBytes(socket) : undefined;
+    const headers = requestHeaders(req);
+    const setup = options.tracing?.current;
+    const trace = setup ? new RequestTrace(setup, req.method ?? 'GET', headers['host']?.[0] ?? '', pathOf(req.url ?? '/'), headers) : undefined;
+    let result: GateResult | undefined;
     let released = false;
     const release = () => {
       if (released) return;
       released = true;
       store.release(gen);
-      options.log?.({ msg: 'request', requestId, method: req.method, status: res.statusCode, ms: Math.round(performance.now() - started), plan: gen.number });
+      inFlight?.end();
+      const cut = !res.writableFinished;
+      const status = cut ? 499 : res.statusCode;
+      const route = routeOf(gen, result);
+      trace?.end(status, cut, route);
+      if (options.access) options.access(accessEntry(gen, req, headers, result, requestId, status, Math.round(performance.now() - started), route, socket, counted, cut ? (inFlight?.cutting ? 'shutdown' : '') : undefined));
     };
     res.on('close', release);
     if (options.exposeChecksum) {
       res.setHeader('x-svc-plan-checksum', gen.plan.checksum);
       if (options.workerId !== undefined) res.setHeader('x-svc-worker', String(options.workerId));
     }
-    const headers = requestHeaders(req);
-    admit(gen, { kind: 'request', method: req.method ?? 'GET', target: req.url ?? '/', headers, httpVersion: req.httpVersion, socket: req.socket }, options, (r) => {
+    admit(gen, { kind: 'request', method: req.method ?? 'GET', target: req.url ?? '/', headers, httpVersion: req.httpVersion, socket: req.socket, ...(trace ? { trace } : {}) }, options, (r) => {
+      result = r;
       if (res.destroyed) {
         if (r.admitted) r.upstream?.done({});
         return;
@@ -82,10 +110,86 @@ export function createHandler(store: ServedStore, options: HandlerOptions): (req
         // itself, and only once the gate has admitted a request whose body is read (forwarded, or
         // svc's own endpoint); a refused request gets its final answer without soliciting the body.
         if (expectsContinue(headers) && (r.decision.outcome === 'allow' || r.decision.outcome === 'internal')) res.writeContinue();
-        respond(gen, r, req, res, requestId, options, headers);
+        respond(gen, r, req, res, requestId, options, headers, trace);
       }
     });
   };
+}
+
+/** Per HTTP/1.1 connection: the byte counts at the end of its previous request. */
+const COUNTED = Symbol('svc.counted');
+type CountedSocket = import('node:net').Socket & { [COUNTED]?: { read: number; written: number } };
+
+/** The connection's byte counts when this request began (the previous request's end). */
+function countedBytes(socket: import('node:net').Socket): { read: number; written: number } {
+  const s = socket as CountedSocket;
+  return s[COUNTED] ?? { read: 0, written: 0 };
+}
+
+/** The route the access line names: its `name`, else its index; undefined when none matched. */
+function routeOf(gen: ServedGeneration, r: GateResult | undefined): string | number | undefined {
+  if (!r || !r.admitted || !('route' in r.decision)) return undefined;
+  const i = r.decision.route.index;
+  return gen.index.body.routes[i]?.name ?? i;
+}
+
+/**
+ * The access line's entry. Bytes in and out (HTTP/1.1) are what the connection read and wrote
+ * between the end of its previous request and the end of this one: head and body, as on the wire
+ * (TLS records included); HTTP/2 streams share one connection, so there they are not given.
+ */
+function accessEntry(
+  gen: ServedGeneration,
+  req: Req,
+  headers: RequestHeaders,
+  r: GateResult | undefined,
+  requestId: string,
+  status: number,
+  ms: number,
+  route: string | number | undefined,
+  socket: import('node:net').Socket | undefined,
+  counted: { read: number; written: number } | undefined,
+  cutBy: string | undefined,
+): AccessEntry {
+  let bytesIn: number | undefined;
+  let bytesOut: number | undefined;
+  if (socket && counted) {
+    const now = { read: socket.bytesRead, written: socket.bytesWritten };
+    bytesIn = now.read - counted.read;
+    bytesOut = now.written - counted.written;
+    (socket as CountedSocket)[COUNTED] = now;
+  }
+  const admitted = r !== undefined && r.admitted ? r : undefined;
+  const identity = admitted?.session?.identity;
+  const d = admitted?.decision;
+  return {
+    msg: 'request',
+    requestId,
+    method: req.method,
+    host: headers['host']?.[0] ?? '',
+    path: pathOf(req.url ?? '/'),
+    route,
+    status,
+    ms,
+    bytesIn,
+    bytesOut,
+    upstream: d?.outcome === 'allow' ? upstreamAddress(d.upstream.url) : undefined,
+    client: clientAddress(req.socket?.remoteAddress ?? '', headers, gen.plan.body.settings.server.xffNumTrustedHops),
+    user: identity?.user,
+    email: identity?.email,
+    decision: r === undefined ? 'none' : r.admitted ? r.decision.outcome : r.problem,
+    reasons: d !== undefined && d.reasons.length > 0 ? d.reasons : undefined,
+    plan: gen.number,
+    cut: cutBy !== undefined ? true : undefined,
+    cutBy: cutBy !== undefined && cutBy !== '' ? cutBy : undefined,
+  };
+}
+
+/** `host:port` of an upstream URL (never its path or query). */
+export function upstreamAddress(url: string): string {
+  const start = url.indexOf('://') + 3;
+  const end = url.indexOf('/', start);
+  return url.slice(start, end < 0 ? url.length : end);
 }
 
 /**
@@ -115,7 +219,7 @@ function acceptOf(headers: RequestHeaders): string | undefined {
   return v === undefined ? undefined : v.length === 1 ? v[0] : v.join(', ');
 }
 
-function respond(gen: ServedGeneration, a: Admission, req: Req, res: Res, requestId: string, options: HandlerOptions, incoming: RequestHeaders): void {
+function respond(gen: ServedGeneration, a: Admission, req: Req, res: Res, requestId: string, options: HandlerOptions, incoming: RequestHeaders, trace: RequestTrace | undefined): void {
   const d = a.decision;
   const session = a.session;
   const state = a.auth;
@@ -134,10 +238,13 @@ function respond(gen: ServedGeneration, a: Admission, req: Req, res: Res, reques
         return;
       }
       const q = (req.url ?? '').indexOf('?');
+      const span = trace?.child(d.endpoint.path === '/oauth2/callback' ? 'sign-in callback' : 'svc endpoint');
+      span?.setAttribute('url.path', d.endpoint.path);
       const done =
         d.endpoint.service === 'forward_auth'
           ? forwardAuth(authn, state, gen.index, d.endpoint.path, q < 0 ? '' : (req.url ?? '').slice(q + 1), req, res, requestId, req.socket?.remoteAddress ?? '')
           : authn.endpoint(state, d.endpoint, a.canonical!, session, req, res, requestId);
+      if (span) void done.finally(() => span.end()).catch(() => undefined);
       done.catch((e: unknown) => {
         options.log?.({ msg: 'endpoint error', requestId, path: d.endpoint.path, error: (e as Error).message });
         if (res.headersSent) res.destroy();
@@ -186,10 +293,10 @@ function respond(gen: ServedGeneration, a: Admission, req: Req, res: Res, reques
       const headers = d.upstream.headers as OutgoingHeaders;
       headers['x-request-id'] = requestId;
       const identity = authn && state ? authn.upstreamIdentity(state, session, d.route.index, d.upstream.assertion, routeHost(gen.index, d.route.index), headers) : undefined;
-      if (identity === undefined) forward(upstream.pool, route, d.upstream.url, headers, incoming, req, res, requestId, upstream.done, options);
+      if (identity === undefined) forward(upstream.pool, route, d.upstream.url, headers, incoming, req, res, requestId, upstream.done, options, trace);
       else
         identity.then(
-          () => forward(upstream.pool!, route, d.upstream.url, headers, incoming, req, res, requestId, upstream.done, options),
+          () => forward(upstream.pool!, route, d.upstream.url, headers, incoming, req, res, requestId, upstream.done, options, trace),
           (e: unknown) => {
             upstream.done({});
             options.log?.({ msg: 'identity assertion failed', requestId, error: (e as Error).message });
@@ -211,7 +318,14 @@ function forward(
   requestId: string,
   done: ((o: UpstreamOutcome) => void) | undefined,
   options: HandlerOptions,
+  trace: RequestTrace | undefined,
 ): void {
+  // The upstream exchange's span is the parent the upstream's own spans join (traceparent).
+  const span = trace?.child('upstream exchange', SpanKind.CLIENT);
+  if (trace && span) {
+    span.setAttribute('server.address', upstreamAddress(url));
+    trace.inject(headers, span);
+  }
   const pathStart = url.indexOf('/', url.indexOf('://') + 3);
   const length = incoming['content-length'];
   const hasBody = length !== undefined ? length[0] !== '0' : incoming['transfer-encoding'] !== undefined || req.httpVersionMajor === 2;
@@ -225,6 +339,6 @@ function forward(
       headersTimeout: route.timeoutMs,
       bodyTimeout: route.idleTimeoutMs,
     },
-    new UpstreamExchange(route, req, res, requestId, done, options.log),
+    new UpstreamExchange(route, req, res, requestId, done, options.log, span),
   );
 }

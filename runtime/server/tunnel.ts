@@ -12,8 +12,13 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Route } from '../../compiler/plan/types.ts';
 
-/** Joins `client` and an open `upstream` into one tunnel. `onClose` hears once when it ends. */
-export function joinTunnel(client: Duplex, upstream: Duplex, head: Buffer, route: Route, onClose?: () => void): void {
+/**
+ * Joins `client` and an open `upstream` into one tunnel. `onClose` hears once when it ends, with the
+ * bytes the client sent through it (`head` included) and the bytes it received.
+ */
+export function joinTunnel(client: Duplex, upstream: Duplex, head: Buffer, route: Route, onClose?: (bytesIn: number, bytesOut: number) => void): void {
+  let bytesIn = head.length;
+  let bytesOut = 0;
   const end = () => {
     upstream.destroy();
     client.destroy();
@@ -23,12 +28,16 @@ export function joinTunnel(client: Duplex, upstream: Duplex, head: Buffer, route
     if (closed) return;
     closed = true;
     end();
-    onClose?.();
+    onClose?.(bytesIn, bytesOut);
   };
   client.on('error', end);
   upstream.on('error', end);
   client.once('close', close);
   upstream.once('close', close);
+  if (onClose) {
+    client.on('data', (c: Buffer) => (bytesIn += c.length));
+    upstream.on('data', (c: Buffer) => (bytesOut += c.length));
+  }
   if (head.length > 0) upstream.write(head);
   client.pipe(upstream);
   upstream.pipe(client);

@@ -24,21 +24,22 @@ import type { ServedGeneration, ServedStore } from '../run/generation.ts';
 import { endSocketWithError } from './error-page.ts';
 import { admitForStream, type Admission, type GateOptions, type GateResult } from './gate.ts';
 import { joinTunnel } from './tunnel.ts';
+import { tunnelOpened, type TunnelObserver } from './tunnel-lines.ts';
 
 /** Creates the `upgrade` listener of an HTTP/1.1 server. */
-export function createUpgradeHandler(store: ServedStore, options: GateOptions): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
+export function createUpgradeHandler(store: ServedStore, options: GateOptions, observer?: TunnelObserver): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
   return (req, socket, head) => {
     const requestId = randomUUID();
     const entry = { kind: 'upgrade', method: req.method ?? 'GET', target: req.url ?? '/', headers: req.headersDistinct, httpVersion: req.httpVersion, socket: req.socket } as const;
     admitForStream(store, socket, entry, options, (gen, r) => {
-      if (r.admitted && r.decision.outcome === 'allow') upgrade(gen, r, req, socket, head, requestId, options);
+      if (r.admitted && r.decision.outcome === 'allow') upgrade(gen, r, req, socket, head, requestId, options, observer);
       else refuse(socket, r, requestId, req.headers['accept'], options);
     });
   };
 }
 
 /** Opens the upstream handshake of an admitted upgrade; switches only on the upstream's 101. */
-function upgrade(gen: ServedGeneration, a: Admission, req: IncomingMessage, client: Duplex, clientHead: Buffer, requestId: string, options: GateOptions): void {
+function upgrade(gen: ServedGeneration, a: Admission, req: IncomingMessage, client: Duplex, clientHead: Buffer, requestId: string, options: GateOptions, observer: TunnelObserver | undefined): void {
   const d = a.decision;
   if (d.outcome !== 'allow') return;
   const upstream = a.upstream!;
@@ -75,7 +76,10 @@ function upgrade(gen: ServedGeneration, a: Admission, req: IncomingMessage, clie
             ...(t.cert !== undefined && t.key !== undefined ? { cert: t.cert, key: t.key } : {}),
           })
         : httpRequest(base);
-    handshake(up, client, clientHead, requestId, req.headers['accept'], a, route.timeoutMs, (socket, head) => joinTunnel(client, socket, head, route));
+    handshake(up, client, clientHead, requestId, req.headers['accept'], a, route.timeoutMs, (socket, head) => {
+      const closed = tunnelOpened(observer, gen, a, client, { kind: 'upgrade', requestId, method: req.method ?? 'GET', host: req.headersDistinct['host']?.[0] ?? '', target: req.url ?? '/', headers: req.headersDistinct, peer: req.socket.remoteAddress ?? '', status: 101 });
+      joinTunnel(client, socket, head, route, closed);
+    });
   };
   if (identity === undefined) open();
   else

@@ -16,6 +16,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import type { Span } from '@opentelemetry/api';
 import type { Dispatcher } from 'undici';
 import type { Route } from '../../compiler/plan/types.ts';
 import { sendError } from './error-page.ts';
@@ -41,6 +42,8 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   readonly #done: ((o: UpstreamOutcome) => void) | undefined;
   readonly #log: ((entry: Record<string, unknown>) => void) | undefined;
   readonly #timer: NodeJS.Timeout | undefined;
+  /** The upstream exchange's span when the request is traced. */
+  readonly #span: Span | undefined;
   #controller: Dispatcher.DispatchController | undefined;
   /** Why svc ended the exchange; applied to the controller as soon as undici hands it over. */
   #aborted: Why | undefined;
@@ -49,7 +52,8 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   /** The upstream answered before the request body was read whole. */
   #early = false;
 
-  constructor(route: Route, req: Req, res: Res, requestId: string, done: ((o: UpstreamOutcome) => void) | undefined, log: ((entry: Record<string, unknown>) => void) | undefined) {
+  constructor(route: Route, req: Req, res: Res, requestId: string, done: ((o: UpstreamOutcome) => void) | undefined, log: ((entry: Record<string, unknown>) => void) | undefined, span?: Span) {
+    this.#span = span;
     this.#route = route;
     this.#req = req;
     this.#res = res;
@@ -130,6 +134,12 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     this.#finished = true;
     clearTimeout(this.#timer);
     this.#done?.(outcome);
+    const span = this.#span;
+    if (span) {
+      if (outcome.status !== undefined) span.setAttribute('http.response.status_code', outcome.status);
+      if (outcome.error !== undefined) span.setStatus({ code: 2, message: outcome.error });
+      span.end();
+    }
   }
 }
 

@@ -7,7 +7,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { createServer } from 'node:net';
 import { startDevIdp, type DevIdp, type DevUser } from '../../demo/dev-idp.ts';
-import { run, type IdentityManagerTuning, type Running } from '../../runtime/run/run.ts';
+import { run, type IdentityManagerTuning, type RunOptions, type Running } from '../../runtime/run/run.ts';
 import type { SessionStore } from '../../runtime/databroker/session-store.ts';
 import { HttpBrowser } from '../support/http-browser.ts';
 import { configDir, echo, startUpstream, type Upstream } from './support.ts';
@@ -63,6 +63,8 @@ export interface AuthWorldOptions {
   readonly sessionStore?: SessionStore;
   /** Receives svc's log lines. */
   readonly log?: (entry: Record<string, unknown>) => void;
+  /** What svc run is told besides the config: its logs, tracer, warnings (default: none). */
+  readonly run?: Pick<RunOptions, 'log' | 'access' | 'tracing' | 'onWarnings' | 'onPlan'>;
 }
 
 /**
@@ -103,6 +105,7 @@ export async function startAuthWorld(options: AuthWorldOptions): Promise<AuthWor
     ...(options.identityManager ? { identityManager: options.identityManager } : {}),
     ...(options.sessionStore ? { sessionStore: options.sessionStore } : {}),
     ...(options.log ? { log: options.log } : {}),
+    ...options.run,
   });
   const idpPort = idp.port;
   return {

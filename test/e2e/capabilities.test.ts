@@ -1,6 +1,6 @@
 /**
  * Regression (issue 12): settings svc run does not implement were accepted and silently ignored
- * (`databroker_storage_type: redis`, `metrics_address`, `tracing_*`, `services`, the gRPC listener).
+ * (`databroker_storage_type: redis`, `metrics_address`, `services`, the gRPC listener).
  * Now `svc run` refuses to start on them, one error per setting naming it and where it was set,
  * whether it serves a config, a plan compiled from one, or runs workers; a reload to such a config
  * keeps the old plan and says why. The log settings it does implement (`log_level`,
@@ -53,7 +53,6 @@ function freePort(): Promise<number> {
 const IGNORED: readonly { readonly name: string; readonly settings: Record<string, unknown>; readonly key: string }[] = [
   { name: 'Redis session storage', settings: { databroker_storage_type: 'redis', databroker_storage_connection_string: 'redis://127.0.0.1:6379' }, key: 'databroker_storage_type' },
   { name: 'a metrics listener', settings: { metrics_address: '127.0.0.1:9090' }, key: 'metrics_address' },
-  { name: 'tracing', settings: { tracing_provider: 'zipkin', tracing_zipkin_endpoint: 'http://127.0.0.1:9411/api/v2/spans' }, key: 'tracing_provider' },
   { name: 'one service of a split deployment', settings: { services: 'proxy', authorize_service_url: 'https://authorize.internal', databroker_service_url: 'https://databroker.internal' }, key: 'services' },
   { name: 'a gRPC listener', settings: { grpc_address: '127.0.0.1:5443' }, key: 'grpc_address' },
   { name: 'automatic certificates', settings: { insecure_server: false, autocert: true, autocert_dir: '/var/lib/svc/autocert' }, key: 'autocert' },
@@ -76,15 +75,14 @@ describe('svc run refuses settings it does not implement', () => {
 
   it('`svc run config.yaml` exits 1 with one error line per setting, from the file and the environment', () => {
     cfg.write({ address: '127.0.0.1:8443', metrics_address: '127.0.0.1:9090', databroker_storage_type: 'redis', databroker_storage_connection_string: 'redis://127.0.0.1:6379' }, [route('http://127.0.0.1:9')]);
-    const res = spawnSync(process.execPath, [SVC, 'run', cfg.path, '--workers', '1'], { encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '', TRACING_PROVIDER: 'zipkin', TRACING_ZIPKIN_ENDPOINT: 'http://127.0.0.1:9411/' }, timeout: 30_000 });
+    const res = spawnSync(process.execPath, [SVC, 'run', cfg.path, '--workers', '1'], { encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '', GRPC_ADDRESS: '127.0.0.1:5443' }, timeout: 30_000 });
     expect(res.status).toBe(1);
     const errors = res.stderr.split('\n').filter((l) => l.includes('error SVC_ERR_UNSUPPORTED_SETTING'));
     expect(errors).toEqual([
       `${located(cfg.path, 'metrics_address')}: error SVC_ERR_UNSUPPORTED_SETTING metrics_address: the metrics listener is not implemented yet; nothing would listen on metrics_address`,
       `${located(cfg.path, 'databroker_storage_type')}: error SVC_ERR_UNSUPPORTED_SETTING databroker_storage_type: Redis session storage is not implemented yet; sessions would stay in memory and be lost on restart`,
       `${located(cfg.path, 'databroker_storage_connection_string')}: error SVC_ERR_UNSUPPORTED_SETTING databroker_storage_connection_string: Redis session storage is not implemented yet; sessions would stay in memory and be lost on restart`,
-      'env:TRACING_PROVIDER: error SVC_ERR_UNSUPPORTED_SETTING tracing_provider: tracing is not implemented yet; no spans would be sent',
-      'env:TRACING_ZIPKIN_ENDPOINT: error SVC_ERR_UNSUPPORTED_SETTING tracing_zipkin_endpoint: tracing is not implemented yet; no spans would be sent',
+      'env:GRPC_ADDRESS: error SVC_ERR_UNSUPPORTED_SETTING grpc_address: svc run serves and calls no gRPC (every service runs in one process); nothing would listen on grpc_address',
       'error SVC_ERR_UNSUPPORTED_SETTING: svc cannot start',
     ]);
     expect(res.stdout).not.toContain('listening');
@@ -229,12 +227,22 @@ describe('svc run honours log_level, proxy_log_level and svc_debug', () => {
     await expect.poll(svc.out, { timeout: 5_000 }).toContain('"msg":"request"');
   });
 
-  it('svc_debug: human-readable lines', async () => {
+  it('the compiler warnings are shown again on each reload', async () => {
+    cfg.write({ address: '127.0.0.1:8443' }, [route(up.url)]);
+    const svc = await start();
+    const warnings = () => svc.err().match(/warning SVC3006 inline-secret: `shared_secret`/g)?.length ?? 0;
+    expect(warnings()).toBe(1);
+    cfg.write({ address: '127.0.0.1:8443', proxy_log_level: 'warn' }, [route(up.url)]);
+    await expect.poll(svc.out, { timeout: 10_000 }).toContain('"msg":"reload","result":"swapped"');
+    await expect.poll(warnings, { timeout: 5_000 }).toBe(2);
+  });
+
+  it('svc_debug: human-readable lines (pino-pretty)', async () => {
     cfg.write({ address: '127.0.0.1:8443', svc_debug: true }, [route(up.url)]);
     const svc = await start();
     await get(svc.port);
-    await expect.poll(svc.out, { timeout: 5_000 }).toMatch(/^\d{4}-\d\d-\d\dT[\d:.]+Z INFO {2}request requestId=[0-9a-f-]+ method=GET status=200 ms=\d+ plan=1$/m);
-    expect(svc.out()).toMatch(/^\S+Z INFO {2}listening address=127\.0\.0\.1:\d+ checksum=sha256:[0-9a-f]{64} routes=1$/m);
+    await expect.poll(svc.out, { timeout: 5_000 }).toMatch(/^\[\d{4}-\d\d-\d\d [\d:.]+ [+-]\d{4}\] INFO: request \{"requestId":"[0-9a-f-]+","method":"GET","host":"app\.example\.com","path":"\/","route":0,"status":200,/m);
+    expect(svc.out()).toMatch(/^\[[^\]]+\] INFO: listening \{"address":"127\.0\.0\.1:\d+","checksum":"sha256:[0-9a-f]{64}","routes":1\}$/m);
     expect(svc.out()).not.toContain('{"level"');
     // Not a terminal: no colors.
     expect(svc.out()).not.toContain('\x1b[');

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run, type Running } from '../../runtime/run/run.ts';
+import type { AccessEntry } from '../../runtime/observe/log/access-line.ts';
 import { BASE_SETTINGS } from '../support/compile-text.ts';
 import { issue, makeCa, type Issued } from '../runtime/listen/pki.ts';
 import { configDir, echo, startUpstream, type Upstream } from './support.ts';
@@ -277,13 +278,14 @@ describe('HTTP/2 downstream (codec_type auto, ALPN)', () => {
   let ca: Issued;
   const cfg = configDir();
 
+  const accessLines: AccessEntry[] = [];
   beforeAll(async () => {
     up = await startUpstream(echo);
     ca = await makeCa('svc h2 CA (TEST ONLY)');
     const server = await issue(ca, { cn: 'app.example.com', dns: ['app.example.com'], usage: 'server' });
     writeServerCert(cfg, server);
     writeTlsConfig(cfg, { codec_type: 'auto' }, [{ from: 'https://app.example.com', to: `${up.url}/v2`, allow_public_unauthenticated_access: true }]);
-    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false });
+    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false, access: (e) => accessLines.push(e) });
   });
 
   afterAll(async () => {
@@ -310,6 +312,11 @@ describe('HTTP/2 downstream (codec_type auto, ALPN)', () => {
     const seen = JSON.parse(body) as { url: string; headers: Record<string, string> };
     expect(seen.url).toBe('/v2x?y=1');
     expect(Object.keys(seen.headers).filter((k) => k.startsWith(':'))).toEqual([]);
+    // The access line of a completed HTTP/2 exchange: its status, never "cut"; no byte counts (shared connection).
+    await expect.poll(() => accessLines.length).toBe(1);
+    expect(accessLines[0]).toMatchObject({ status: 200, host: 'app.example.com', path: '/x', decision: 'allow' });
+    expect(accessLines[0]!.cut).toBeUndefined();
+    expect(accessLines[0]!.bytesIn).toBeUndefined();
   });
 });
 

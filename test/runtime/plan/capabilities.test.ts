@@ -53,7 +53,7 @@ function runSources(): string {
     }
   };
   walk('runtime');
-  files.push('cli/run-command.ts', 'cli/run-log.ts', 'cli/access-line.ts');
+  files.push('cli/run-command.ts');
   return files.map((f) => readFileSync(join(ROOT, f), 'utf8')).join('\n');
 }
 
@@ -93,7 +93,7 @@ describe('every plan field is classified', () => {
 
   it('the check can fail: a field nothing reads is not "read"', () => {
     const sources = runSources();
-    expect(reads(sources, 'zipkinEndpoint')).toBe(false);
+    expect(reads(sources, 'bindConfigFreebind')).toBe(false);
     expect(reads(sources, 'hostedcloudServerlessAuthentication')).toBe(false);
     expect(reads(sources, 'timeoutReadMs')).toBe(true);
     expect(reads(sources, 'hashFunction')).toBe(true); // destructured in ring-hash.ts
@@ -173,12 +173,6 @@ describe('uses of refused and partly honoured settings', () => {
     metrics_certificate: () => ({ settings: { metrics_certificate: b64(pki.certPem), metrics_certificate_key: b64(pki.keyPem) } }),
     metrics_certificate_key: () => ({ settings: { metrics_certificate_file: 'metrics.crt', metrics_certificate_key_file: 'metrics.key' }, files: { 'metrics.crt': pki.certPem, 'metrics.key': pki.keyPem } }),
     metrics_client_ca: () => ({ settings: { metrics_certificate_file: 'metrics.crt', metrics_certificate_key_file: 'metrics.key', metrics_client_ca_file: 'metrics-ca.crt' }, files: { 'metrics.crt': pki.certPem, 'metrics.key': pki.keyPem, 'metrics-ca.crt': pki.certPem } }),
-    tracing_provider: () => ({ settings: { tracing_provider: 'apm' } }),
-    tracing_sample_rate: () => ({ settings: { tracing_sample_rate: 0.5 } }),
-    tracing_apm_address: () => ({ settings: { tracing_apm_address: 'apm.internal:8126' } }),
-    tracing_jaeger_collector_endpoint: () => ({ settings: { tracing_jaeger_collector_endpoint: 'http://jaeger.internal:14268/api/traces' } }),
-    tracing_jaeger_agent_endpoint: () => ({ settings: { tracing_jaeger_agent_endpoint: 'jaeger.internal:6831' } }),
-    tracing_zipkin_endpoint: () => ({ settings: { tracing_zipkin_endpoint: 'http://zipkin.internal:9411/api/v2/spans' } }),
     dp_admin_address: () => ({ settings: { dp_admin_address: ':9901' } }),
     dp_admin_access_log_path: () => ({ settings: { dp_admin_access_log_path: '/var/log/admin.log' } }),
     dp_admin_profile_path: () => ({ settings: { dp_admin_profile_path: '/tmp/profile' } }),
@@ -206,11 +200,11 @@ describe('uses of refused and partly honoured settings', () => {
   });
 
   it('a setting from the environment is located by its variable', () => {
-    const p = plan({}, [route], { METRICS_ADDRESS: ':9090', TRACING_PROVIDER: 'zipkin', TRACING_ZIPKIN_ENDPOINT: 'http://zipkin.internal:9411/' });
+    const p = plan({}, [route], { GRPC_ADDRESS: ':5443', DP_ADMIN_ADDRESS: ':9901', DP_ADMIN_PROFILE_PATH: '/tmp/profile' });
     expect(refusal(p)!.split('\n')).toEqual([
-      expect.stringMatching(/^env:METRICS_ADDRESS: error SVC_ERR_UNSUPPORTED_SETTING metrics_address: the metrics listener is not implemented yet/),
-      expect.stringMatching(/^env:TRACING_PROVIDER: error SVC_ERR_UNSUPPORTED_SETTING tracing_provider: tracing is not implemented yet/),
-      expect.stringMatching(/^env:TRACING_ZIPKIN_ENDPOINT: error SVC_ERR_UNSUPPORTED_SETTING tracing_zipkin_endpoint: /),
+      expect.stringMatching(/^env:DP_ADMIN_ADDRESS: error SVC_ERR_UNSUPPORTED_SETTING dp_admin_address: data-plane bootstrap options are not implemented/),
+      expect.stringMatching(/^env:DP_ADMIN_PROFILE_PATH: error SVC_ERR_UNSUPPORTED_SETTING dp_admin_profile_path: /),
+      expect.stringMatching(/^env:GRPC_ADDRESS: error SVC_ERR_UNSUPPORTED_SETTING grpc_address: svc run serves and calls no gRPC/),
     ]);
   });
 
@@ -220,14 +214,14 @@ describe('uses of refused and partly honoured settings', () => {
   });
 
   it('assertSupported (what a cluster worker checks before a swap) throws the same lines', () => {
-    const p = plan({ metrics_address: ':9090', tracing_provider: 'apm' });
+    const p = plan({ metrics_address: ':9090', dp_admin_address: ':9901' });
     expect(() => assertSupported(p)).toThrow(UnsupportedSettingsError);
     expect(() => assertSupported(p)).toThrow(refusal(p)!);
     expect(() => assertSupported(plan({}))).not.toThrow();
   });
 
   it('errors come in source order, one line per setting', () => {
-    const p = plan({ tracing_provider: 'apm', metrics_address: ':9090', grpc_address: ':5443' });
+    const p = plan({ dp_admin_address: ':9901', metrics_address: ':9090', grpc_address: ':5443' });
     expect(refusal(p)!.split('\n').map((l) => /^config\.yaml:(\d+):/.exec(l)?.[1])).toEqual(['10', '11', '12']);
   });
 
@@ -237,10 +231,7 @@ describe('uses of refused and partly honoured settings', () => {
     expect(refusal(bare)).toBe(`error ${UNSUPPORTED_SETTING} metrics_address: the metrics listener is not implemented yet; nothing would listen on metrics_address`);
   });
 
-  it('defaults that mean "off" are not uses (all-in-one gRPC defaults, memory storage, no tracing)', () => {
-    const p = plan({ databroker_storage_type: 'memory', services: 'all', tracing_sample_rate: 0.0001 });
-    // Written in the config, the sample rate is a use; the default alone is not.
-    expect(settingUses(p).map((u) => u.key)).toEqual(['tracing_sample_rate']);
+  it('defaults that mean "off" are not uses (all-in-one gRPC defaults, memory storage)', () => {
     expect(settingUses(plan({ databroker_storage_type: 'memory', services: 'all' }))).toEqual([]);
   });
 
@@ -250,6 +241,7 @@ describe('uses of refused and partly honoured settings', () => {
     http_redirect_addr: () => ({ settings: { http_redirect_addr: ':80' } }),
     codec_type: () => ({ settings: { codec_type: 'auto' } }),
     dns_lookup_family: () => ({ settings: { dns_lookup_family: 'V4_ONLY' } }),
+    tracing_jaeger_agent_endpoint: () => ({ settings: { tracing_provider: 'jaeger', tracing_jaeger_collector_endpoint: 'http://jaeger.internal:14268/api/traces', tracing_jaeger_agent_endpoint: 'jaeger.internal:6831' } }),
   };
 
   it('every partly honoured setting has a case here', () => {

@@ -1,0 +1,114 @@
+/**
+ * The logs of `svc run`: JSON lines on standard output (pino), following the plan's log settings,
+ * applied again on every reload:
+ *
+ * - `log_level`: the least level of svc's own lines (default `info`, DESIGN.md §3). Each line has a
+ *   level: the entry's `level` when it names one, else the level of its message in {@link LEVELS},
+ *   else info.
+ * - `proxy_log_level`: the least level of the access lines (access-line.ts: info, or warn for a 5xx
+ *   answer or a cut response), whatever `log_level` is (default: `log_level`).
+ * - `svc_debug`: colored human-readable lines instead of JSON, by pino-pretty as a pino transport:
+ *   the formatting runs in a worker thread, off the request path. The transport is started the
+ *   first time a plan asks for it and kept (a reload back to JSON stops writing to it).
+ */
+import { createRequire } from 'node:module';
+import { pino } from 'pino';
+import type { LogLevel, PlanSettings } from '../../../compiler/plan/types.ts';
+import { accessLevel, accessLine, type AccessEntry } from './access-line.ts';
+
+/** The level of svc's own messages that are not info (runtime/ logs message text, not levels). */
+export const LEVELS: Readonly<Record<string, LogLevel>> = {
+  'reload failed; keeping the current plan': 'error',
+  'worker refused a plan': 'error',
+  'worker refused its first plan': 'error',
+  'endpoint error': 'error',
+  'identity assertion failed': 'error',
+  'worker died; replacing it': 'warn',
+  'session lookup failed; treating the request as signed out': 'warn',
+  'session refresh failed; session ended': 'warn',
+  'identity provider unavailable': 'warn',
+  'identity provider refused the sign-in': 'warn',
+  'sign-in failed': 'warn',
+  'upstream error': 'warn',
+  'proxy protocol refused': 'warn',
+  'no signing_key: signing identity assertions with an ephemeral key': 'warn',
+  'trace export failed': 'warn',
+  'drain deadline reached; cutting what is still running': 'warn',
+};
+
+const LEVEL_VALUES: Readonly<Record<LogLevel, number>> = { debug: 20, info: 30, warn: 40, error: 50 };
+
+/** Where the lines go (pino's destination on standard output, or the pretty transport). */
+export interface Sink {
+  write(line: string): unknown;
+  flush?(): void;
+  flushSync?(): void;
+}
+
+export interface RunLog {
+  /** Logs one of svc's own lines. */
+  log(entry: Record<string, unknown>): void;
+  /** Logs an access line (filtered by `proxy_log_level`). */
+  access(entry: AccessEntry): void;
+  /** Logs an info line and flushes at once (startup lines). */
+  announce(entry: Record<string, unknown>): void;
+  /** Applies a plan's log settings (at start and on every reload). */
+  apply(logging: PlanSettings['logging']): void;
+  /** Writes out whatever is buffered (svc stopping). */
+  flushSync(): void;
+}
+
+export interface RunLogOptions {
+  readonly now?: () => number;
+  /** Where `svc_debug` lines go; default a pino-pretty transport on standard output (colored when `color`). */
+  readonly pretty?: () => Sink;
+  readonly color?: boolean;
+}
+
+export function createRunLog(out: Sink, options: RunLogOptions = {}): RunLog {
+  const now = options.now ?? Date.now;
+  let pretty: Sink | undefined;
+  let target: Sink = out;
+  let proxyLevel = LEVEL_VALUES.info;
+  // Every line goes through here: to standard output as JSON, or to the pretty transport (svc_debug).
+  const sink = { write: (line: string) => target.write(line) };
+  const logger = pino({ base: { service: 'svc' }, level: 'info', ...(options.now ? { timestamp: () => `,"time":${now()}` } : {}) }, sink);
+  const own = (entry: Record<string, unknown>) => {
+    const named = entry['level'];
+    const level = typeof named === 'string' && Object.hasOwn(LEVEL_VALUES, named) ? (named as LogLevel) : (LEVELS[String(entry['msg'])] ?? 'info');
+    if (!logger.isLevelEnabled(level)) return;
+    if (named === undefined) logger[level](entry);
+    else {
+      const { level: _, ...rest } = entry;
+      logger[level](rest);
+    }
+  };
+  return {
+    log: own,
+    access: (entry) => {
+      if (accessLevel(entry) >= proxyLevel) target.write(accessLine(entry, now()));
+    },
+    announce: (entry) => {
+      own(entry);
+      target.flush?.();
+    },
+    apply: (logging) => {
+      logger.level = logging.level;
+      proxyLevel = LEVEL_VALUES[logging.proxyLevel];
+      if (logging.debug) {
+        pretty ??= (options.pretty ?? (() => prettyTransport(options.color ?? false)))();
+        target = pretty;
+      } else target = out;
+    },
+    flushSync: () => {
+      out.flushSync?.();
+      pretty?.flushSync?.();
+    },
+  };
+}
+
+/** pino-pretty in a worker thread, writing to standard output. */
+function prettyTransport(colorize: boolean): Sink {
+  const target = createRequire(import.meta.url).resolve('pino-pretty');
+  return pino.transport({ target, options: { colorize, destination: 1, translateTime: 'SYS:standard', ignore: 'pid,hostname,service', singleLine: true } }) as unknown as Sink;
+}

@@ -1,0 +1,74 @@
+/**
+ * The spans of one traced request: the request (server span, the root svc adds), and under it the
+ * route decision, the session lookup, the sign-in callback and the upstream exchange. Created only
+ * when tracing is on (runtime/server/handler.ts asks the tracer first): with tracing off no object
+ * of this module exists per request.
+ *
+ * Trace context (docs/tracing.md): an incoming `traceparent` (W3C; and B3 with the zipkin
+ * provider) is continued only from a trusted hop, that is when `xff_num_trusted_hops` is above 0
+ * (svc sits behind proxies the operator named as trusted, which set or vetted the header). Otherwise
+ * svc starts a new trace and the incoming trace headers are dropped before forwarding, so a client
+ * cannot join svc's spans to a trace of its choosing or force them to be sampled.
+ */
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span, type TextMapGetter, type TextMapPropagator, type TextMapSetter, type Tracer } from '@opentelemetry/api';
+import type { OutgoingHeaders, RequestHeaders } from '../../decide/types.ts';
+
+/** The request headers a trace context travels in (W3C and B3), dropped from untrusted requests. */
+export const TRACE_HEADERS: readonly string[] = ['traceparent', 'tracestate', 'b3', 'x-b3-traceid', 'x-b3-spanid', 'x-b3-parentspanid', 'x-b3-sampled', 'x-b3-flags'];
+
+const getter: TextMapGetter<RequestHeaders> = {
+  keys: (c) => Object.keys(c),
+  get: (c, k) => c[k] as string[] | undefined,
+};
+const setter: TextMapSetter<OutgoingHeaders> = {
+  set: (c, k, v) => {
+    (c as Record<string, string>)[k] = v;
+  },
+};
+
+/** What request-trace.ts needs of a plan's tracer (tracing.ts). */
+export interface TraceSetup {
+  readonly tracer: Tracer;
+  readonly propagator: TextMapPropagator;
+  /** Whether an incoming trace context is continued (a trusted hop: `xff_num_trusted_hops` > 0). */
+  readonly trustIncoming: boolean;
+}
+
+export class RequestTrace {
+  readonly #setup: TraceSetup;
+  readonly span: Span;
+  readonly #context: Context;
+
+  constructor(setup: TraceSetup, method: string, host: string, path: string, headers: RequestHeaders) {
+    this.#setup = setup;
+    const parent = setup.trustIncoming ? setup.propagator.extract(ROOT_CONTEXT, headers, getter) : ROOT_CONTEXT;
+    this.span = setup.tracer.startSpan(`${method} ${host}`, { kind: SpanKind.SERVER, attributes: { 'http.request.method': method, 'server.address': host, 'url.path': path } }, parent);
+    this.#context = trace.setSpan(ROOT_CONTEXT, this.span);
+  }
+
+  /** A span under the request span (ended by the caller). */
+  child(name: string, kind: SpanKind = SpanKind.INTERNAL): Span {
+    return this.#setup.tracer.startSpan(name, { kind }, this.#context);
+  }
+
+  /**
+   * Sets the upstream request's trace headers: the incoming ones dropped, then this trace's context
+   * with `span` (the upstream exchange) as the parent the upstream's spans join.
+   */
+  inject(headers: OutgoingHeaders, span: Span): void {
+    // Set to undefined (not sent), not deleted: a delete would make the headers a slow dictionary.
+    const h = headers as Record<string, unknown>;
+    for (const name of TRACE_HEADERS) if (h[name] !== undefined) h[name] = undefined;
+    this.#setup.propagator.inject(trace.setSpan(ROOT_CONTEXT, span), headers, setter);
+  }
+
+  /** Ends the request span with the status answered (`cut`: the response did not complete). */
+  end(status: number, cut: boolean, route: string | number | undefined): void {
+    const s = this.span;
+    s.setAttribute('http.response.status_code', status);
+    if (route !== undefined) s.setAttribute('svc.route', route);
+    if (cut) s.setAttribute('svc.cut', true);
+    if (status >= 500) s.setStatus({ code: SpanStatusCode.ERROR });
+    s.end();
+  }
+}

@@ -1,0 +1,121 @@
+/**
+ * The access line of `svc run` as an operator greps it (issue 15): host, path without the query,
+ * route, status, bytes, upstream, trusted client address, decision and plan; a failed upstream is a
+ * warn line; a websocket logs on open and on close with its bytes.
+ */
+import { request } from 'node:http';
+import { connect, createServer as createTcpServer, type Server as TcpServer } from 'node:net';
+import { WebSocket, WebSocketServer } from 'ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AccessEntry } from '../../runtime/observe/log/access-line.ts';
+import { accessLevel } from '../../runtime/observe/log/access-line.ts';
+import { run, type Running } from '../../runtime/run/run.ts';
+import { configDir, startUpstream, type Upstream } from './support.ts';
+
+describe('access lines', () => {
+  let up: Upstream;
+  let wss: WebSocketServer;
+  let svc: Running;
+  let echo: TcpServer;
+  const lines: AccessEntry[] = [];
+  const own: Record<string, unknown>[] = [];
+  const cfg = configDir();
+
+  beforeAll(async () => {
+    up = await startUpstream((_req, res) => res.end('0123456789'));
+    wss = new WebSocketServer({ server: up.server });
+    wss.on('connection', (ws) => ws.on('message', (m) => ws.send(`echo:${m.toString()}`)));
+    echo = createTcpServer((s) => s.pipe(s));
+    await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', () => resolve()));
+    cfg.write({ address: '127.0.0.1:8443', xff_num_trusted_hops: 1 }, [
+      { name: 'app', from: 'https://app.example.com', to: up.url, allow_public_unauthenticated_access: true, allow_websockets: true },
+      { from: 'https://down.example.com', to: 'http://127.0.0.1:9', allow_public_unauthenticated_access: true },
+      { name: 'echo', from: 'tcp+https://echo.example.com:7000', to: `tcp://127.0.0.1:${(echo.address() as { port: number }).port}`, allow_public_unauthenticated_access: true },
+    ]);
+    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false, access: (e) => lines.push(e), log: (e) => own.push(e) });
+  });
+  afterAll(async () => {
+    await svc?.close();
+    wss?.close();
+    echo?.close();
+    await up?.close();
+    cfg.remove();
+  });
+
+  const send = (host: string, path: string, body?: string) =>
+    new Promise<{ status: number; id: string }>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port: svc.listening.address.port, path, method: body ? 'POST' : 'GET', agent: false, headers: { host, 'x-forwarded-for': '203.0.113.7' } }, (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, id: String(res.headers['x-request-id']) }));
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+
+  it('names host, path without the query, route, status, bytes, upstream, client, decision and plan', async () => {
+    const r = await send('app.example.com', '/a/b?token=s3cret&x=1', 'hello');
+    expect(r.status).toBe(200);
+    await expect.poll(() => lines.find((l) => l.requestId === r.id)).toBeDefined();
+    const line = lines.find((l) => l.requestId === r.id)!;
+    expect(line).toMatchObject({ msg: 'request', method: 'POST', host: 'app.example.com', path: '/a/b', route: 'app', status: 200, upstream: `127.0.0.1:${up.port}`, client: '203.0.113.7', decision: 'allow', plan: 1 });
+    expect(line.ms).toBeGreaterThanOrEqual(0);
+    // Head and body, both ways, as on the connection.
+    expect(line.bytesIn).toBeGreaterThan(5);
+    expect(line.bytesOut).toBeGreaterThan(10);
+    expect(accessLevel(line)).toBe(30);
+    expect(JSON.stringify(lines)).not.toContain('s3cret');
+  });
+
+  it('no route: the decision says so, without a route; an unreachable upstream is a 502 warn line', async () => {
+    const missing = await send('nothing.example.com', '/');
+    const down = await send('down.example.com', '/');
+    expect([missing.status, down.status]).toEqual([404, 502]);
+    await expect.poll(() => lines.filter((l) => l.requestId === missing.id || l.requestId === down.id).length).toBe(2);
+    const m = lines.find((l) => l.requestId === missing.id)!;
+    expect(m).toMatchObject({ status: 404, decision: 'not_found' });
+    expect(m.route).toBeUndefined();
+    const d = lines.find((l) => l.requestId === down.id)!;
+    expect(d).toMatchObject({ status: 502, route: 1, upstream: '127.0.0.1:9' });
+    expect(accessLevel(d)).toBe(40);
+    expect(own).toContainEqual(expect.objectContaining({ msg: 'upstream error', requestId: down.id }));
+  });
+
+  it('a websocket logs on open and on close, with its bytes and duration', async () => {
+    const ws = new WebSocket(`ws://127.0.0.1:${svc.listening.address.port}/chat?ticket=zzz`, { headers: { host: 'app.example.com', 'x-forwarded-for': '203.0.113.7' } });
+    await new Promise((resolve, reject) => {
+      ws.once('open', resolve);
+      ws.once('error', reject);
+    });
+    await expect.poll(() => lines.filter((l) => l.msg === 'upgrade').length).toBe(1);
+    const reply = new Promise<string>((resolve) => ws.once('message', (m) => resolve(m.toString())));
+    ws.send('hello');
+    expect(await reply).toBe('echo:hello');
+    ws.close();
+    await expect.poll(() => lines.filter((l) => l.msg === 'upgrade').length).toBe(2);
+    const [open, close] = lines.filter((l) => l.msg === 'upgrade');
+    expect(open).toMatchObject({ event: 'open', status: 101, host: 'app.example.com', path: '/chat', route: 'app', client: '203.0.113.7', decision: 'allow' });
+    expect(close).toMatchObject({ event: 'close', status: 101, requestId: open!.requestId });
+    expect(close!.bytesIn).toBeGreaterThan(5);
+    expect(close!.bytesOut).toBeGreaterThan(10);
+  });
+
+  it('a CONNECT tunnel logs on open and on close, with its bytes', async () => {
+    const got = await new Promise<string>((resolve, reject) => {
+      let text = '';
+      const s = connect(svc.listening.address.port, '127.0.0.1', () => s.write('CONNECT echo.example.com:7000 HTTP/1.1\r\nHost: echo.example.com:7000\r\nX-Forwarded-For: 203.0.113.7\r\n\r\n'));
+      s.setEncoding('utf8');
+      s.on('data', (c: string) => {
+        text += c;
+        if (text.includes('\r\n\r\n') && !text.includes('ping')) s.write('ping-pong');
+        if (text.endsWith('ping-pong')) s.end();
+      });
+      s.on('close', () => resolve(text));
+      s.on('error', reject);
+    });
+    expect(got).toMatch(/^HTTP\/1\.1 200 /);
+    await expect.poll(() => lines.filter((l) => l.msg === 'tunnel').length).toBe(2);
+    const [open, close] = lines.filter((l) => l.msg === 'tunnel');
+    expect(open).toMatchObject({ event: 'open', method: 'CONNECT', host: 'echo.example.com:7000', path: 'echo.example.com:7000', route: 'echo', status: 200, client: '203.0.113.7', decision: 'allow' });
+    expect(close).toMatchObject({ event: 'close', requestId: open!.requestId, bytesIn: 9, bytesOut: 9 });
+  });
+});

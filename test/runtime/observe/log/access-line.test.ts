@@ -1,0 +1,89 @@
+/** runtime/observe/log/access-line.ts writes the very bytes pino would write for the access line. */
+import { Writable } from 'node:stream';
+import fc from 'fast-check';
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { accessLevel, accessLine, pathOf, type AccessEntry } from '../../../../runtime/observe/log/access-line.ts';
+
+/** What `pino({ base: { service: 'svc' } })[level](entry)` writes, as run-log.ts configures it. */
+function pinoLine(entry: Record<string, unknown>, level: number): string {
+  let out = '';
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      out += chunk.toString('utf8');
+      done();
+    },
+  });
+  // pino writes synchronously to a plain stream.
+  const logger = pino({ base: { service: 'svc' } }, sink);
+  if (level === 40) logger.warn(entry);
+  else logger.info(entry);
+  return out;
+}
+
+const timeOf = (line: string) => Number(/"time":(\d+)/.exec(line)![1]);
+const text = fc.oneof(fc.string({ unit: 'grapheme' }), fc.string({ unit: 'binary' }));
+const opt = <T>(a: fc.Arbitrary<T>) => fc.option(a, { nil: undefined });
+
+const entryArb: fc.Arbitrary<AccessEntry> = fc
+  .record({
+    msg: fc.constantFrom('request' as const, 'upgrade' as const, 'tunnel' as const),
+    event: opt(fc.constantFrom('open' as const, 'close' as const)),
+    requestId: fc.oneof(fc.uuid(), text),
+    method: opt(fc.oneof(fc.constantFrom('GET', 'POST', 'M-SEARCH'), text)),
+    host: text,
+    path: text,
+    route: opt(fc.oneof(fc.nat(), text)),
+    status: fc.integer({ min: 100, max: 599 }),
+    ms: fc.nat(),
+    bytesIn: opt(fc.nat()),
+    bytesOut: opt(fc.nat()),
+    upstream: opt(text),
+    client: opt(text),
+    user: opt(text),
+    email: opt(text),
+    decision: text,
+    reasons: opt(fc.array(text, { maxLength: 3 })),
+    plan: fc.nat(),
+    cut: opt(fc.constant(true as const)),
+    cutBy: opt(text),
+  })
+  // Absent fields are undefined (as the request path builds them) or left out: both are omitted, as
+  // pino omits undefined values. No reasons are never an empty list.
+  .chain((e) => fc.boolean().map((leaveOut) => (leaveOut ? (Object.fromEntries(Object.entries(e).filter(([, v]) => v !== undefined)) as unknown as AccessEntry) : e)))
+  .map((e) => (e.reasons !== undefined && e.reasons.length === 0 ? { ...e, reasons: undefined } : e));
+
+describe('accessLine', () => {
+  it("equals pino's line for the same entry, level and time (property)", () => {
+    fc.assert(
+      fc.property(entryArb, (entry) => {
+        const expected = pinoLine({ ...entry }, accessLevel(entry));
+        expect(accessLine(entry, timeOf(expected))).toBe(expected);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('is one JSON object per line', () => {
+    const line = accessLine({ msg: 'request', requestId: 'r1', method: 'GE"T\n', host: 'a.example.com', path: '/x', status: 200, ms: 3, decision: 'allow', plan: 1 }, 1);
+    expect(line.endsWith('}\n')).toBe(true);
+    expect(line.slice(0, -1)).not.toContain('\n');
+    expect(JSON.parse(line)).toEqual({ level: 30, time: 1, service: 'svc', msg: 'request', requestId: 'r1', method: 'GE"T\n', host: 'a.example.com', path: '/x', status: 200, ms: 3, decision: 'allow', plan: 1 });
+  });
+
+  it('a 5xx answer or a cut response is a warn line', () => {
+    const base: AccessEntry = { msg: 'request', requestId: 'r', method: 'GET', host: 'h', path: '/', status: 200, ms: 1, decision: 'allow', plan: 1 };
+    expect(accessLevel(base)).toBe(30);
+    expect(accessLevel({ ...base, status: 502 })).toBe(40);
+    expect(accessLevel({ ...base, status: 499, cut: true })).toBe(40);
+    expect(accessLevel({ ...base, status: 404 })).toBe(30);
+  });
+});
+
+describe('pathOf', () => {
+  it('drops the query string, never the path', () => {
+    expect(pathOf('/a/b?token=secret&x=1')).toBe('/a/b');
+    expect(pathOf('/a/b')).toBe('/a/b');
+    expect(pathOf('/?')).toBe('/');
+  });
+});
