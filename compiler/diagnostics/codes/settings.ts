@@ -180,3 +180,10 @@ export const ForwardAuthCallerUnauthenticated = diag<{ why: string }>(
   (a) => `\`forward_auth_url\` answers any caller: ${a.why}`,
   'set `client_ca` (or `client_ca_file`) and give each proxy a client certificate (nginx `proxy_ssl_certificate`, Caddy `tls_client_auth`); until then keep the forward-auth host reachable by the proxies only',
 );
+
+export const MetricsBasicAuthWithoutColon = diag<{ key: string }>(
+  'SVC3040', 'metrics-basic-auth-without-colon', 'error',
+  '`metrics_basic_auth` must be base64 of `username:password` (spec 2.3); a value that decodes to text without a colon names no user and no password, so no scraper could ever send it.',
+  (a) => `\`${a.key}\` does not decode to \`username:password\`: the decoded text has no colon`,
+  'encode the pair with `printf %s "user:password" | base64 -w0`',
+);
