@@ -10,6 +10,11 @@ import { compile, renderText, isSecretPath } from '../../compiler/index.ts';
 import type { PlanEnvelope } from '../../compiler/plan/types.ts';
 import { refusal, UNSUPPORTED_SETTING } from '../plan/capabilities.ts';
 import { parsePlan, PlanLoadError } from '../plan/load.ts';
+import { MemoryStore } from '../databroker/memory-store.ts';
+import { storeAnswers } from '../observe/metrics/health.ts';
+import { observedStore } from '../observe/metrics/observed-store.ts';
+import { metricsFor, startLoaderMetrics, type LoaderMetrics } from '../observe/metrics/run-metrics.ts';
+import { upstreamSnapshots } from './state.ts';
 import { lazyEphemeralKey, startGenerations, type ServedStore } from './generation.ts';
 import { createReloader, type ReloadResult } from './reload.ts';
 import { serve, type Listening, type ServeOptions } from './serve.ts';
@@ -91,16 +96,34 @@ export async function run(options: RunOptions): Promise<Running> {
   const plan = loadForRun(options);
   // Before anything logs: the plan's log settings apply to its own generation's lines.
   options.onPlan?.(plan);
+  // Metrics (when `metrics_address` is set): upstream health is read from the generation in service.
+  let served: ServedStore | undefined;
+  const metrics = metricsFor(plan, 'loader', { upstreams: () => (served ? upstreamSnapshots(served.current.forward, served.current.plan.body.routes) : []) });
   const generations = await startGenerations(plan, {
     scheme: plan.body.settings.server.insecure ? 'http' : 'https',
     ephemeralKey: lazyEphemeralKey(options.log),
     ...(options.log ? { log: options.log } : {}),
+    ...(metrics ? { upstreamObserver: metrics.upstream } : {}),
   });
-  const store = generations.store;
+  const store = (served = generations.store);
+  // With metrics, this process's memory store is made here (timed, and probed for readiness).
+  const sessions = metrics && !options.sessionStore ? observedStore(new MemoryStore(), metrics.store, 'memory') : undefined;
   let listening: Listening;
+  let observed: LoaderMetrics | undefined;
+  let closing = false;
   try {
-    listening = await serve(store, options);
+    listening = await serve(store, { ...options, ...(metrics ? { observe: metrics } : {}), ...(sessions ? { sessionStore: sessions } : {}) });
+    if (metrics) {
+      const up = listening;
+      const broker = options.sessionStore ?? sessions;
+      // Ready: a plan is in service (from here on), the listeners listen until close, the store answers.
+      observed = await startLoaderMetrics(metrics, plan, { ready: { plan: () => true, listeners: () => !closing, databroker: storeAnswers(() => broker) }, ...(options.log ? { log: options.log } : {}) }).catch(async (e: unknown) => {
+        await up.close();
+        throw e;
+      });
+    }
   } catch (e) {
+    await sessions?.close();
     await generations.close();
     throw e;
   }
@@ -110,11 +133,12 @@ export async function run(options: RunOptions): Promise<Running> {
   const reloader = createReloader({
     load: () => loadForRun(options),
     current: () => store.current.plan,
-    prepare: (p) => generations.prepare(p),
+    prepare: (p) => (observed ? observed.prepare(p, store.current.plan, (next) => generations.prepare(next)) : generations.prepare(p)),
     ...(options.log ? { log: options.log } : {}),
   });
   const reload = async (): Promise<ReloadResult> => {
     const r = await reloader.reload();
+    observed?.reloaded(r);
     // A new plan may refer to new files (a certificate added): watch them too.
     if (r.ok && r.result === 'swapped') {
       watcher?.add(watchedFiles(store.current.plan));
@@ -139,8 +163,11 @@ export async function run(options: RunOptions): Promise<Running> {
     reload,
     lastReload: () => reloader.last(),
     close: async () => {
+      closing = true;
       await watcher?.close();
+      await observed?.close();
       await listening.close();
+      await sessions?.close();
       await generations.close();
     },
   };

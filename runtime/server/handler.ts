@@ -29,7 +29,7 @@ export interface ForwardState {
    * The load balancer of a forward route: the upstream for this request (`hashKey` for the hash
    * policies: the client address), or undefined when none is healthy (503).
    */
-  readonly pick?: (route: CompiledRoute, hashKey: string | undefined) => { readonly index: number; readonly done: (outcome: UpstreamOutcome) => void } | undefined;
+  readonly pick?: (route: CompiledRoute, hashKey: string | undefined, method?: string) => { readonly index: number; readonly done: (outcome: UpstreamOutcome) => void } | undefined;
   /** The TLS options of a route's upstream connections (read once per generation and route). */
   readonly upstreamTls: (routeIndex: number) => PoolOptions;
 }
@@ -59,10 +59,16 @@ export function createHandler(store: ServedStore, options: HandlerOptions): (req
     const started = performance.now();
     const gen = store.acquire();
     let released = false;
+    // Metrics: the matched route, and the HTTP/1.1 connection's byte counts at the start.
+    let route: Route | undefined;
+    const socket = options.observe && req.httpVersionMajor === 1 ? req.socket : undefined;
+    const read0 = socket?.bytesRead ?? 0;
+    const written0 = socket?.bytesWritten ?? 0;
     const release = () => {
       if (released) return;
       released = true;
       store.release(gen);
+      options.observe?.request(route, req.method, res.writableFinished ? res.statusCode : undefined, performance.now() - started, socket ? socket.bytesRead - read0 : undefined, socket ? socket.bytesWritten - written0 : undefined);
       options.log?.({ msg: 'request', requestId, method: req.method, status: res.statusCode, ms: Math.round(performance.now() - started), plan: gen.number });
     };
     res.on('close', release);
@@ -72,6 +78,7 @@ export function createHandler(store: ServedStore, options: HandlerOptions): (req
     }
     const headers = requestHeaders(req);
     admit(gen, { kind: 'request', method: req.method ?? 'GET', target: req.url ?? '/', headers, httpVersion: req.httpVersion, socket: req.socket }, options, (r) => {
+      if (r.admitted && 'route' in r.decision) route = gen.index.body.routes[r.decision.route.index];
       if (res.destroyed) {
         if (r.admitted) r.upstream?.done({});
         return;
