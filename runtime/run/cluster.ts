@@ -17,6 +17,10 @@ import type { PlanEnvelope } from '../../compiler/plan/types.ts';
 import { serveStoreToWorkers } from '../databroker/ipc-store.ts';
 import { MemoryStore } from '../databroker/memory-store.ts';
 import { exportEphemeralKey } from '../authn/signing-key.ts';
+import { aggregatedScrape } from '../observe/metrics/cluster.ts';
+import { storeAnswers } from '../observe/metrics/health.ts';
+import { observedStore } from '../observe/metrics/observed-store.ts';
+import { metricsFor, startLoaderMetrics } from '../observe/metrics/run-metrics.ts';
 import { lazyEphemeralKey, type Prepared } from './generation.ts';
 import { createReloader, type ReloadResult } from './reload.ts';
 import { loadForRun, type RunOptions } from './run.ts';
@@ -44,7 +48,7 @@ const PREPARE_TIMEOUT_MS = 30_000;
  * Runs the primary: forks workers, feeds them plans, replaces the dead. Resolves with a stop
  * function once every worker listens.
  */
-export async function runPrimary(options: ClusterOptions, workerArgs: readonly string[]): Promise<{ stop(): Promise<void>; readonly port: number; reload(): Promise<ReloadResult> }> {
+export async function runPrimary(options: ClusterOptions, workerArgs: readonly string[]): Promise<{ stop(): Promise<void>; readonly port: number; readonly metricsPort: number | undefined; reload(): Promise<ReloadResult> }> {
   let committed = loadForRun(options);
   options.onPlan?.(committed);
   const count = Math.max(1, options.workers ?? availableParallelism());
@@ -58,7 +62,10 @@ export async function runPrimary(options: ClusterOptions, workerArgs: readonly s
   cluster.setupPrimary({ args: [...workerArgs], silent: false });
   // Served before the first fork, so a worker's first store request always finds it.
   const sessions = new MemoryStore();
-  const storeService = serveStoreToWorkers(sessions, cluster);
+  // Metrics (metrics_address): the primary keeps the configuration and storage figures and serves
+  // one scrape aggregating every worker's (runtime/observe/metrics/cluster.ts).
+  const metrics = metricsFor(committed, 'loader');
+  const storeService = serveStoreToWorkers(metrics ? observedStore(sessions, metrics.store, 'memory') : sessions, cluster);
 
   // Workers that were sent the committed plan: the ones a reload asks. A worker that asks for its
   // first plan while a reload is under way waits for the outcome and gets the plan committed then.
@@ -95,6 +102,15 @@ export async function runPrimary(options: ClusterOptions, workerArgs: readonly s
     void fork();
   });
   await Promise.all(Array.from({ length: count }, fork));
+  const liveWorkers = () => Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && !w.isDead());
+  const observed = metrics
+    ? await startLoaderMetrics(metrics, committed, {
+        scrape: aggregatedScrape(metrics.registry, liveWorkers),
+        // Ready: a plan is committed, a worker serves the listener, the primary's store answers.
+        ready: { plan: () => true, listeners: () => !stopping && liveWorkers().length > 0, databroker: storeAnswers(() => sessions) },
+        ...(options.log ? { log: options.log } : {}),
+      })
+    : undefined;
 
   let seq = 0;
   /**
@@ -140,13 +156,19 @@ export async function runPrimary(options: ClusterOptions, workerArgs: readonly s
       },
     };
   };
-  const reloader = createReloader({ load: () => loadForRun(options), current: () => committed, prepare, ...(options.log ? { log: options.log } : {}) });
+  const reloader = createReloader({
+    load: () => loadForRun(options),
+    current: () => committed,
+    prepare: (p) => (observed ? observed.prepare(p, committed, prepare) : prepare(p)),
+    ...(options.log ? { log: options.log } : {}),
+  });
 
   let watcher: FSWatcher | undefined;
   const source = options.planPath ?? options.configPath;
   const files = (p: PlanEnvelope) => [...new Set([...(source !== undefined ? [source] : []), ...p.inputs])];
   const reload = async (): Promise<ReloadResult> => {
     const r = await reloader.reload();
+    observed?.reloaded(r);
     if (r.ok && r.result === 'swapped') {
       watcher?.add(files(committed));
       options.onPlan?.(committed);
@@ -165,10 +187,12 @@ export async function runPrimary(options: ClusterOptions, workerArgs: readonly s
 
   return {
     port,
+    metricsPort: observed?.listener.address.port,
     reload,
     stop: async () => {
       stopping = true;
       await watcher?.close();
+      await observed?.close();
       await Promise.all(
         Object.values(cluster.workers ?? {}).map(
           (w) =>
