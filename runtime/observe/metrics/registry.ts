@@ -69,6 +69,9 @@ export function createMetrics(options: MetricsOptions): SvcMetrics {
   if (options.identityManager) registerIdentityManager(registry, options.identityManager);
   const upstream = registerUpstreams(registry, client, options.upstreams);
   collectDefaultMetrics({ register: registry, prefix: 'svc_' });
+  // Gauges prom-client names `_total`, which reads as a counter (promtool rejects them); svc does
+  // not export them rather than export misleading names.
+  for (const name of ['svc_nodejs_active_handles_total', 'svc_nodejs_active_requests_total', 'svc_nodejs_active_resources_total']) registry.removeSingleMetric(name);
   return {
     registry,
     service: options.service,
