@@ -19,19 +19,29 @@ import type { RequestObserver } from './registry.ts';
 export function observeStream(observe: RequestObserver, gen: ServedGeneration, r: GateResult, client: Duplex, method: string, refusedStatus: number | undefined, openStatus?: number): GateResult {
   const started = performance.now();
   const route = r.admitted && 'route' in r.decision ? gen.index.body.routes[r.decision.route.index] : undefined;
+  const watched = r.admitted && r.upstream !== undefined && refusedStatus === undefined ? r.upstream : undefined;
   let status = refusedStatus;
-  const record = () => observe.request(route, method, status, performance.now() - started);
-  if (client.destroyed) record();
-  else client.once('close', record);
-  if (!r.admitted || !r.upstream || refusedStatus !== undefined) return r;
-  const upstream = r.upstream;
-  let told = false;
+  // Recorded once the client connection closed and, for an admitted entry, the upstream exchange
+  // told how it ended (a tunnel tells it as it closes, possibly after the client side).
+  let closed = false;
+  let told = watched === undefined;
+  const record = () => {
+    if (closed && told) observe.request(route, method, status, performance.now() - started);
+  };
+  const onClose = () => {
+    closed = true;
+    record();
+  };
+  if (client.destroyed) onClose();
+  else client.once('close', onClose);
+  if (!watched || !r.admitted) return r;
+  const upstream = watched;
   const done = (o: UpstreamOutcome) => {
-    if (!told) {
-      told = true;
-      status = o.status ?? (o.error === 'timeout' ? 504 : o.error !== undefined ? 502 : openStatus);
-    }
     upstream.done(o);
+    if (told) return;
+    told = true;
+    status = o.status ?? (o.error === 'timeout' ? 504 : o.error !== undefined ? 502 : openStatus);
+    record();
   };
   return { ...r, upstream: { ...upstream, done } };
 }
