@@ -35,19 +35,21 @@ describe('svc run --workers 2: one scrape for the whole process tree', () => {
   let port = 0;
   let metricsPort = 0;
   const cfg = configDir();
-
-  beforeAll(async () => {
-    up = await startUpstream(echo);
-    metricsPort = await freePort();
+  const write = (version = '1') =>
     cfg.writeRaw(
       stringify({
         ...BASE_SETTINGS,
         address: '127.0.0.1:8443',
         metrics_address: `127.0.0.1:${metricsPort}`,
         metrics_basic_auth: Buffer.from(CREDENTIAL).toString('base64'),
-        routes: [{ from: 'https://app.example.com', to: up.url, allow_public_unauthenticated_access: true, name: 'app' }],
+        routes: [{ from: 'https://app.example.com', to: up.url, allow_public_unauthenticated_access: true, name: 'app', set_request_headers: { 'X-Version': version } }],
       }),
     );
+
+  beforeAll(async () => {
+    up = await startUpstream(echo);
+    metricsPort = await freePort();
+    write();
     child = spawn(process.execPath, [SVC, 'run', '-config', cfg.path, '--listen', '127.0.0.1:0', '--workers', '2', '--expose-checksum'], { stdio: ['ignore', 'pipe', 'inherit'] });
     port = await new Promise<number>((resolve, reject) => {
       let out = '';
@@ -89,4 +91,12 @@ describe('svc run --workers 2: one scrape for the whole process tree', () => {
     const ready = await scrape(metricsPort, { path: '/readyz' });
     expect(ready.status).toBe(200);
   });
+
+  it('the primary records reloads: a bad config sets config_last_reload_success 0, the next good one 1', async () => {
+    const success = async () => sample((await scrape(metricsPort, { credential: CREDENTIAL })).body, 'svc_config_last_reload_success');
+    cfg.writeRaw('routes: [\n');
+    await expect.poll(success, { timeout: 30_000, interval: 200 }).toBe(0);
+    write('2');
+    await expect.poll(success, { timeout: 30_000, interval: 200 }).toBe(1);
+  }, 70_000);
 });
