@@ -63,6 +63,14 @@ describe('the metrics listener', () => {
     expect((await scrape(metricsPort, { authorization: `basic ${b64(CREDENTIAL)}` })).status).toBe(200);
   });
 
+  it('metrics and health live only on their own listener, never on the public one (SECURITY S19, S27)', async () => {
+    for (const path of ['/metrics', '/healthz', '/readyz']) {
+      const r = await scrape(port, { credential: CREDENTIAL, path });
+      expect(r.status, path).toBe(404);
+      expect(r.body).not.toContain('svc_');
+    }
+  });
+
   it('serves the Prometheus text format with the service label and build info', async () => {
     const r = await scrape(metricsPort, { credential: CREDENTIAL });
     expect(r.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
