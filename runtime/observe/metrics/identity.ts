@@ -29,7 +29,7 @@ const COUNTERS: readonly (readonly [string, NumberKey, string])[] = [
   ['user_group_refresh_errors_total', 'userGroupRefreshError', 'user group refreshes that failed'],
 ];
 
-/** Registers the identity manager metrics, read from `figures` at each scrape (undefined: none this scrape). */
+/** Registers the identity manager metrics, read from `figures` at each scrape (undefined reads as "never", 0). */
 export function registerIdentityManager(registry: Registry, figures: () => IdentityManagerFigures | undefined): void {
   const registers = [registry];
   for (const [name, key, help] of TIMESTAMPS)

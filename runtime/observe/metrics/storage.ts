@@ -28,7 +28,8 @@ export function registerStorage(registry: Registry): StoreObserver {
 
 /**
  * Registers the Redis pool metrics, read from `figures` at each scrape. `figures` returning
- * undefined (no store yet) exports nothing for that scrape.
+ * undefined (no store yet) reads as no connections and not up: these series have no labels, and
+ * Prometheus's text format cannot leave an unlabelled series out once it exists.
  */
 export function registerStorePool(registry: Registry, figures: () => StorePoolFigures | undefined): void {
   const registers = [registry];
