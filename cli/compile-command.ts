@@ -52,8 +52,8 @@ export function compileCommand(opts: CompileOptions, io: { out: (s: string) => v
 
 /**
  * A short human summary of a plan: the checksum, the listeners svc run starts for it, the routes.
- * It names nothing svc run does not do (no gRPC or metrics listener): settings svc run does not
- * implement are the notes on standard error.
+ * It names nothing svc run does not do (no gRPC listener): settings svc run does not implement are
+ * the notes on standard error.
  */
 export function summarize(plan: PlanEnvelope): string {
   const s = plan.body.settings;
@@ -63,6 +63,7 @@ export function summarize(plan: PlanEnvelope): string {
     `plan ${plan.checksum}`,
     `listen: ${hostPort(s.server.address)} (${s.server.insecure ? 'plain HTTP' : 'HTTPS'})`,
     ...(redirect !== null && !s.server.insecure ? [`http-to-https redirect: ${hostPort(redirect)}`] : []),
+    ...(s.metrics.address !== null ? [`metrics: ${hostPort(s.metrics.address)} (${metricsProtection(s.metrics)}; /metrics, /healthz, /readyz)`] : []),
     `routes: ${plan.body.routes.length}`,
   ];
   for (const r of plan.body.routes) {
@@ -72,4 +73,12 @@ export function summarize(plan: PlanEnvelope): string {
     lines.push(`  ${r.index}. ${r.from.url}${matcher} -> ${target}${r.public ? ' (public)' : ''}`);
   }
   return `${lines.join('\n')}\n`;
+}
+
+/** How the metrics listener is protected, in the summary's words. */
+function metricsProtection(m: PlanEnvelope['body']['settings']['metrics']): string {
+  const parts = [m.certificate !== null ? 'HTTPS' : 'plain HTTP'];
+  if (m.clientCa !== null) parts.push('client certificates');
+  if (m.basicAuth !== null) parts.push('Basic auth');
+  return parts.join(', ');
 }

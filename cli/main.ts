@@ -20,7 +20,14 @@ export async function main(argv: readonly string[], io: { out: (s: string) => vo
   const program = new Command('svc')
     .description('svc: an identity-aware reverse proxy, compiled from config into a checksummed plan')
     .exitOverride()
-    .configureOutput({ writeOut: io.out, writeErr: io.err });
+    .configureOutput({ writeOut: io.out, writeErr: io.err })
+    .option('-V, --version', 'print the version and git revision');
+  // Only `svc --version` (or `-V`) alone: a command's own options are never taken for it.
+  if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
+    const { versionLine } = await import('./version.ts');
+    io.out(`${versionLine()}\n`);
+    return 0;
+  }
   program
     .command('compile')
     .description('compile a configuration into a plan, reporting every mistake with file:line:col')

@@ -91,6 +91,15 @@ export function lowerSettings(data: Record<string, unknown>, cx: LowerCtx): Plan
     else if (buf.length !== 32) cx.r.report(D.SecretWrongSize, v.at, { key: v.name, bytes: buf.length }, v.name);
     return v.secret;
   };
+  // `metrics_basic_auth`: base64 of `username:password` (spec 2.3); the runtime compares the pair.
+  const basicAuth = (key: string, fileKey: string): Secret | null => {
+    const v = secretSource(key, fileKey, cx, get);
+    if (!v) return null;
+    const buf = decodeBase64(v.text);
+    if (!buf) cx.r.report(D.InvalidBase64, v.at, { key: v.name }, v.name);
+    else if (!buf.toString('utf8').includes(':')) cx.r.report(D.MetricsBasicAuthWithoutColon, v.at, { key: v.name }, v.name);
+    return v.secret;
+  };
   const singularOrPlural = (one: string, many: string): string[] => {
     if (get(one) && Array.isArray(raw(many))) cx.r.report(D.MutuallyExclusiveSettings, at(many), { a: one, b: many }, many);
     const u = url(one);
@@ -318,7 +327,7 @@ export function lowerSettings(data: Record<string, unknown>, cx: LowerCtx): Plan
     },
     metrics: {
       address: hostPort('metrics_address'),
-      basicAuth: secret('metrics_basic_auth', 'metrics_basic_auth_file'),
+      basicAuth: basicAuth('metrics_basic_auth', 'metrics_basic_auth_file'),
       certificate: pem('metrics_certificate', 'metrics_certificate_file'),
       certificateKey: keySource('metrics_certificate_key', 'metrics_certificate_key_file', cx, get)?.secret ?? null,
       clientCa: pem('metrics_client_ca', 'metrics_client_ca_file'),

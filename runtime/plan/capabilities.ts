@@ -62,7 +62,6 @@ const honoured = (keys: readonly string[], ...paths: string[]): Capability => ({
 const LOCAL_GRPC_URL = 'http://localhost:5443/';
 
 const NO_GRPC = 'svc run serves and calls no gRPC (every service runs in one process)';
-const NO_METRICS = 'the metrics listener is not implemented yet';
 const NO_JAEGER_AGENT = 'svc sends spans to tracing_jaeger_collector_endpoint (HTTP Thrift) only, never to the jaeger agent (UDP)';
 const NO_REDIS = 'Redis session storage is not implemented yet; sessions would stay in memory and be lost on restart';
 const NO_REDIS_TLS = 'it configures the connection to Redis session storage, which is not implemented yet';
@@ -208,11 +207,12 @@ export const CAPABILITIES: readonly Capability[] = [
   honoured(['proxy_log_level'], 'settings.logging.proxyLevel'),
 
   // Observability.
-  refused(['metrics_address'], ['settings.metrics.address'], `${NO_METRICS}; nothing would listen on metrics_address`, (cx) => cx.settings.metrics.address !== null),
-  refused(['metrics_basic_auth', 'metrics_basic_auth_file'], ['settings.metrics.basicAuth'], NO_METRICS, (cx) => cx.settings.metrics.basicAuth !== null),
-  refused(['metrics_certificate', 'metrics_certificate_file'], ['settings.metrics.certificate'], NO_METRICS, (cx) => cx.settings.metrics.certificate !== null),
-  refused(['metrics_certificate_key', 'metrics_certificate_key_file'], ['settings.metrics.certificateKey'], NO_METRICS, (cx) => cx.settings.metrics.certificateKey !== null),
-  refused(['metrics_client_ca', 'metrics_client_ca_file'], ['settings.metrics.clientCa'], NO_METRICS, (cx) => cx.settings.metrics.clientCa !== null),
+  // Metrics listener (runtime/observe/metrics/): /metrics, /healthz, /readyz.
+  honoured(['metrics_address'], 'settings.metrics.address'),
+  honoured(['metrics_basic_auth', 'metrics_basic_auth_file'], 'settings.metrics.basicAuth'),
+  honoured(['metrics_certificate', 'metrics_certificate_file'], 'settings.metrics.certificate'),
+  honoured(['metrics_certificate_key', 'metrics_certificate_key_file'], 'settings.metrics.certificateKey'),
+  honoured(['metrics_client_ca', 'metrics_client_ca_file'], 'settings.metrics.clientCa'),
   // Tracing (runtime/observe/trace/tracing.ts).
   honoured(['tracing_provider'], 'settings.tracing.provider'),
   honoured(['tracing_sample_rate'], 'settings.tracing.sampleRate'),

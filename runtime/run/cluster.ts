@@ -17,6 +17,10 @@ import type { PlanEnvelope } from '../../compiler/plan/types.ts';
 import { serveStoreToWorkers } from '../databroker/ipc-store.ts';
 import { MemoryStore } from '../databroker/memory-store.ts';
 import { exportEphemeralKey } from '../authn/signing-key.ts';
+import { aggregatedScrape } from '../observe/metrics/cluster.ts';
+import { storeAnswers } from '../observe/metrics/health.ts';
+import { observedStore } from '../observe/metrics/observed-store.ts';
+import { metricsFor, startLoaderMetrics } from '../observe/metrics/run-metrics.ts';
 import { lazyEphemeralKey, type Prepared } from './generation.ts';
 import { createReloader, type ReloadResult } from './reload.ts';
 import { loadForRun, startIdentityManager, type RunOptions } from './run.ts';
@@ -49,7 +53,7 @@ const PREPARE_TIMEOUT_MS = 30_000;
 export async function runPrimary(
   options: ClusterOptions,
   workerArgs: readonly string[],
-): Promise<{ stop(): Promise<void>; now(): void; readonly port: number; reload(): Promise<ReloadResult>; readonly identityManager: IdentityManager | undefined }> {
+): Promise<{ stop(): Promise<void>; now(): void; readonly port: number; readonly metricsPort: number | undefined; reload(): Promise<ReloadResult>; readonly identityManager: IdentityManager | undefined }> {
   let committed = loadForRun(options);
   options.onPlan?.(committed);
   const count = Math.max(1, options.workers ?? availableParallelism());
@@ -63,7 +67,11 @@ export async function runPrimary(
   cluster.setupPrimary({ args: [...workerArgs], silent: false });
   // Served before the first fork, so a worker's first store request always finds it.
   const sessions = new MemoryStore();
-  const storeService = serveStoreToWorkers(sessions, cluster);
+  // Metrics (metrics_address): the primary keeps the configuration and storage figures and serves
+  // one scrape aggregating every worker's (runtime/observe/metrics/cluster.ts).
+  // The identity manager (below) is read at scrape time, after it started.
+  const metrics = metricsFor(committed, 'loader', { identityManager: () => manager?.figures() });
+  const storeService = serveStoreToWorkers(metrics ? observedStore(sessions, metrics.store, 'memory') : sessions, cluster);
   // The identity manager runs here, where the store is held, never in a worker (spec 2.4). It follows
   // the committed plan: its provider client is built here from that plan, as a worker builds its own.
   let auth: AuthState | undefined;
@@ -116,6 +124,15 @@ export async function runPrimary(
     void fork();
   });
   await Promise.all(Array.from({ length: count }, fork));
+  const liveWorkers = () => Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && !w.isDead());
+  const observed = metrics
+    ? await startLoaderMetrics(metrics, committed, {
+        scrape: aggregatedScrape(metrics.registry, liveWorkers),
+        // Ready: a plan is committed, a worker serves the listener, the primary's store answers.
+        ready: { plan: () => true, listeners: () => !stopping && liveWorkers().length > 0, databroker: storeAnswers(() => sessions) },
+        ...(options.log ? { log: options.log } : {}),
+      })
+    : undefined;
 
   let seq = 0;
   /**
@@ -161,13 +178,19 @@ export async function runPrimary(
       },
     };
   };
-  const reloader = createReloader({ load: () => loadForRun(options), current: () => committed, prepare, ...(options.log ? { log: options.log } : {}) });
+  const reloader = createReloader({
+    load: () => loadForRun(options),
+    current: () => committed,
+    prepare: (p) => (observed ? observed.prepare(p, committed, prepare) : prepare(p)),
+    ...(options.log ? { log: options.log } : {}),
+  });
 
   let watcher: FSWatcher | undefined;
   const source = options.planPath ?? options.configPath;
   const files = (p: PlanEnvelope) => [...new Set([...(source !== undefined ? [source] : []), ...p.inputs])];
   const reload = async (): Promise<ReloadResult> => {
     const r = await reloader.reload();
+    observed?.reloaded(r);
     if (r.ok && r.result === 'swapped') {
       watcher?.add(files(committed));
       options.onPlan?.(committed);
@@ -186,6 +209,7 @@ export async function runPrimary(
 
   return {
     port,
+    metricsPort: observed?.listener.address.port,
     reload,
     identityManager: manager,
     // Graceful: every worker drains its requests and exits (asked over IPC, not by a signal: a
@@ -194,6 +218,7 @@ export async function runPrimary(
       stopping = true;
       await watcher?.close();
       await manager?.close();
+      await observed?.close();
       await Promise.all(
         Object.values(cluster.workers ?? {}).map(
           (w) =>

@@ -9,6 +9,7 @@ import type { PlanEnvelope } from '../../compiler/plan/types.ts';
 import { buildAuthState, type AuthState } from '../authn/auth-state.ts';
 import { ephemeralSigningKey, publicKeyBase64, type SigningKey } from '../authn/signing-key.ts';
 import type { ForwardState } from '../server/handler.ts';
+import type { UpstreamObserver } from '../observe/metrics/upstreams.ts';
 import { listenerTls, loadTlsMaterial, type ListenerTls } from '../listen/material.ts';
 import { cleanupGeneration, provisionGeneration, type Generation, type Provisioner, type Provisioners } from '../plan/provision.ts';
 import { PlanStore } from '../plan/store.ts';
@@ -33,6 +34,8 @@ export interface PartsOptions {
   /** The process's ephemeral signing key, for plans without `signing_key`. */
   readonly ephemeralKey: () => SigningKey;
   readonly log?: (entry: Record<string, unknown>) => void;
+  /** Told how each upstream exchange ended (metrics). */
+  readonly upstreamObserver?: UpstreamObserver;
 }
 
 /** The provisioners of a served generation: authentication, TLS material, forwarding. */
@@ -51,7 +54,7 @@ export function provisioners(options: PartsOptions): Provisioners<Parts> {
     // Secure contexts are garbage-collected; generated certificates are shared through `selfSigned`.
     cleanup: () => undefined,
   };
-  return { auth, tls, forward: forwardProvisioner({ onUpstreamEvent: (route, event) => options.log?.({ msg: 'upstream', route, event }) }) };
+  return { auth, tls, forward: forwardProvisioner({ onUpstreamEvent: (route, event) => options.log?.({ msg: 'upstream', route, event }), ...(options.upstreamObserver ? { observer: options.upstreamObserver } : {}) }) };
 }
 
 /**

@@ -10,11 +10,15 @@ import { compile, renderText, isSecretPath } from '../../compiler/index.ts';
 import type { PlanEnvelope } from '../../compiler/plan/types.ts';
 import { refusal, UNSUPPORTED_SETTING } from '../plan/capabilities.ts';
 import { parsePlan, PlanLoadError } from '../plan/load.ts';
+import { MemoryStore } from '../databroker/memory-store.ts';
+import { storeAnswers } from '../observe/metrics/health.ts';
+import { observedStore } from '../observe/metrics/observed-store.ts';
+import { metricsFor, startLoaderMetrics, type LoaderMetrics } from '../observe/metrics/run-metrics.ts';
+import { upstreamSnapshots } from './state.ts';
 import { lazyEphemeralKey, startGenerations, type ServedStore } from './generation.ts';
 import { createReloader, type ReloadResult } from './reload.ts';
 import { serve, type Listening, type ServeOptions } from './serve.ts';
 import { publicSessionId } from '../authn/session-cache.ts';
-import { MemoryStore } from '../databroker/memory-store.ts';
 import { isSessionDirectory, type SessionStore } from '../databroker/session-store.ts';
 import { IdentityManager, managerSettings, type IdentityManagerOptions } from '../identity/identity-manager.ts';
 import { SessionRefresher, type SessionRefresherOptions } from '../identity/session-refresher.ts';
@@ -124,20 +128,36 @@ export async function run(options: RunOptions): Promise<Running> {
   const plan = loadForRun(options);
   // Before anything logs: the plan's log settings apply to its own generation's lines.
   options.onPlan?.(plan);
+  // Metrics (when `metrics_address` is set): upstream health is read from the generation in service.
+  let served: ServedStore | undefined;
+  // The identity manager (started below) is read at scrape time.
+  const metrics = metricsFor(plan, 'loader', { identityManager: () => manager?.figures(), upstreams: () => (served ? upstreamSnapshots(served.current.forward, served.current.plan.body.routes) : []) });
   const generations = await startGenerations(plan, {
     scheme: plan.body.settings.server.insecure ? 'http' : 'https',
     ephemeralKey: lazyEphemeralKey(options.log),
     ...(options.log ? { log: options.log } : {}),
+    ...(metrics ? { upstreamObserver: metrics.upstream } : {}),
   });
-  const store = generations.store;
-  // One memory data broker per process (spec 2.6), unless the caller gives the store.
-  const sessions = options.sessionStore ?? new MemoryStore();
+  const store = (served = generations.store);
+  // One memory data broker per process (spec 2.6), unless the caller gives the store; with metrics
+  // it is timed here (storage_operation_duration_ms) and probed for readiness.
+  const sessions: SessionStore = options.sessionStore ?? (metrics ? observedStore(new MemoryStore(), metrics.store, 'memory') : new MemoryStore());
   const closeSessions = () => (options.sessionStore ? Promise.resolve() : sessions.close());
   // The manager follows the generation in service (a reload changes its provider and intervals).
   const { refresher, manager } = startIdentityManager(sessions, () => managerSettings(store.current.auth), options);
   let listening: Listening;
+  let observed: LoaderMetrics | undefined;
+  let closing = false;
   try {
-    listening = await serve(store, { ...options, sessionStore: sessions, sessionRefresher: refresher });
+    listening = await serve(store, { ...options, ...(metrics ? { observe: metrics } : {}), sessionStore: sessions, sessionRefresher: refresher });
+    if (metrics) {
+      const up = listening;
+      // Ready: a plan is in service (from here on), the listeners listen until close, the store answers.
+      observed = await startLoaderMetrics(metrics, plan, { ready: { plan: () => true, listeners: () => !closing, databroker: storeAnswers(() => sessions) }, ...(options.log ? { log: options.log } : {}) }).catch(async (e: unknown) => {
+        await up.close();
+        throw e;
+      });
+    }
   } catch (e) {
     await manager?.close();
     await generations.close();
@@ -150,11 +170,12 @@ export async function run(options: RunOptions): Promise<Running> {
   const reloader = createReloader({
     load: () => loadForRun(options),
     current: () => store.current.plan,
-    prepare: (p) => generations.prepare(p),
+    prepare: (p) => (observed ? observed.prepare(p, store.current.plan, (next) => generations.prepare(next)) : generations.prepare(p)),
     ...(options.log ? { log: options.log } : {}),
   });
   const reload = async (): Promise<ReloadResult> => {
     const r = await reloader.reload();
+    observed?.reloaded(r);
     // A new plan may refer to new files (a certificate added): watch them too.
     if (r.ok && r.result === 'swapped') {
       watcher?.add(watchedFiles(store.current.plan));
@@ -180,16 +201,23 @@ export async function run(options: RunOptions): Promise<Running> {
     reload,
     lastReload: () => reloader.last(),
     close: async () => {
+      closing = true;
       await watcher?.close();
       await manager?.close();
+      await observed?.close();
       await listening.close();
       await generations.close();
       await closeSessions();
     },
     drain: async (timeoutMs) => {
+      closing = true;
       await watcher?.close();
+      // The lease goes first, so another instance's identity manager takes over without waiting for its expiry.
+      await manager?.close();
       await listening.drain(timeoutMs);
+      await observed?.close();
       await generations.close();
+      await closeSessions();
     },
   };
 }

@@ -124,10 +124,17 @@ function applyHttp2Timeouts(server: Http2SecureServer, settings: PlanSettings): 
   });
 }
 
-/** Why a new plan cannot be served by the running listeners, or undefined when it can. */
+/**
+ * Why a new plan cannot be served by the running listeners, or undefined when it can. The metrics
+ * listener's shape counts too (its address, TLS or not, client certificates or not); its material
+ * (credential, certificate, CA) follows reloads (runtime/observe/metrics/listener.ts).
+ */
 export function listenerChange(a: PlanSettings, b: PlanSettings): string | undefined {
   const shape = (s: PlanSettings) => JSON.stringify([s.server.address, s.server.insecure, s.server.codecType, s.server.useProxyProtocol, s.server.httpRedirectAddress]);
-  return shape(a) === shape(b) ? undefined : 'the listener settings changed (address, insecure_server, codec_type, use_proxy_protocol or http_redirect_addr): restart svc to apply them';
+  if (shape(a) !== shape(b)) return 'the listener settings changed (address, insecure_server, codec_type, use_proxy_protocol or http_redirect_addr): restart svc to apply them';
+  const metrics = (s: PlanSettings) => JSON.stringify([s.metrics.address, s.metrics.certificate !== null, s.metrics.clientCa !== null]);
+  if (metrics(a) !== metrics(b)) return 'the metrics listener settings changed (metrics_address, or turning metrics_certificate or metrics_client_ca on or off): restart svc to apply them';
+  return undefined;
 }
 
 /**
@@ -174,7 +181,7 @@ export async function serve(store: ServedStore, options: ServeOptions = {}): Pro
   const scheme = insecure ? 'http' : 'https';
   // Upgrades only where the route enables them, after authorization; never h2c (S20).
   // Every way in passes the same gate, with the same listener checks (gate.ts).
-  const gate: GateOptions = { scheme, authn };
+  const gate: GateOptions = { scheme, authn, ...(options.observe ? { observe: options.observe } : {}) };
   const observer = { inFlight, ...(options.access ? { access: options.access } : {}) };
   server.on('upgrade', createUpgradeHandler(store, gate, observer));
   // CONNECT host:port (HTTP/1.1 and HTTP/2): tunnels of `tcp+https` routes, after authorization.

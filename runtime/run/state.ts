@@ -10,9 +10,13 @@ import type { PlanEnvelope, PlanSettings, Route } from '../../compiler/plan/type
 import type { ForwardState } from '../server/handler.ts';
 import { openPool, poolKey, upstreamTlsOptions, type PoolOptions } from '../server/pools.ts';
 import type { Provisioner } from '../plan/provision.ts';
+import type { UpstreamObserver } from '../observe/metrics/upstreams.ts';
 import { createUpstreamSet, type UpstreamSet } from '../upstream/index.ts';
+import type { UpstreamSnapshot } from '../upstream/types.ts';
 
 interface RuntimeState extends ForwardState {
+  /** Per route index: the route's upstream set (undefined for redirect routes). */
+  readonly routeSets: readonly (UpstreamSet | undefined)[];
   /** Every pool of the generation by key (shared by routes with the same upstream and TLS). */
   readonly byKey: ReadonlyMap<string, Dispatcher>;
   /** Every upstream set by the key of its configuration. */
@@ -35,6 +39,19 @@ function setKey(route: Route, settings: PlanSettings): string {
 export interface ForwardStateOptions {
   /** Told about health transitions and ejections (logs, metrics). */
   readonly onUpstreamEvent?: (routeId: string, event: unknown) => void;
+  /** Told how each upstream exchange ended (metrics: runtime/observe/metrics/upstreams.ts). */
+  readonly observer?: UpstreamObserver;
+}
+
+/** The upstream sets of a generation's forward routes, with their state now (metrics). */
+export function upstreamSnapshots(forward: ForwardState, routes: readonly Route[]): { route: Route; upstreams: readonly UpstreamSnapshot[] }[] {
+  const sets = (forward as Partial<RuntimeState>).routeSets ?? [];
+  const out: { route: Route; upstreams: readonly UpstreamSnapshot[] }[] = [];
+  routes.forEach((route, i) => {
+    const set = sets[i];
+    if (set) out.push({ route, upstreams: set.snapshot() });
+  });
+  return out;
 }
 
 /**
@@ -106,9 +123,24 @@ export function forwardProvisioner(options: ForwardStateOptions = {}): Provision
         pools,
         byKey,
         sets,
-        pick: (r, hashKey) => {
+        routeSets,
+        pick: (r, hashKey, method) => {
           const p = routeSets[r.route.index]?.pick({ hashKey });
-          return p && { index: p.index, done: (outcome) => p.release(outcome) };
+          if (!p) return undefined;
+          const observer = options.observer;
+          if (!observer) return { index: p.index, done: (outcome) => p.release(outcome) };
+          const started = performance.now();
+          let told = false;
+          return {
+            index: p.index,
+            done: (outcome) => {
+              p.release(outcome);
+              if (told) return;
+              told = true;
+              // `{}`: nothing was exchanged with the upstream (refused, or the client left first).
+              if (outcome.status !== undefined || outcome.error !== undefined) observer.exchange(plan.body.routes[r.route.index]!, p.index, method, performance.now() - started, outcome);
+            },
+          };
         },
       };
       return state;

@@ -13,10 +13,13 @@ import { WorkerStore } from '../databroker/ipc-store.ts';
 import { assertSupported } from '../plan/capabilities.ts';
 import { parsePlan } from '../plan/load.ts';
 import { PlanRefusedError } from '../plan/provision.ts';
+import { answerMetricsRequests } from '../observe/metrics/cluster.ts';
+import { metricsFor } from '../observe/metrics/run-metrics.ts';
 import { startGenerations, type Generations } from './generation.ts';
 import { createReloader, type Reloader } from './reload.ts';
 import type { RunOptions } from './run.ts';
 import { serve } from './serve.ts';
+import { upstreamSnapshots } from './state.ts';
 
 /**
  * Messages from the primary to a worker. `ephemeralKey` (PKCS#8 PEM) is the one ephemeral signing
@@ -129,17 +132,21 @@ export async function runWorker(options: WorkerOptions): Promise<ServingWorker> 
   // Before anything logs: the plan's log settings apply to its own generation's lines.
   options.onPlan?.(plan);
   const insecure = plan.body.settings.server.insecure;
+  // Metrics: this worker's figures, sent to the primary at each scrape (runtime/observe/metrics/cluster.ts).
+  let served: Generations | undefined;
+  const metrics = metricsFor(plan, 'worker', { upstreams: () => (served ? upstreamSnapshots(served.store.current.forward, served.store.current.plan.body.routes) : []) });
+  if (metrics) answerMetricsRequests(metrics.registry);
   let g: Generations;
   try {
-    g = await startGenerations(plan, { scheme: insecure ? 'http' : 'https', ephemeralKey, ...(options.log ? { log: options.log } : {}) });
+    g = await startGenerations(plan, { scheme: insecure ? 'http' : 'https', ephemeralKey, ...(options.log ? { log: options.log } : {}), ...(metrics ? { upstreamObserver: metrics.upstream } : {}) });
   } catch (e) {
     refuseFirst(e);
     return new Promise<never>(() => undefined);
   }
-  generations = g;
+  generations = served = g;
   // Sessions live in the primary's one store (spec 2.6); this worker reaches it over IPC.
   const sessionStore = new WorkerStore();
-  const l = await serve(g.store, { ...options, workerId: process.pid, sessionStore });
+  const l = await serve(g.store, { ...options, workerId: process.pid, sessionStore, ...(metrics ? { observe: metrics } : {}) });
   reloader = createReloader({
     load: () => {
       throw new Error('a worker reloads only the plans its primary sends');

@@ -17,6 +17,7 @@ import { endSocketWithError, sendError } from './error-page.ts';
 import { admitForStream, type Admission, type GateOptions, type GateResult } from './gate.ts';
 import { joinTunnel } from './tunnel.ts';
 import { tunnelOpened, type TunnelObserver } from './tunnel-lines.ts';
+import { observeStream } from '../observe/metrics/streams.ts';
 
 /** What a CONNECT the gate did not allow is answered with. */
 function refusal(r: GateResult): { readonly status: number; readonly reason: string } {
@@ -41,7 +42,9 @@ export function createConnectHandler(store: ServedStore, options: GateOptions, o
     const authority = h2 ? String(req.headers[':authority'] ?? '') : (req.url ?? '');
     const headers = (req as IncomingMessage).headersDistinct ?? distinct(req.headers);
     const entry = { kind: 'connect', method: 'CONNECT', target: authority, headers, httpVersion: req.httpVersion, socket: req.socket } as const;
-    admitForStream(store, client, entry, options, (gen, r) => {
+    admitForStream(store, client, entry, options, (gen, result) => {
+      const allowed = result.admitted && result.decision.outcome === 'allow';
+      const r = options.observe ? observeStream(options.observe, gen, result, client, 'CONNECT', allowed ? undefined : refusal(result).status, 200) : result;
       if (!r.admitted || r.decision.outcome !== 'allow') {
         const { status, reason } = refusal(r);
         if (h2) sendError(second as Http2ServerResponse, status, requestId, reason, accept, false);

@@ -18,6 +18,7 @@
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type { Dispatcher } from 'undici';
+import type { RequestObserver } from '../observe/metrics/registry.ts';
 import type { Route } from '../../compiler/plan/types.ts';
 import type { AuthState } from '../authn/auth-state.ts';
 import type { ResolvedSession } from '../authn/session-cache.ts';
@@ -60,6 +61,8 @@ export interface GateOptions {
   readonly scheme: 'http' | 'https';
   /** Sessions and svc's own endpoints; without it every request is anonymous. */
   readonly authn?: Authn;
+  /** Told how every request, upgrade and tunnel ended (metrics); absent without a metrics listener. */
+  readonly observe?: RequestObserver;
 }
 
 /** The upstream an allowed forward goes to: chosen through the route's upstream set. */
@@ -178,7 +181,7 @@ function decideEntry(gen: ServedGeneration, entry: Entry, options: GateOptions, 
   let picked: { readonly index: number; readonly done: (outcome: UpstreamOutcome) => void } | undefined;
   const peer = entry.socket?.remoteAddress ?? '';
   const request: DecisionRequest = { method: entry.method, target: entry.target, scheme: options.scheme, headers: entry.headers, peer, nowMs: entry.nowMs ?? Date.now(), upstreamSample: entry.upstreamSample ?? Math.random() };
-  const pickUpstream = forward.pick ? (r: CompiledRoute) => (picked = forward.pick!(r, peer))?.index : undefined;
+  const pickUpstream = forward.pick ? (r: CompiledRoute) => (picked = forward.pick!(r, peer, entry.method))?.index : undefined;
   const clientCertificate = tls && socket ? (route: Route) => tls.clientCertificate(route, socket) : undefined;
   const identity = session?.identity ?? null;
   const decision =

@@ -35,7 +35,7 @@ export interface ForwardState {
    * The load balancer of a forward route: the upstream for this request (`hashKey` for the hash
    * policies: the client address), or undefined when none is healthy (503).
    */
-  readonly pick?: (route: CompiledRoute, hashKey: string | undefined) => { readonly index: number; readonly done: (outcome: UpstreamOutcome) => void } | undefined;
+  readonly pick?: (route: CompiledRoute, hashKey: string | undefined, method?: string) => { readonly index: number; readonly done: (outcome: UpstreamOutcome) => void } | undefined;
   /** The TLS options of a route's upstream connections (read once per generation and route). */
   readonly upstreamTls: (routeIndex: number) => PoolOptions;
 }
@@ -82,6 +82,9 @@ export function createHandler(store: ServedStore, options: HandlerOptions): (req
     const trace = setup ? new RequestTrace(setup, req.method ?? 'GET', headers['host']?.[0] ?? '', pathOf(req.url ?? '/'), headers) : undefined;
     let result: GateResult | undefined;
     let released = false;
+    // Metrics: the HTTP/1.1 connection's byte counts at the start.
+    const read0 = socket?.bytesRead ?? 0;
+    const written0 = socket?.bytesWritten ?? 0;
     const release = () => {
       if (released) return;
       released = true;
@@ -92,6 +95,10 @@ export function createHandler(store: ServedStore, options: HandlerOptions): (req
       const route = routeOf(gen, result);
       trace?.end(status, cut, route);
       if (options.access) options.access(accessEntry(gen, req, headers, result, requestId, status, Math.round(performance.now() - started), route, socket, counted, cut ? (inFlight?.cutting ? 'shutdown' : '') : undefined));
+      if (options.observe) {
+        const matched = result?.admitted && 'route' in result.decision ? gen.index.body.routes[result.decision.route.index] : undefined;
+        options.observe.request(matched, req.method, cut ? undefined : res.statusCode, performance.now() - started, socket ? socket.bytesRead - read0 : undefined, socket ? socket.bytesWritten - written0 : undefined);
+      }
     };
     res.on('close', release);
     if (options.exposeChecksum) {

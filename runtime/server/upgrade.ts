@@ -25,13 +25,16 @@ import { endSocketWithError } from './error-page.ts';
 import { admitForStream, type Admission, type GateOptions, type GateResult } from './gate.ts';
 import { joinTunnel } from './tunnel.ts';
 import { tunnelOpened, type TunnelObserver } from './tunnel-lines.ts';
+import { observeStream } from '../observe/metrics/streams.ts';
 
 /** Creates the `upgrade` listener of an HTTP/1.1 server. */
 export function createUpgradeHandler(store: ServedStore, options: GateOptions, observer?: TunnelObserver): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
   return (req, socket, head) => {
     const requestId = randomUUID();
     const entry = { kind: 'upgrade', method: req.method ?? 'GET', target: req.url ?? '/', headers: req.headersDistinct, httpVersion: req.httpVersion, socket: req.socket } as const;
-    admitForStream(store, socket, entry, options, (gen, r) => {
+    admitForStream(store, socket, entry, options, (gen, result) => {
+      const allowed = result.admitted && result.decision.outcome === 'allow';
+      const r = options.observe ? observeStream(options.observe, gen, result, socket, entry.method, allowed ? undefined : refusal(result).status) : result;
       if (r.admitted && r.decision.outcome === 'allow') upgrade(gen, r, req, socket, head, requestId, options, observer);
       else refuse(socket, r, requestId, req.headers['accept'], options);
     });
@@ -153,7 +156,15 @@ function refuse(socket: Duplex, r: GateResult, requestId: string, accept: string
     socket.end(`HTTP/1.1 302 Found\r\nlocation: ${signIn?.location ?? d.location}\r\n${cookies}cache-control: no-store\r\nx-request-id: ${requestId}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
     return;
   }
-  const reason = d.outcome === 'bad_request' ? d.problem : d.outcome === 'not_found' ? 'no-route' : d.outcome === 'unauthenticated' ? 'sign-in-required' : d.outcome === 'redirect' ? 'redirect-route' : d.outcome === 'internal' ? 'no-upgrade-endpoint' : d.reasons.join(',') || d.outcome;
-  const status = d.outcome === 'redirect' ? 400 : d.outcome === 'internal' ? 404 : d.status;
+  const { status, reason } = refusal(r);
   endSocketWithError(socket, status, requestId, reason, accept);
+}
+
+/** The status and reason a refused upgrade is answered with (a sign-in redirect: 302). */
+function refusal(r: GateResult): { readonly status: number; readonly reason: string } {
+  if (!r.admitted) return { status: r.status, reason: r.problem };
+  const d = r.decision;
+  if (d.outcome === 'unauthenticated' && d.location !== null) return { status: 302, reason: 'sign-in' };
+  const reason = d.outcome === 'bad_request' ? d.problem : d.outcome === 'not_found' ? 'no-route' : d.outcome === 'unauthenticated' ? 'sign-in-required' : d.outcome === 'redirect' ? 'redirect-route' : d.outcome === 'internal' ? 'no-upgrade-endpoint' : d.reasons.join(',') || d.outcome;
+  return { status: d.outcome === 'redirect' ? 400 : d.outcome === 'internal' ? 404 : d.status, reason };
 }

@@ -97,16 +97,23 @@ describe('svc compile', () => {
   });
 
   it('settings svc run does not implement are notes: the exit code stays 0, the summary announces no such listener', () => {
-    const dir = workdir({ ...valid, metrics_address: ':9090', grpc_address: ':5443', dns_lookup_family: 'V4_ONLY' });
+    const dir = workdir({ ...valid, dp_admin_address: ':9901', grpc_address: ':5443', dns_lookup_family: 'V4_ONLY' });
     const r = svc(['compile', '--summary', '-config', 'config.yaml'], dir);
     expect(r.code).toBe(0);
-    expect(r.err).toMatch(/^config\.yaml:\d+:\d+: note: metrics_address is not supported by svc run yet: the metrics listener is not implemented yet/m);
+    expect(r.err).toMatch(/^config\.yaml:\d+:\d+: note: dp_admin_address is not supported by svc run yet: data-plane bootstrap options are not implemented/m);
     expect(r.err).toMatch(/^config\.yaml:\d+:\d+: note: grpc_address is not supported by svc run yet: /m);
     expect(r.err).toMatch(/^config\.yaml:\d+:\d+: note: dns_lookup_family is honoured only partly by svc run: /m);
-    expect(r.out).not.toMatch(/grpc|metrics|5443|9090/i);
+    expect(r.out).not.toMatch(/grpc|admin|5443|9901/i);
     expect(svc(['compile', '--check', '-config', 'config.yaml'], dir).code).toBe(0);
     // JSON diagnostics stay diagnostics only.
     expect(svc(['compile', '--check', '-config', 'config.yaml', '--format', 'json'], dir).err).toBe('');
+  });
+
+  it('the summary names the metrics listener svc run starts, and how it is protected', () => {
+    const r = svc(['compile', '--summary', '-config', 'config.yaml'], workdir({ ...valid, metrics_address: '127.0.0.1:9090', metrics_basic_auth: Buffer.from('prom:test-only').toString('base64') }));
+    expect(r.code).toBe(0);
+    expect(r.err).not.toContain('note: metrics');
+    expect(r.out).toContain('metrics: 127.0.0.1:9090 (plain HTTP, Basic auth; /metrics, /healthz, /readyz)');
   });
 
   it('a config svc run serves as it is has no notes', () => {

@@ -1,6 +1,6 @@
 /**
  * Regression (issue 12): settings svc run does not implement were accepted and silently ignored
- * (`databroker_storage_type: redis`, `metrics_address`, `services`, the gRPC listener).
+ * (`databroker_storage_type: redis`, `dp_admin_address`, `services`, the gRPC listener).
  * Now `svc run` refuses to start on them, one error per setting naming it and where it was set,
  * whether it serves a config, a plan compiled from one, or runs workers; a reload to such a config
  * keeps the old plan and says why. The log settings it does implement (`log_level`,
@@ -52,7 +52,7 @@ function freePort(): Promise<number> {
 /** Each setting the issue names, as written in a config, and the key the error names. */
 const IGNORED: readonly { readonly name: string; readonly settings: Record<string, unknown>; readonly key: string }[] = [
   { name: 'Redis session storage', settings: { databroker_storage_type: 'redis', databroker_storage_connection_string: 'redis://127.0.0.1:6379' }, key: 'databroker_storage_type' },
-  { name: 'a metrics listener', settings: { metrics_address: '127.0.0.1:9090' }, key: 'metrics_address' },
+  { name: 'a data-plane admin listener', settings: { dp_admin_address: '127.0.0.1:9901' }, key: 'dp_admin_address' },
   { name: 'one service of a split deployment', settings: { services: 'proxy', authorize_service_url: 'https://authorize.internal', databroker_service_url: 'https://databroker.internal' }, key: 'services' },
   { name: 'a gRPC listener', settings: { grpc_address: '127.0.0.1:5443' }, key: 'grpc_address' },
   { name: 'automatic certificates', settings: { insecure_server: false, autocert: true, autocert_dir: '/var/lib/svc/autocert' }, key: 'autocert' },
@@ -74,12 +74,12 @@ describe('svc run refuses settings it does not implement', () => {
   });
 
   it('`svc run config.yaml` exits 1 with one error line per setting, from the file and the environment', () => {
-    cfg.write({ address: '127.0.0.1:8443', metrics_address: '127.0.0.1:9090', databroker_storage_type: 'redis', databroker_storage_connection_string: 'redis://127.0.0.1:6379' }, [route('http://127.0.0.1:9')]);
+    cfg.write({ address: '127.0.0.1:8443', dp_admin_address: '127.0.0.1:9901', databroker_storage_type: 'redis', databroker_storage_connection_string: 'redis://127.0.0.1:6379' }, [route('http://127.0.0.1:9')]);
     const res = spawnSync(process.execPath, [SVC, 'run', cfg.path, '--workers', '1'], { encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '', GRPC_ADDRESS: '127.0.0.1:5443' }, timeout: 30_000 });
     expect(res.status).toBe(1);
     const errors = res.stderr.split('\n').filter((l) => l.includes('error SVC_ERR_UNSUPPORTED_SETTING'));
     expect(errors).toEqual([
-      `${located(cfg.path, 'metrics_address')}: error SVC_ERR_UNSUPPORTED_SETTING metrics_address: the metrics listener is not implemented yet; nothing would listen on metrics_address`,
+      `${located(cfg.path, 'dp_admin_address')}: error SVC_ERR_UNSUPPORTED_SETTING dp_admin_address: data-plane bootstrap options are not implemented: svc run proxies in its own process, with no separate data plane to configure`,
       `${located(cfg.path, 'databroker_storage_type')}: error SVC_ERR_UNSUPPORTED_SETTING databroker_storage_type: Redis session storage is not implemented yet; sessions would stay in memory and be lost on restart`,
       `${located(cfg.path, 'databroker_storage_connection_string')}: error SVC_ERR_UNSUPPORTED_SETTING databroker_storage_connection_string: Redis session storage is not implemented yet; sessions would stay in memory and be lost on restart`,
       'env:GRPC_ADDRESS: error SVC_ERR_UNSUPPORTED_SETTING grpc_address: svc run serves and calls no gRPC (every service runs in one process); nothing would listen on grpc_address',
@@ -89,22 +89,22 @@ describe('svc run refuses settings it does not implement', () => {
   });
 
   it('with workers, the primary refuses before starting any', () => {
-    cfg.write({ address: '127.0.0.1:8443', metrics_address: '127.0.0.1:9090' }, [route('http://127.0.0.1:9')]);
+    cfg.write({ address: '127.0.0.1:8443', dp_admin_address: '127.0.0.1:9901' }, [route('http://127.0.0.1:9')]);
     const res = spawnSync(process.execPath, [SVC, 'run', '-config', cfg.path, '--workers', '2'], { encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '' }, timeout: 30_000 });
     expect(res.status).toBe(1);
-    expect(res.stderr).toContain(`${located(cfg.path, 'metrics_address')}: error SVC_ERR_UNSUPPORTED_SETTING metrics_address: `);
+    expect(res.stderr).toContain(`${located(cfg.path, 'dp_admin_address')}: error SVC_ERR_UNSUPPORTED_SETTING dp_admin_address: `);
   });
 
   it('a plan compiled from such a config is refused too, located in the config it came from', async () => {
-    cfg.write({ address: '127.0.0.1:8443', metrics_address: '127.0.0.1:9090' }, [route('http://127.0.0.1:9')]);
+    cfg.write({ address: '127.0.0.1:8443', dp_admin_address: '127.0.0.1:9901' }, [route('http://127.0.0.1:9')]);
     const planPath = join(cfg.dir, 'plan.json');
     // svc compile still compiles it (exit 0), noting what svc run would refuse.
     const notes: string[] = [];
     expect(await main(['compile', '-config', cfg.path, '-o', planPath], { out: () => undefined, err: (s) => notes.push(s) })).toBe(0);
-    expect(notes.join('')).toContain(`${located(cfg.path, 'metrics_address')}: note: metrics_address is not supported by svc run yet: `);
+    expect(notes.join('')).toContain(`${located(cfg.path, 'dp_admin_address')}: note: dp_admin_address is not supported by svc run yet: `);
     const err = await run({ planPath, listen: { host: '127.0.0.1', port: 0 }, watch: false }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RunError);
-    const line = `${located(cfg.path, 'metrics_address')}: error SVC_ERR_UNSUPPORTED_SETTING metrics_address: the metrics listener is not implemented yet; nothing would listen on metrics_address`;
+    const line = `${located(cfg.path, 'dp_admin_address')}: error SVC_ERR_UNSUPPORTED_SETTING dp_admin_address: data-plane bootstrap options are not implemented: svc run proxies in its own process, with no separate data plane to configure`;
     expect((err as RunError).message).toBe(line);
     // `svc run plan.json`: the positional file is told to be a plan by its content.
     const stderr: string[] = [];
@@ -141,9 +141,9 @@ describe('svc run: a reload to a refused setting keeps the old plan', () => {
 
   it('says why, and serves on', async () => {
     const before = svc.store.current.plan.checksum;
-    cfg.write({ address: '127.0.0.1:8443', metrics_address: '127.0.0.1:9090' }, [route(up.url)]);
+    cfg.write({ address: '127.0.0.1:8443', dp_admin_address: '127.0.0.1:9901' }, [route(up.url)]);
     const r = await svc.reload();
-    expect(r).toEqual({ ok: false, error: `${located(cfg.path, 'metrics_address')}: error SVC_ERR_UNSUPPORTED_SETTING metrics_address: the metrics listener is not implemented yet; nothing would listen on metrics_address` });
+    expect(r).toEqual({ ok: false, error: `${located(cfg.path, 'dp_admin_address')}: error SVC_ERR_UNSUPPORTED_SETTING dp_admin_address: data-plane bootstrap options are not implemented: svc run proxies in its own process, with no separate data plane to configure` });
     expect(svc.store.current.plan.checksum).toBe(before);
     expect(await get(svc.listening.address.port)).toBe(200);
   });

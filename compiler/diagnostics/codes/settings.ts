@@ -187,3 +187,10 @@ export const DirectoryRefreshOutOfRange = diag<{ key: string; value: string; min
   (a) => `\`${a.key}\` is ${q(a.value)}, below its minimum of ${a.minimum}`,
   'use the default (`10m` interval, `1m` timeout) or a longer duration; short intervals may hit the provider\'s rate limits',
 );
+
+export const MetricsBasicAuthWithoutColon = diag<{ key: string }>(
+  'SVC3040', 'metrics-basic-auth-without-colon', 'error',
+  '`metrics_basic_auth` must be base64 of `username:password` (spec 2.3); a value that decodes to text without a colon names no user and no password, so no scraper could ever send it.',
+  (a) => `\`${a.key}\` does not decode to \`username:password\`: the decoded text has no colon`,
+  'encode the pair with `printf %s "user:password" | base64 -w0`',
+);

@@ -168,11 +168,6 @@ describe('uses of refused and partly honoured settings', () => {
     grpc_client_timeout: () => ({ settings: { grpc_client_timeout: '5s' } }),
     grpc_client_dns_roundrobin: () => ({ settings: { grpc_client_dns_roundrobin: false } }),
     hostedcloud_serverless_authentication_service_account: () => ({ settings: { hostedcloud_serverless_authentication_service_account: 'e30=' } }),
-    metrics_address: () => ({ settings: { metrics_address: ':9090' } }),
-    metrics_basic_auth: () => ({ settings: { metrics_basic_auth: b64('user:pass') } }),
-    metrics_certificate: () => ({ settings: { metrics_certificate: b64(pki.certPem), metrics_certificate_key: b64(pki.keyPem) } }),
-    metrics_certificate_key: () => ({ settings: { metrics_certificate_file: 'metrics.crt', metrics_certificate_key_file: 'metrics.key' }, files: { 'metrics.crt': pki.certPem, 'metrics.key': pki.keyPem } }),
-    metrics_client_ca: () => ({ settings: { metrics_certificate_file: 'metrics.crt', metrics_certificate_key_file: 'metrics.key', metrics_client_ca_file: 'metrics-ca.crt' }, files: { 'metrics.crt': pki.certPem, 'metrics.key': pki.keyPem, 'metrics-ca.crt': pki.certPem } }),
     dp_admin_address: () => ({ settings: { dp_admin_address: ':9901' } }),
     dp_admin_access_log_path: () => ({ settings: { dp_admin_access_log_path: '/var/log/admin.log' } }),
     dp_admin_profile_path: () => ({ settings: { dp_admin_profile_path: '/tmp/profile' } }),
@@ -214,21 +209,21 @@ describe('uses of refused and partly honoured settings', () => {
   });
 
   it('assertSupported (what a cluster worker checks before a swap) throws the same lines', () => {
-    const p = plan({ metrics_address: ':9090', dp_admin_address: ':9901' });
+    const p = plan({ dp_admin_address: ':9901', dp_admin_profile_path: '/tmp/profile' });
     expect(() => assertSupported(p)).toThrow(UnsupportedSettingsError);
     expect(() => assertSupported(p)).toThrow(refusal(p)!);
     expect(() => assertSupported(plan({}))).not.toThrow();
   });
 
   it('errors come in source order, one line per setting', () => {
-    const p = plan({ dp_admin_address: ':9901', metrics_address: ':9090', grpc_address: ':5443' });
+    const p = plan({ dp_admin_address: ':9901', dp_admin_profile_path: '/tmp/profile', grpc_address: ':5443' });
     expect(refusal(p)!.split('\n').map((l) => /^config\.yaml:(\d+):/.exec(l)?.[1])).toEqual(['10', '11', '12']);
   });
 
   it('a plan without a source map still names the setting, without a place', () => {
-    const p = plan({ metrics_address: ':9090' });
+    const p = plan({ dp_admin_address: ':9901' });
     const bare = { body: p.body, sourceMap: { settings: {}, routes: [] } };
-    expect(refusal(bare)).toBe(`error ${UNSUPPORTED_SETTING} metrics_address: the metrics listener is not implemented yet; nothing would listen on metrics_address`);
+    expect(refusal(bare)).toBe(`error ${UNSUPPORTED_SETTING} dp_admin_address: data-plane bootstrap options are not implemented: svc run proxies in its own process, with no separate data plane to configure`);
   });
 
   it('defaults that mean "off" are not uses (all-in-one gRPC defaults, memory storage)', () => {

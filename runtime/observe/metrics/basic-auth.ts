@@ -1,0 +1,31 @@
+/**
+ * HTTP Basic authentication of the metrics endpoint (`metrics_basic_auth`: base64 of
+ * `username:password`, spec 2.3). The comparison takes the same time whatever the client sent: both
+ * credentials are hashed to fixed-size digests, compared with `timingSafeEqual`, so neither a
+ * prefix nor the length of the expected credential leaks through timing.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+
+/** The expected credential, ready to compare (the decoded `username:password`, hashed). */
+export interface BasicCredential {
+  readonly digest: Buffer;
+}
+
+const digest = (text: Buffer): Buffer => createHash('sha256').update('svc-metrics-basic-auth\0').update(text).digest();
+
+/** Prepares `metrics_basic_auth` (its base64 text) for comparison. */
+export function basicCredential(base64Text: string): BasicCredential {
+  return { digest: digest(Buffer.from(base64Text.trim(), 'base64')) };
+}
+
+/**
+ * Whether an `Authorization` header carries the expected credential. The scheme is matched without
+ * regard to case (RFC 9110 §11.1); the credential is decoded, so padding or line-wrapping
+ * differences in the client's base64 do not matter, and then compared in constant time.
+ */
+export function basicAuthorized(header: string | undefined, expected: BasicCredential): boolean {
+  const m = header === undefined ? null : /^basic[ \t]+([A-Za-z0-9+/=]+)[ \t]*$/i.exec(header);
+  const given = digest(m ? Buffer.from(m[1]!, 'base64') : Buffer.alloc(0));
+  // Always compare (even without a header), so a missing header costs what a wrong one does.
+  return timingSafeEqual(given, expected.digest) && m !== null;
+}

@@ -1,0 +1,48 @@
+/**
+ * Times the operations of a store that keeps no figures itself (the memory store) for
+ * `storage_operation_duration_ms`: a decorator reporting each call to a {@link StoreObserver}. A
+ * store that reports to an observer on its own (the Redis store) is given the observer instead and
+ * must not be wrapped, or each operation would count twice.
+ */
+import { isSessionDirectory, type SessionDirectory, type SessionStore, type StorageOperation, type StoreObserver } from '../../databroker/session-store.ts';
+
+/** `store`, with every operation reported to `observer` under `backend`. */
+export function observedStore(store: SessionStore, observer: StoreObserver, backend: 'memory' | 'redis'): SessionStore {
+  const timed = <T>(operation: StorageOperation, call: () => Promise<T>): Promise<T> => {
+    const started = performance.now();
+    let p: Promise<T>;
+    try {
+      p = call();
+    } catch (e) {
+      observer.operation(operation, 'error', backend, performance.now() - started);
+      throw e;
+    }
+    return p.then(
+      (v) => {
+        observer.operation(operation, 'ok', backend, performance.now() - started);
+        return v;
+      },
+      (e: unknown) => {
+        observer.operation(operation, 'error', backend, performance.now() - started);
+        throw e;
+      },
+    );
+  };
+  const wrapped: SessionStore = {
+    get: (id) => timed('get', () => store.get(id)),
+    put: (record) => timed('put', () => store.put(record)),
+    delete: (id) => timed('delete', () => store.delete(id)),
+    ...(store.isRevoked ? { isRevoked: (id: string) => timed('isRevoked', () => store.isRevoked!(id)) } : {}),
+    consumeOnce: (key, expiresAtMs) => timed('consumeOnce', () => store.consumeOnce(key, expiresAtMs)),
+    onChange: (listener) => store.onChange(listener),
+    close: () => store.close(),
+  };
+  if (!isSessionDirectory(store)) return wrapped;
+  const directory: SessionDirectory = {
+    // Iteration is not one operation with a duration: passed through untimed.
+    sessionIds: () => store.sessionIds(),
+    acquireLease: (name, holder, ttlMs) => timed('acquireLease', () => store.acquireLease(name, holder, ttlMs)),
+    releaseLease: (name, holder) => timed('releaseLease', () => store.releaseLease(name, holder)),
+  };
+  return { ...wrapped, ...directory };
+}

@@ -1,0 +1,85 @@
+/**
+ * The metrics of one svc process (spec §6, every name prefixed `svc_`, every series labelled
+ * `service`): a prom-client registry and the observers the request path, the upstream sets, the
+ * stores and the reload path report to. Created once per process when `metrics_address` is set
+ * (the listener's settings are fixed at start: runtime/run/serve.ts `listenerChange`); with no
+ * metrics listener nothing is created and the request path records nothing.
+ *
+ * Roles: the process that loads plans (`svc run` alone, or the cluster primary) also keeps the
+ * configuration metrics (config.ts); a cluster worker keeps only what it observes, and its primary
+ * aggregates every worker's registry into one scrape (cluster.ts).
+ */
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import type { Route } from '../../../compiler/plan/types.ts';
+import type { StoreObserver, StorePoolFigures } from '../../databroker/session-store.ts';
+import type { IdentityManagerFigures } from '../../identity/figures.ts';
+import { buildInfo } from '../build-info.ts';
+import { registerConfig, type ConfigMetrics } from './config.ts';
+import { registerGrpc } from './grpc.ts';
+import { registerHttp } from './http.ts';
+import { registerIdentityManager } from './identity.ts';
+import { methodLabel, routeLabel, statusClass } from './labels.ts';
+import { registerStorage, registerStorePool } from './storage.ts';
+import { registerUpstreams, type UpstreamObserver, type UpstreamSnapshots } from './upstreams.ts';
+
+/** Told the end of every request, upgrade and CONNECT svc answered (runtime/server/). Never throws. */
+export interface RequestObserver {
+  /**
+   * `route`: the route the request matched (undefined: none, or refused before routing);
+   * `status`: the status sent, undefined when no complete response was sent; sizes: body bytes
+   * when known.
+   */
+  request(route: Route | undefined, method: string | undefined, status: number | undefined, durationMs: number, requestBytes?: number, responseBytes?: number): void;
+}
+
+export interface MetricsOptions {
+  /** The `service` label (labels.ts `serviceLabel`). */
+  readonly service: string;
+  /** `loader`: loads plans and keeps the configuration metrics; `worker`: a cluster worker. */
+  readonly role: 'loader' | 'worker';
+  /** The upstream sets in service (health, ejections). */
+  readonly upstreams?: UpstreamSnapshots;
+  /** The session store's pool figures; absent for the memory store (no pool metrics then). */
+  readonly storePool?: () => StorePoolFigures | undefined;
+  /** The identity manager's figures, where it runs. */
+  readonly identityManager?: () => IdentityManagerFigures | undefined;
+}
+
+export interface SvcMetrics extends RequestObserver {
+  readonly registry: Registry;
+  readonly service: string;
+  /** The configuration metrics; undefined in a cluster worker. */
+  readonly config: ConfigMetrics | undefined;
+  /** What a store reports its operations to. */
+  readonly store: StoreObserver;
+  /** What the balancer reports upstream exchanges to. */
+  readonly upstream: UpstreamObserver;
+}
+
+/** Creates the metrics of this process. */
+export function createMetrics(options: MetricsOptions): SvcMetrics {
+  const registry = new Registry();
+  registry.setDefaultLabels({ service: options.service });
+  const server = registerHttp(registry, 'server');
+  const client = registerHttp(registry, 'client');
+  registerGrpc(registry);
+  const config = options.role === 'loader' ? registerConfig(registry, buildInfo()) : undefined;
+  const store = registerStorage(registry);
+  if (options.storePool) registerStorePool(registry, options.storePool);
+  if (options.identityManager) registerIdentityManager(registry, options.identityManager);
+  const upstream = registerUpstreams(registry, client, options.upstreams);
+  collectDefaultMetrics({ register: registry, prefix: 'svc_' });
+  // Gauges prom-client names `_total`, which reads as a counter (promtool rejects them); svc does
+  // not export them rather than export misleading names.
+  for (const name of ['svc_nodejs_active_handles_total', 'svc_nodejs_active_requests_total', 'svc_nodejs_active_resources_total']) registry.removeSingleMetric(name);
+  return {
+    registry,
+    service: options.service,
+    config,
+    store,
+    upstream,
+    request(route, method, status, durationMs, requestBytes, responseBytes) {
+      server.observe({ route: routeLabel(route), method: methodLabel(method), status_class: statusClass(status) }, durationMs, requestBytes, responseBytes);
+    },
+  };
+}

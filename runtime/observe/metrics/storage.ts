@@ -1,0 +1,63 @@
+/**
+ * The storage metrics of spec §6: `storage_operation_duration_ms` by operation, result and backend
+ * (fed by the stores through {@link StoreObserver}), and the Redis pool figures `redis_conns`,
+ * `redis_idle_conns`, `redis_wait_count_total`, `redis_wait_duration_ms_total`, plus `redis_up`
+ * (not in the spec: the alert "Redis unreachable" needs it), read from the store's
+ * {@link StorePoolFigures} at each scrape. The pool metrics exist only when a pool provider is given:
+ * the memory store has no pool, and a zero would read as "no connections".
+ */
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { StoreObserver, StorePoolFigures } from '../../databroker/session-store.ts';
+import { DURATION_MS_BUCKETS } from './buckets.ts';
+
+/** Registers the storage metrics in `registry`; returns the observer a store reports to. */
+export function registerStorage(registry: Registry): StoreObserver {
+  const duration = new Histogram({
+    name: 'svc_storage_operation_duration_ms',
+    help: 'duration of session storage operations, in milliseconds, by operation, result and backend',
+    labelNames: ['operation', 'result', 'backend'],
+    buckets: [...DURATION_MS_BUCKETS],
+    registers: [registry],
+  });
+  return {
+    operation(operation, result, backend, durationMs) {
+      duration.observe({ operation, result, backend }, durationMs);
+    },
+  };
+}
+
+/**
+ * Registers the Redis pool metrics, read from `figures` at each scrape. `figures` returning
+ * undefined (no store yet) reads as no connections and not up: these series have no labels, and
+ * Prometheus's text format cannot leave an unlabelled series out once it exists.
+ */
+export function registerStorePool(registry: Registry, figures: () => StorePoolFigures | undefined): void {
+  const registers = [registry];
+  const gauge = (name: string, help: string, read: (f: StorePoolFigures) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers,
+      collect() {
+        this.reset();
+        const f = figures();
+        if (f) this.set(read(f));
+      },
+    });
+  const counter = (name: string, help: string, read: (f: StorePoolFigures) => number) =>
+    new Counter({
+      name,
+      help,
+      registers,
+      collect() {
+        this.reset();
+        const f = figures();
+        if (f) this.inc(read(f));
+      },
+    });
+  gauge('svc_redis_conns', 'open connections to Redis', (f) => f.conns);
+  gauge('svc_redis_idle_conns', 'open connections to Redis with no command in flight', (f) => f.idleConns);
+  counter('svc_redis_wait_count_total', 'commands that waited for a Redis connection', (f) => f.waitCount);
+  counter('svc_redis_wait_duration_ms_total', 'time commands waited for a Redis connection, in milliseconds', (f) => f.waitDurationMs);
+  gauge('svc_redis_up', '1 while the session store reaches its Redis server, 0 during an outage', (f) => (f.up ? 1 : 0));
+}
