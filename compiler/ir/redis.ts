@@ -42,6 +42,20 @@ function decode(s: string): string | undefined {
   }
 }
 
+/**
+ * The query parameters a redis URL may carry: `dial_timeout` bounds connecting (and each reconnect
+ * attempt), `read_timeout` bounds each command. Both are durations (`500ms`, `5s`, `1m`).
+ */
+export const REDIS_URL_PARAMS: readonly string[] = ['dial_timeout', 'read_timeout'];
+
+/** A redis URL duration parameter in ms (1 ms to 10 minutes), or undefined when it is not one. */
+export function durationMs(text: string): number | undefined {
+  const m = /^(\d{1,6})(ms|s|m)$/.exec(text);
+  if (!m) return undefined;
+  const ms = Number(m[1]) * (m[2] === 'ms' ? 1 : m[2] === 's' ? 1000 : 60_000);
+  return ms >= 1 && ms <= 600_000 ? ms : undefined;
+}
+
 /** Parses a redis connection string; returns a problem description when it is not valid. */
 export function parseRedisUrl(url: string): ParsedRedisUrl | string {
   const m = /^([a-z+]+):\/\/(?:([^@/]*)@)?([^/?#]*)(\/[^?#]*)?(?:\?([^#]*))?$/i.exec(url.trim());
@@ -91,7 +105,13 @@ export function parseRedisUrl(url: string): ParsedRedisUrl | string {
   }
   const params: Record<string, string> = {};
   if (m[5]) {
-    for (const [k, v] of new URLSearchParams(m[5])) params[k] = v;
+    for (const [k, v] of new URLSearchParams(m[5])) {
+      // Every parameter is honoured by the runtime (runtime/databroker/redis-options.ts) or refused
+      // here: a parameter compiled and silently ignored would be the worst kind of setting.
+      if (!REDIS_URL_PARAMS.includes(k)) return `unknown parameter \`${k}\` (supported: ${REDIS_URL_PARAMS.map((p) => `\`${p}\``).join(', ')})`;
+      if (durationMs(v) === undefined) return `parameter \`${k}\` must be a duration like \`500ms\`, \`5s\` or \`1m\` (at most 10 minutes), not \`${v}\``;
+      params[k] = v;
+    }
   }
   return { ...scheme, hosts, username, password, db, master, params };
 }
