@@ -5,8 +5,9 @@
  * to every worker as its checked JSON text; each verifies it again (schema, checksum), builds its
  * generation and answers, and the primary commits only when every worker accepted (two phases), so
  * the workers never serve different plans and never one the primary did not accept. A worker that
- * dies is replaced and gets the committed plan. The in-memory data broker lives in the primary (one instance, spec 2.6): workers
- * reach its session store over the cluster IPC channel (runtime/databroker/ipc-store.ts).
+ * dies is replaced and gets the committed plan. The session store lives in the primary (the one
+ * in-memory data broker of spec 2.6, or the Redis client): workers reach it over the cluster IPC
+ * channel (runtime/databroker/ipc-store.ts).
  * The worker side is runtime/run/worker.ts, which loads no compiler code.
  */
 import cluster, { type Worker } from 'node:cluster';
@@ -15,7 +16,7 @@ import { watch, type FSWatcher } from 'chokidar';
 import { prettyJson } from '../../compiler/plan/canonical-json.ts';
 import type { PlanEnvelope } from '../../compiler/plan/types.ts';
 import { serveStoreToWorkers } from '../databroker/ipc-store.ts';
-import { MemoryStore } from '../databroker/memory-store.ts';
+import { openSessionStore } from '../databroker/open-store.ts';
 import { exportEphemeralKey } from '../authn/signing-key.ts';
 import { lazyEphemeralKey, type Prepared } from './generation.ts';
 import { createReloader, type ReloadResult } from './reload.ts';
@@ -57,7 +58,8 @@ export async function runPrimary(options: ClusterOptions, workerArgs: readonly s
   // Default ('json') IPC serialization: session records are JSON values (see ipc-store.ts).
   cluster.setupPrimary({ args: [...workerArgs], silent: false });
   // Served before the first fork, so a worker's first store request always finds it.
-  const sessions = new MemoryStore();
+  // The plan's store lives here (memory: the one data broker; Redis: one client for every worker).
+  const sessions = openSessionStore(committed.body.settings, { ...(options.storeObserver ? { observer: options.storeObserver } : {}), ...(options.log ? { log: options.log } : {}) });
   const storeService = serveStoreToWorkers(sessions, cluster);
 
   // Workers that were sent the committed plan: the ones a reload asks. A worker that asks for its
