@@ -13,5 +13,3 @@ export { printCriterion, printPolicy, printRule } from './policy/print.ts';
 export { criteriaOf } from './policy/ir.ts';
 /** Whether one route matches every path another matches, `path_case` included (the shadowing check), for `svc diff`. */
 export { routeCovers } from './validate/rules/route-shadowed.ts';
-/** Redis connection strings (spec 2.6): the runtime reads the password from the secret string, which the plan keeps out of sight. */
-export { parseRedisUrl, durationMs, type ParsedRedisUrl } from './ir/redis.ts';

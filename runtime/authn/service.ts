@@ -217,6 +217,9 @@ export class Authn {
         this.#options.log?.({ msg: 'session refreshed', session: shortId(record.id), user: record.userId });
         return next;
       } catch (e) {
+        // The store could not keep the refreshed tokens: the session is not ended (the user was not
+        // signed out); the request answers 503 and the next one refreshes again.
+        if (storeUnavailable(e)) throw e;
         // A revoked grant or a failed refresh ends the session (fail closed).
         this.#options.log?.({ msg: 'session refresh failed; session ended', session: shortId(record.id), user: record.userId, error: (e as Error).message });
         await this.#store.delete(record.id).catch(() => undefined);

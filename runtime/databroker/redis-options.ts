@@ -9,7 +9,7 @@
  */
 import type { ClusterOptions, RedisOptions } from 'ioredis';
 import type { ConnectionOptions } from 'node:tls';
-import { durationMs, parseRedisUrl, type ParsedRedisUrl } from '../../compiler/index.ts';
+import { durationMs, parseRedisUrl, type ParsedRedisUrl } from '../../compiler/plan/redis-url.ts';
 import type { PlanSettings } from '../../compiler/plan/types.ts';
 import { readPemSource } from '../listen/pem.ts';
 import { resolvePem, resolveSecretText } from '../plan/secrets.ts';
