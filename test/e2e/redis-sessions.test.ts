@@ -2,8 +2,8 @@
  * Scale-out (issue 14): two `svc run` processes on different loopback addresses (127.0.0.1 and
  * 127.0.0.2, the same port) share one redis-server and a real OIDC provider. A session made on one
  * is used on the other; a sign-out on the other is refused by the first within a second; both
- * restart and the session lives on; Redis killed → 503 on protected routes, 200 on public ones, the
- * session kept → Redis back → the same session works again.
+ * restart and the session lives on; Redis killed → 503 on protected routes and forward-auth, 200 on
+ * public ones, the session kept → Redis back → the same session works again.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { request } from 'node:http';
@@ -22,9 +22,9 @@ const SVC = join(import.meta.dirname, '../../bin/svc');
 const PASSWORD = 'test-only-redis-password';
 const ADDRESSES = ['127.0.0.1', '127.0.0.2'] as const;
 
-function get(address: string, port: number, host: string, cookie: string): Promise<{ status: number; body: string; headers: import('node:http').IncomingHttpHeaders }> {
+function get(address: string, port: number, host: string, cookie: string, path = '/'): Promise<{ status: number; body: string; headers: import('node:http').IncomingHttpHeaders }> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: address, port, path: '/', agent: false, headers: { host, cookie, accept: 'text/html' } }, (res) => {
+    const req = request({ host: address, port, path, agent: false, headers: { host, cookie, accept: 'text/html' } }, (res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (c: string) => (body += c));
@@ -86,6 +86,7 @@ describeWithCommands(['redis-server', 'redis-cli'], 'two svc instances sharing o
         cookie_secure: false,
         authenticate_service_url: origin('authenticate'),
         signout_redirect_url: `${origin('app')}/`,
+        forward_auth_url: origin('fwd'),
         idp_provider_url: idp.issuer,
         idp_client_id: 'c',
         idp_client_secret: 's',
@@ -133,6 +134,8 @@ describeWithCommands(['redis-server', 'redis-cli'], 'two svc instances sharing o
       expect(r.headers['set-cookie']).toBeUndefined();
       expect((await get(a, port, `public.localhost:${port}`, '')).status).toBe(200);
       expect((await get(a, port, host, cookie)).status).toBe(503);
+      // A reverse proxy asking svc's forward-auth about this user gets 503 too, not 401 or 403.
+      expect((await get(a, port, `fwd.localhost:${port}`, cookie, `/verify?uri=${encodeURIComponent(`http://app.localhost:${port}/`)}`)).status).toBe(503);
     }
     // The outage is logged once per process, whatever the number of requests; never the password.
     await until(async () => logs.every((l) => /session store \(redis\) unreachable/.test(l)), 10_000);
