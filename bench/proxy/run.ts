@@ -12,6 +12,9 @@
  * (demo/dev-idp.ts) in its own process and signs alice in through svc with HttpBrowser before the
  * load, then checks that the cookie gets 200, that an anonymous request gets 401, that bob (not in
  * admins) gets 403, and that an upstream receives the signed assertion and the claim headers.
+ * `svc-auth-redis` is the same with `databroker_storage_type: redis` against a redis-server the bench
+ * starts on the load side's core (no persistence): the per-process cache answers almost every
+ * request, so the target is within 5 % of `svc-auth`.
  * `nginx-authreq` is nginx with `auth_request` to a minimal Node auth service (a session-cookie
  * lookup in a Map, no crypto), pinned to the proxy's core with nginx: both are that target's CPU.
  *
@@ -27,9 +30,9 @@
  * sending its few spans to a sink in the bench process; the report gives svc-traced/svc against the
  * issue's "under 3 %" cost.
  *
- * Needs nginx and wrk (Debian: `apt-get install -y nginx wrk`); CI does not run it. Run:
- * `npm run bench:proxy` (`--duration 10s`, `--connections 64`,
- * `--only svc,nginx,direct,svc-auth,nginx-authreq,svc-traced`, `--warmup 2s`, `--cpu-prof DIR` to write V8 CPU
+ * Needs nginx and wrk (Debian: `apt-get install -y nginx wrk`; svc-auth-redis also redis-server and
+ * redis-cli); CI does not run it. Run: `npm run bench:proxy` (`--duration 10s`, `--connections 64`,
+ * `--only svc,nginx,direct,svc-auth,svc-auth-redis,nginx-authreq,svc-traced`, `--warmup 2s`, `--cpu-prof DIR` to write V8 CPU
  * profiles of the svc processes into DIR). Every child process and the temp dir are removed on exit,
  * Ctrl-C or error.
  */
@@ -66,7 +69,7 @@ function seconds(text: string, option: string): number {
 
 class UsageError extends Error {}
 
-const TARGETS = ['svc', 'nginx', 'direct', 'svc-auth', 'nginx-authreq', 'svc-traced'] as const;
+const TARGETS = ['svc', 'nginx', 'direct', 'svc-auth', 'svc-auth-redis', 'nginx-authreq', 'svc-traced'] as const;
 /** The targets run without `--only`. */
 const DEFAULT_TARGETS = ['svc', 'nginx', 'direct', 'svc-auth', 'nginx-authreq'] as const;
 type Target = (typeof TARGETS)[number];
@@ -579,7 +582,7 @@ const ADMINS_POLICY = 'allow if groups has "admins"';
  * load (the measured route is the first). Sign-in through the dev IdP on plain HTTP, the
  * authenticate service on `authenticate.localhost:<port>` (svc's own port).
  */
-function svcAuthConfig(port: number, upstreamPort: number, echoPort: number, issuer: string, signingKey: string): string {
+function svcAuthConfig(port: number, upstreamPort: number, echoPort: number, issuer: string, signingKey: string, storage: Record<string, unknown> = {}): string {
   const route = (from: string, to: string) => ({ from, to, policy: ADMINS_POLICY, pass_identity_headers: true });
   return stringify({
     insecure_server: true,
@@ -596,6 +599,7 @@ function svcAuthConfig(port: number, upstreamPort: number, echoPort: number, iss
     jwt_claims_headers: ['email', 'groups'],
     address: `127.0.0.1:${port}`,
     routes: [route(`https://${HOST}`, `http://127.0.0.1:${upstreamPort}`), route(`https://echo.${HOST}`, `http://127.0.0.1:${echoPort}`)],
+    ...storage,
   });
 }
 
@@ -639,7 +643,7 @@ class CheckError extends Error {}
 
 interface Row {
   readonly label: string;
-  readonly kind: 'direct' | 'nginx' | 'svc' | 'nginx-authreq' | 'svc-auth' | 'svc-traced';
+  readonly kind: 'direct' | 'nginx' | 'svc' | 'nginx-authreq' | 'svc-auth' | 'svc-auth-redis' | 'svc-traced';
   readonly cores: 1 | 2;
   readonly routes?: number;
   readonly placement: string;
@@ -864,14 +868,31 @@ async function main(): Promise<number> {
     }
   };
 
-  const runSvcAuth = async () => {
+  /** A redis-server for svc-auth-redis, on the load side's core, without persistence. */
+  const startRedisServer = async (): Promise<{ port: number; child: ChildProcess }> => {
+    const redisBin = which('redis-server');
+    if (redisBin === undefined) throw new CheckError('svc-auth-redis needs redis-server (Debian: apt-get install -y redis-server)');
+    const port = await freePort();
+    const child = start(redisBin, ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no', '--dir', dir], LOAD, join(dir, 'redis.log'));
+    for (let i = 0; ; i++) {
+      const ping = spawnSync('redis-cli', ['-p', String(port), 'PING'], { encoding: 'utf8' });
+      if (ping.stdout?.includes('PONG')) break;
+      if (i > 200) throw new CheckError(`redis-server did not answer on ${port}: ${tail(join(dir, 'redis.log'))}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    return { port, child };
+  };
+
+  const runSvcAuth = async (kind: 'svc-auth' | 'svc-auth-redis') => {
+    const redis = kind === 'svc-auth-redis' ? await startRedisServer() : undefined;
     const port = await freePort();
     const authOrigin = `http://authenticate.localhost:${port}`;
     const idp = await startDevIdp({ clients: [{ ...BENCH_CLIENT, redirectUris: [`${authOrigin}/oauth2/callback`], postLogoutRedirectUris: ['https://example.com/'] }] });
     const echo = await startEcho();
     const conf = join(dir, 'svc-auth.yaml');
-    writeFileSync(conf, svcAuthConfig(port, upstreamPort, echo.port, idp.issuer, benchSigningKey()));
-    const log = join(dir, 'svc-auth.log');
+    const storage = redis ? { databroker_storage_type: 'redis', databroker_storage_connection_string: `redis://127.0.0.1:${redis.port}/0` } : {};
+    writeFileSync(conf, svcAuthConfig(port, upstreamPort, echo.port, idp.issuer, benchSigningKey(), storage));
+    const log = join(dir, `${kind}.log`);
     const { child, from } = startSvc(conf, 1, PROXY, log);
     try {
       // Ready: the route answers an anonymous API request with 401 (it needs a session).
@@ -917,11 +938,12 @@ async function main(): Promise<number> {
       console.log(`  check: alice signed in through the dev IdP (${hops.length} hops), cookie ${value.length} chars: 200 ok with it, 401 without;`);
       console.log(`         upstream got x-svc-jwt-assertion (${header.alg ?? '?'}, email ${String(claims['email'])}, groups ${groups.join(',')}), x-svc-claim-email/-groups, no _svc cookie; bob (guests): 403`);
       const cores = processTree(child.pid!).map(coresOf).join('/');
-      await measure(`svc, 1 worker, authenticated${from}`, 'svc-auth', 1, port, [child.pid!], cores, log, { routes: 2, headers: [`Cookie: ${cookie}`] });
+      await measure(`svc, 1 worker, authenticated${redis ? ', Redis store' : ''}${from}`, kind, 1, port, [child.pid!], cores, log, { routes: 2, headers: [`Cookie: ${cookie}`] });
     } finally {
       await stop(child);
       await echo.close();
       await idp.close();
+      if (redis) await stop(redis.child);
     }
   };
 
@@ -933,7 +955,8 @@ async function main(): Promise<number> {
   }
   if (opts.only.has('svc-traced')) await runSvcTraced();
   // svc-auth first: nginx-authreq then sends the same cookie (same request size).
-  if (opts.only.has('svc-auth')) await runSvcAuth();
+  if (opts.only.has('svc-auth')) await runSvcAuth('svc-auth');
+  if (opts.only.has('svc-auth-redis')) await runSvcAuth('svc-auth-redis');
   if (opts.only.has('nginx-authreq')) await runNginxAuthRequest();
   console.log('two cores:');
   if (ALL !== undefined) repin(upstream.pid!, ALL); // everything shares every core
@@ -1042,9 +1065,12 @@ function report(rows: readonly Row[], connections: number, hasWorkers: boolean):
     if (rq !== undefined) console.log(`  svc-auth/nginx-authreq:  ${rq.toFixed(2)}   target > 1.00 (ahead of nginx + auth_request to Node): ${verdict(rq > 1)}${byCpu(svcAuth, authReq)}`);
     const rs = ratio(svcAuth, svc1);
     if (rs !== undefined) console.log(`  svc-auth/svc:            ${rs.toFixed(2)}   (cost of the identity work; no target)${byCpu(svcAuth, svc1)}`);
+    const svcAuthRedis = find('svc-auth-redis', 1);
+    const rr2 = ratio(svcAuthRedis, svcAuth);
+    if (rr2 !== undefined) console.log(`  svc-auth-redis/svc-auth: ${rr2.toFixed(3)}   target ≥ 0.95 (Redis store within 5 % of the memory store): ${verdict(rr2 >= 0.95)}${byCpu(svcAuthRedis, svcAuth)}`);
     const rn = ratio(authReq, nginx1);
     if (rn !== undefined) console.log(`  nginx-authreq/nginx:     ${rn.toFixed(2)}   (cost of auth_request to a Node service; no target)${byCpu(authReq, nginx1)}`);
-    const perRequest = [nginx1, authReq, svc1, svcAuth].filter((r): r is Row => r !== undefined).map((r) => `${r.kind} ${cpuPerRequestUs(r).toFixed(0)} µs`);
+    const perRequest = [nginx1, authReq, svc1, svcAuth, find('svc-auth-redis', 1)].filter((r): r is Row => r !== undefined).map((r) => `${r.kind} ${cpuPerRequestUs(r).toFixed(0)} µs`);
     console.log(`  CPU per request:         ${perRequest.join(', ')}`);
     if (svcAuth) {
       const p99 = svcAuth.result.wrk.p99Ms;
@@ -1059,7 +1085,7 @@ function report(rows: readonly Row[], connections: number, hasWorkers: boolean):
     console.log(r.result.wrk.raw.trimEnd());
     console.log(`log tail (${r.logFile}):`);
     console.log(tail(r.logFile));
-    if (r.kind === 'svc' || r.kind === 'svc-auth' || r.kind === 'svc-traced') {
+    if (r.kind === 'svc' || r.kind === 'svc-auth' || r.kind === 'svc-auth-redis' || r.kind === 'svc-traced') {
       console.log('last log lines other than a 200 request:');
       console.log(tail(r.logFile, 20, (l) => !l.includes('"msg":"request"') || !l.includes('"status":200')) || '(none in the last 64 KiB)');
     }

@@ -35,7 +35,7 @@ import { errorAnswer, wantsJson } from '../server/error-page.ts';
 import { claimHeaderValue } from '../http/forward.ts';
 import type { PlanIndex } from '../plan/index.ts';
 import type { AuthState } from './auth-state.ts';
-import type { Authn, SignInRedirect } from './service.ts';
+import { STORE_UNAVAILABLE, type Authn, type SignInRedirect } from './service.ts';
 
 type Req = IncomingMessage | Http2ServerRequest;
 type Res = ServerResponse | Http2ServerResponse;
@@ -81,8 +81,11 @@ export async function forwardAuth(authn: Authn, state: AuthState, index: PlanInd
   // Normalized once: the same canonical host binds a bearer token and chooses the route.
   const canonical = canonicalize(index, { target, headers, scheme });
   const lookup = canonical.ok ? authn.resolve(state, headers as RequestHeaders, canonical.request.host) : null;
-  const session = lookup instanceof Promise ? await lookup : lookup;
+  const found = lookup instanceof Promise ? await lookup : lookup;
+  const session = found === STORE_UNAVAILABLE ? null : found;
   const d = decide(index, { method, target, scheme, headers, peer, nowMs: Date.now() }, session?.identity ?? null, { reasons: false, canonical });
+  // The session store is unreachable: where a session would matter, 503 (the user was not signed out).
+  if (found === STORE_UNAVAILABLE && (d.outcome === 'unauthenticated' || d.outcome === 'deny')) return fail(res, 503, requestId, 'session-store-unavailable', req);
   switch (d.outcome) {
     case 'allow':
     case 'redirect': {

@@ -6,11 +6,12 @@
  * - `cookie_secret` keys what lives in the user's browser: the session cookie (its own derivation in
  *   session-cookie.ts), the sign-in flow cookie and the sign-out CSRF token.
  * - `shared_secret` keys what one svc service hands another (spec 5.3): signed redirect parameters,
- *   sign-in hand-offs and programmatic tokens. Without one, `cookie_secret` stands in.
+ *   sign-in hand-offs, programmatic tokens, and the Redis session store's sealing and key-name keys
+ *   (runtime/databroker/redis-seal.ts). Without one, `cookie_secret` stands in.
  */
 import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 
-export type KeyPurpose = 'sign-in flow' | 'hand-off' | 'programmatic token' | 'csrf';
+export type KeyPurpose = 'sign-in flow' | 'hand-off' | 'programmatic token' | 'csrf' | 'session store seal' | 'session store names';
 
 /** A 32-byte key for `purpose`, derived from `secret`. */
 export function deriveKey(secret: Buffer, purpose: KeyPurpose): Uint8Array {

@@ -32,7 +32,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import { checkedEmail } from '../authz/email.ts';
 import type { InternalEndpoint, OutgoingHeaders, RequestHeaders } from '../decide/types.ts';
-import { newSessionId, type SessionRecord, type SessionStore } from '../databroker/session-store.ts';
+import { newSessionId, SessionStoreError, type SessionRecord, type SessionStore } from '../databroker/session-store.ts';
 import type { CanonicalRequest } from '../http/canonical-request.ts';
 import { errorAnswer, wantsJson } from '../server/error-page.ts';
 import type { AuthState } from './auth-state.ts';
@@ -97,8 +97,19 @@ export interface AuthnOptions {
   readonly refresher?: SessionRefresher;
 }
 
-/** The session a request carries: resolved now, later (a store round trip), or none. */
-export type SessionLookup = ResolvedSession | null | Promise<ResolvedSession | null>;
+/**
+ * The session store did not answer (a Redis outage): the request is neither signed in nor signed
+ * out. Callers answer 503 where a session would matter (fail closed, and never a sign-out).
+ */
+export const STORE_UNAVAILABLE: unique symbol = Symbol('session-store-unavailable');
+
+/** The session a request carries: resolved now, later (a store round trip), none, or unknown (store down). */
+export type SessionLookup = ResolvedSession | null | typeof STORE_UNAVAILABLE | Promise<ResolvedSession | null | typeof STORE_UNAVAILABLE>;
+
+/** True for the error of a store that could not be reached (the store logs the outage once). */
+export function storeUnavailable(e: unknown): boolean {
+  return e instanceof SessionStoreError && e.code === 'SVC_ERR_SESSION_STORE_UNAVAILABLE';
+}
 
 export class Authn {
   readonly cache: SessionCache;
@@ -171,6 +182,7 @@ export class Authn {
     const hit = this.cache.get(credential, state, now);
     if (hit) return hit;
     return this.#load(state, credential, bearer, audience, now).catch((e: unknown) => {
+      if (storeUnavailable(e)) return STORE_UNAVAILABLE;
       this.#options.log?.({ msg: 'session lookup failed; treating the request as signed out', error: (e as Error).message });
       return null;
     });

@@ -7,7 +7,8 @@
  * a store error is "no session" (SECURITY.md S22, DESIGN.md invariant 4).
  * INVARIANT (revocation): the cache drops an entry the moment the store reports the record changed
  * or deleted, in any process (SessionStore.onChange), so a revoked session is never served from it
- * (SECURITY.md S30).
+ * (SECURITY.md S30). When a shared store's change channel was lost, every entry is dropped once it is
+ * back (SessionStore.onFlush); meanwhile no entry outlives the cache's TTL (30 s).
  */
 import { createHash } from 'node:crypto';
 import type { Identity } from '../decide/types.ts';
@@ -59,6 +60,7 @@ export class SessionCache {
   readonly #ttlMs: number;
   readonly #max: number;
   readonly #off: () => void;
+  readonly #offFlush: () => void;
 
   constructor(
     readonly store: SessionStore,
@@ -67,6 +69,8 @@ export class SessionCache {
     this.#ttlMs = options.ttlMs ?? DEFAULT_TTL_MS;
     this.#max = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
     this.#off = store.onChange((id) => this.forget(id));
+    // Changes missed while a shared store's channel was down: nothing cached may be trusted.
+    this.#offFlush = store.onFlush?.(() => this.clear()) ?? (() => undefined);
   }
 
   /** The cached session of `credential` made under `owner`, when still fresh; undefined on a miss. */
@@ -106,6 +110,7 @@ export class SessionCache {
   /** Stops listening to the store. */
   close(): void {
     this.#off();
+    this.#offFlush();
     this.clear();
   }
 

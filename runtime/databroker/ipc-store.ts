@@ -13,6 +13,8 @@
  * - primary → every live worker: `{ type: 'store-changed', sessionId }` for every `onChange` of the
  *   primary's store. A worker's IPC messages arrive in order, so a `delete` a worker makes is
  *   announced to it before its reply.
+ * - primary → every live worker: `{ type: 'store-flushed' }` for every `onFlush` of the primary's
+ *   store (a shared store's change channel came back: changes may have been missed).
  *
  * Serialization: the cluster keeps Node's default `'json'` IPC serialization. Records are JSON values
  * (claims are identity-provider JSON), and JSON drops `undefined` properties, which is what the
@@ -49,8 +51,13 @@ export interface StoreChanged {
   readonly sessionId: string;
 }
 
+/** The primary's broadcast that its store may have missed changes (drop every cache entry). */
+export interface StoreFlushed {
+  readonly type: 'store-flushed';
+}
+
 /** Every message the primary sends about the store. */
-export type FromPrimaryStore = StoreReply | StoreChanged;
+export type FromPrimaryStore = StoreReply | StoreChanged | StoreFlushed;
 
 /** Default time a worker waits for the primary's answer. */
 export const DEFAULT_STORE_TIMEOUT_MS = 2_000;
@@ -133,6 +140,13 @@ export function serveStoreToWorkers(store: SessionStore, cluster: StoreClusterPo
     const message: StoreChanged = { type: 'store-changed', sessionId };
     for (const worker of Object.values(cluster.workers ?? {})) if (worker) sendTo(worker, message);
   });
+  // A shared store that may have missed changes (its channel came back): every worker's cache starts over.
+  const unsubscribeFlush =
+    store.onFlush?.(() => {
+      if (closed) return;
+      const message: StoreFlushed = { type: 'store-flushed' };
+      for (const worker of Object.values(cluster.workers ?? {})) if (worker) sendTo(worker, message);
+    }) ?? (() => undefined);
   cluster.on('message', onMessage);
 
   return {
@@ -141,6 +155,7 @@ export function serveStoreToWorkers(store: SessionStore, cluster: StoreClusterPo
       closed = true;
       cluster.off('message', onMessage);
       unsubscribe();
+      unsubscribeFlush();
     },
   };
 }
@@ -250,6 +265,7 @@ export class WorkerStore implements SessionStore {
   readonly #maxPending: number;
   readonly #pending = new Map<number, Pending>();
   readonly #listeners = new Set<(id: string) => void>();
+  readonly #flushListeners = new Set<() => void>();
   readonly #stopMessages: () => void;
   readonly #stopClose: () => void;
   #closed = false;
@@ -294,6 +310,12 @@ export class WorkerStore implements SessionStore {
   /** Marks `key` used in the primary's store: true once across every worker, then false until `expiresAtMs`. */
   async consumeOnce(key: string, expiresAtMs: number): Promise<boolean> {
     return (await this.#request('consumeOnce', [key, expiresAtMs], key)) as boolean;
+  }
+
+  /** Listens for the primary's `store-flushed` broadcasts (see {@link SessionStore.onFlush}). */
+  onFlush(listener: () => void): () => void {
+    this.#flushListeners.add(listener);
+    return () => this.#flushListeners.delete(listener);
   }
 
   /** Listens for the primary's `store-changed` broadcasts (see {@link SessionStore.onChange}). */
@@ -344,6 +366,16 @@ export class WorkerStore implements SessionStore {
 
   #onMessage(message: unknown): void {
     if (!isObject(message)) return;
+    if (message['type'] === 'store-flushed') {
+      for (const listener of this.#flushListeners) {
+        try {
+          listener();
+        } catch {
+          // Same as below.
+        }
+      }
+      return;
+    }
     if (message['type'] === 'store-changed') {
       const sessionId = message['sessionId'];
       if (typeof sessionId !== 'string') return;

@@ -49,6 +49,12 @@ export interface SessionStore {
    * Returns a function that removes the listener.
    */
   onChange(listener: (id: string) => void): () => void;
+  /**
+   * Calls `listener` when changes may have been missed (a shared store's change channel came back
+   * after a loss): every per-process cache must start over. Stores that never miss one omit it.
+   * Returns a function that removes the listener.
+   */
+  onFlush?(listener: () => void): () => void;
   /** Releases timers and connections; the store is unusable afterwards. */
   close(): Promise<void>;
 }

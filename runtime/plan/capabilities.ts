@@ -63,8 +63,6 @@ const LOCAL_GRPC_URL = 'http://localhost:5443/';
 
 const NO_GRPC = 'svc run serves and calls no gRPC (every service runs in one process)';
 const NO_JAEGER_AGENT = 'svc sends spans to tracing_jaeger_collector_endpoint (HTTP Thrift) only, never to the jaeger agent (UDP)';
-const NO_REDIS = 'Redis session storage is not implemented yet; sessions would stay in memory and be lost on restart';
-const NO_REDIS_TLS = 'it configures the connection to Redis session storage, which is not implemented yet';
 const NO_DIRECTORY =
   "directory APIs with a service account are not implemented; groups come from the identity provider's `groups` claim (ID token, and userinfo every idp_refresh_directory_interval)";
 const NO_DATA_PLANE = 'data-plane bootstrap options are not implemented: svc run proxies in its own process, with no separate data plane to configure';
@@ -171,21 +169,25 @@ export const CAPABILITIES: readonly Capability[] = [
   refused(
     ['databroker_service_url', 'databroker_service_urls'],
     ['settings.databroker.serviceUrls'],
-    'svc run keeps sessions in its own in-memory data broker; it never connects to a data broker service',
+    'svc run keeps sessions in its own data broker (in memory, or in Redis with databroker_storage_type); it never connects to a data broker service',
     (cx) => cx.explicit('databroker_service_url') || cx.explicit('databroker_service_urls') || !sameList(cx.settings.databroker.serviceUrls, [LOCAL_GRPC_URL]),
   ),
   refused(
     ['databroker_internal_service_url', 'databroker_internal_service_urls'],
     ['settings.databroker.internalServiceUrls'],
-    'svc run keeps sessions in its own in-memory data broker; it never connects to a data broker service',
+    'svc run keeps sessions in its own data broker (in memory, or in Redis with databroker_storage_type); it never connects to a data broker service',
     (cx) => cx.explicit('databroker_internal_service_url') || cx.explicit('databroker_internal_service_urls') || !sameList(cx.settings.databroker.internalServiceUrls, [LOCAL_GRPC_URL]),
   ),
-  refused(['databroker_storage_type'], ['settings.databroker.storage.type'], NO_REDIS, (cx) => cx.settings.databroker.storage.type !== 'memory'),
-  refused(['databroker_storage_connection_string', 'databroker_storage_connection_string_file'], ['settings.databroker.storage.connectionString', 'settings.databroker.storage.connection'], NO_REDIS, (cx) => cx.settings.databroker.storage.connectionString !== null),
-  refused(['databroker_storage_cert_file'], ['settings.databroker.storage.certFile'], NO_REDIS_TLS, (cx) => cx.settings.databroker.storage.certFile !== null),
-  refused(['databroker_storage_key_file'], ['settings.databroker.storage.keyFile'], NO_REDIS_TLS, (cx) => cx.settings.databroker.storage.keyFile !== null),
-  refused(['databroker_storage_ca_file'], ['settings.databroker.storage.caFile'], NO_REDIS_TLS, (cx) => cx.settings.databroker.storage.caFile !== null),
-  refused(['databroker_storage_tls_skip_verify'], ['settings.databroker.storage.tlsSkipVerify'], NO_REDIS_TLS, (cx) => cx.settings.databroker.storage.tlsSkipVerify),
+  // Sessions in memory or in Redis (runtime/databroker/open-store.ts, redis-options.ts): every URL
+  // shape, its parameters, and the TLS files. The plan's parsed `connection` is what a reviewer
+  // sees; the runtime reads the same URL from the connection string secret.
+  honoured(['databroker_storage_type'], 'settings.databroker.storage.type'),
+  honoured(['databroker_storage_connection_string', 'databroker_storage_connection_string_file'], 'settings.databroker.storage.connectionString'),
+  { support: 'compiled', keys: ['databroker_storage_connection_string'], paths: ['settings.databroker.storage.connection'], via: ['settings.databroker.storage.connectionString'] },
+  honoured(['databroker_storage_cert_file'], 'settings.databroker.storage.certFile'),
+  honoured(['databroker_storage_key_file'], 'settings.databroker.storage.keyFile'),
+  honoured(['databroker_storage_ca_file'], 'settings.databroker.storage.caFile'),
+  honoured(['databroker_storage_tls_skip_verify'], 'settings.databroker.storage.tlsSkipVerify'),
   // The gRPC defaults (`:5443`, insecure, all-in-one) are in every plan: only a value written in the
   // config, or one other than the mode's default, is a use.
   refused(['grpc_address'], ['settings.grpc.address'], `${NO_GRPC}; nothing would listen on grpc_address`, (cx) => cx.explicit('grpc_address') || !at(cx.settings.grpc.address, '', cx.settings.mode.allInOne ? 5443 : 443)),

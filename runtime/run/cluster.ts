@@ -5,8 +5,9 @@
  * to every worker as its checked JSON text; each verifies it again (schema, checksum), builds its
  * generation and answers, and the primary commits only when every worker accepted (two phases), so
  * the workers never serve different plans and never one the primary did not accept. A worker that
- * dies is replaced and gets the committed plan. The in-memory data broker lives in the primary (one instance, spec 2.6): workers
- * reach its session store over the cluster IPC channel (runtime/databroker/ipc-store.ts).
+ * dies is replaced and gets the committed plan. The session store lives in the primary (the one
+ * in-memory data broker of spec 2.6, or the Redis client): workers reach it over the cluster IPC
+ * channel (runtime/databroker/ipc-store.ts).
  * The worker side is runtime/run/worker.ts, which loads no compiler code.
  */
 import cluster, { type Worker } from 'node:cluster';
@@ -15,11 +16,10 @@ import { watch, type FSWatcher } from 'chokidar';
 import { prettyJson } from '../../compiler/plan/canonical-json.ts';
 import type { PlanEnvelope } from '../../compiler/plan/types.ts';
 import { serveStoreToWorkers } from '../databroker/ipc-store.ts';
-import { MemoryStore } from '../databroker/memory-store.ts';
 import { exportEphemeralKey } from '../authn/signing-key.ts';
 import { aggregatedScrape } from '../observe/metrics/cluster.ts';
 import { storeAnswers } from '../observe/metrics/health.ts';
-import { observedStore } from '../observe/metrics/observed-store.ts';
+import { openObservedStore } from '../observe/metrics/observed-store.ts';
 import { metricsFor, startLoaderMetrics } from '../observe/metrics/run-metrics.ts';
 import { lazyEphemeralKey, type Prepared } from './generation.ts';
 import { createReloader, type ReloadResult } from './reload.ts';
@@ -66,12 +66,14 @@ export async function runPrimary(
   // Default ('json') IPC serialization: session records are JSON values (see ipc-store.ts).
   cluster.setupPrimary({ args: [...workerArgs], silent: false });
   // Served before the first fork, so a worker's first store request always finds it.
-  const sessions = new MemoryStore();
   // Metrics (metrics_address): the primary keeps the configuration and storage figures and serves
-  // one scrape aggregating every worker's (runtime/observe/metrics/cluster.ts).
-  // The identity manager (below) is read at scrape time, after it started.
-  const metrics = metricsFor(committed, 'loader', { identityManager: () => manager?.figures() });
-  const storeService = serveStoreToWorkers(metrics ? observedStore(sessions, metrics.store, 'memory') : sessions, cluster);
+  // one scrape aggregating every worker's (runtime/observe/metrics/cluster.ts). The identity
+  // manager and the store (below) are read at scrape time, after they started.
+  const metrics = metricsFor(committed, 'loader', { identityManager: () => manager?.figures(), storePool: () => opened.pool() });
+  // The plan's store lives here (memory: the one data broker; Redis: one client for every worker).
+  const opened = openObservedStore(committed.body.settings, metrics?.store ?? options.storeObserver, options.log);
+  const sessions = opened.store;
+  const storeService = serveStoreToWorkers(sessions, cluster);
   // The identity manager runs here, where the store is held, never in a worker (spec 2.4). It follows
   // the committed plan: its provider client is built here from that plan, as a worker builds its own.
   let auth: AuthState | undefined;

@@ -18,6 +18,7 @@
 import type { PlanEnvelope } from '../../compiler/plan/types.ts';
 import type { Prepared } from './generation.ts';
 import { listenerChange } from './serve.ts';
+import { storageChange } from '../databroker/open-store.ts';
 
 export type ReloadResult = { readonly ok: true; readonly result: 'swapped' | 'unchanged'; readonly checksum: string } | { readonly ok: false; readonly error: string };
 
@@ -59,7 +60,7 @@ export function createReloader(steps: ReloadSteps): Reloader {
     try {
       const plan = await (call.load ?? steps.load)();
       const current = steps.current();
-      const change = listenerChange(current.body.settings, plan.body.settings);
+      const change = listenerChange(current.body.settings, plan.body.settings) ?? storageChange(current.body.settings, plan.body.settings);
       if (change !== undefined) throw new Error(change);
       prepared = await steps.prepare(plan);
       if (call.decide && !(await call.decide(plan))) {

@@ -10,9 +10,8 @@ import { compile, renderText, isSecretPath } from '../../compiler/index.ts';
 import type { PlanEnvelope } from '../../compiler/plan/types.ts';
 import { refusal, UNSUPPORTED_SETTING } from '../plan/capabilities.ts';
 import { parsePlan, PlanLoadError } from '../plan/load.ts';
-import { MemoryStore } from '../databroker/memory-store.ts';
 import { storeAnswers } from '../observe/metrics/health.ts';
-import { observedStore } from '../observe/metrics/observed-store.ts';
+import { openObservedStore } from '../observe/metrics/observed-store.ts';
 import { metricsFor, startLoaderMetrics, type LoaderMetrics } from '../observe/metrics/run-metrics.ts';
 import { upstreamSnapshots } from './state.ts';
 import { lazyEphemeralKey, startGenerations, type ServedStore } from './generation.ts';
@@ -130,8 +129,8 @@ export async function run(options: RunOptions): Promise<Running> {
   options.onPlan?.(plan);
   // Metrics (when `metrics_address` is set): upstream health is read from the generation in service.
   let served: ServedStore | undefined;
-  // The identity manager (started below) is read at scrape time.
-  const metrics = metricsFor(plan, 'loader', { identityManager: () => manager?.figures(), upstreams: () => (served ? upstreamSnapshots(served.current.forward, served.current.plan.body.routes) : []) });
+  // The identity manager and the store (made below) are read at scrape time.
+  const metrics = metricsFor(plan, 'loader', { identityManager: () => manager?.figures(), storePool: () => opened?.pool(), upstreams: () => (served ? upstreamSnapshots(served.current.forward, served.current.plan.body.routes) : []) });
   const generations = await startGenerations(plan, {
     scheme: plan.body.settings.server.insecure ? 'http' : 'https',
     ephemeralKey: lazyEphemeralKey(options.log),
@@ -141,7 +140,8 @@ export async function run(options: RunOptions): Promise<Running> {
   const store = (served = generations.store);
   // One memory data broker per process (spec 2.6), unless the caller gives the store; with metrics
   // it is timed here (storage_operation_duration_ms) and probed for readiness.
-  const sessions: SessionStore = options.sessionStore ?? (metrics ? observedStore(new MemoryStore(), metrics.store, 'memory') : new MemoryStore());
+  const opened = options.sessionStore ? undefined : openObservedStore(plan.body.settings, metrics?.store ?? options.storeObserver, options.log);
+  const sessions: SessionStore = options.sessionStore ?? opened!.store;
   const closeSessions = () => (options.sessionStore ? Promise.resolve() : sessions.close());
   // The manager follows the generation in service (a reload changes its provider and intervals).
   const { refresher, manager } = startIdentityManager(sessions, () => managerSettings(store.current.auth), options);

@@ -20,8 +20,8 @@ import { createUpgradeHandler } from '../server/upgrade.ts';
 import { defaultSecureContext, secureContextOptions } from '../listen/material.ts';
 import { createProxyProtocolServer } from '../listen/proxy-protocol.ts';
 import { Authn } from '../authn/service.ts';
-import { MemoryStore } from '../databroker/memory-store.ts';
-import type { SessionStore } from '../databroker/session-store.ts';
+import { openSessionStore } from '../databroker/open-store.ts';
+import type { SessionStore, StoreObserver } from '../databroker/session-store.ts';
 import type { SessionRefresher } from '../identity/session-refresher.ts';
 import type { ServedStore } from './generation.ts';
 import { InFlight } from '../server/in-flight.ts';
@@ -30,12 +30,14 @@ export interface ServeOptions extends Omit<HandlerOptions, 'scheme' | 'authn' | 
   /** Overrides `settings.server.address` (tests listen on port 0). */
   readonly listen?: { readonly host: string; readonly port: number };
   /**
-   * Where sessions live. A single process makes its own in-memory store when this is absent; a
-   * cluster worker passes the primary's store (one memory data broker, spec 2.6).
+   * Where sessions live. A single process opens the plan's store when this is absent (memory, or
+   * Redis: `databroker_storage_type`); a cluster worker passes its view of the primary's store.
    */
   readonly sessionStore?: SessionStore;
   /** Refreshes sessions; `svc run` shares it with the identity manager (runtime/identity/). */
   readonly sessionRefresher?: SessionRefresher;
+  /** Told every storage operation of the store this process opens (spec §6 figures). */
+  readonly storeObserver?: StoreObserver;
 }
 
 export interface Listening {
@@ -145,8 +147,9 @@ export function listenerChange(a: PlanSettings, b: PlanSettings): string | undef
 export async function serve(store: ServedStore, options: ServeOptions = {}): Promise<Listening> {
   const settings = store.current.plan.body.settings;
   const insecure = settings.server.insecure;
-  // One memory data broker per process unless the cluster primary provides the store (spec 2.6).
-  const sessions = options.sessionStore ?? new MemoryStore();
+  // The plan's store (one memory data broker per process, or the shared Redis) unless `svc run` or
+  // the cluster primary provides it (spec 2.6). Its storage settings are fixed while svc runs (storageChange).
+  const sessions = options.sessionStore ?? openSessionStore(settings, { ...(options.storeObserver ? { observer: options.storeObserver } : {}), ...(options.log ? { log: options.log } : {}) });
   const authn = new Authn(sessions, { scheme: insecure ? 'http' : 'https', ...(options.log ? { log: options.log } : {}), ...(options.sessionRefresher ? { refresher: options.sessionRefresher } : {}) });
 
   let server: Server | HttpsServer | Http2SecureServer;

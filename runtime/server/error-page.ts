@@ -26,6 +26,11 @@ const EXPLAIN: Readonly<Record<number, string>> = {
   505: 'HTTP/1.0 is not supported; use HTTP/1.1 or later.',
 };
 
+/** Explanations of reasons that say more than their status's general one. */
+const EXPLAIN_REASON: Readonly<Record<string, string>> = {
+  'session-store-unavailable': 'Sessions cannot be read right now (the session store is unreachable), so svc cannot tell who you are. You were not signed out: try again in a moment.',
+};
+
 /** Tells whether an `Accept` header prefers JSON (an API client). */
 export function wantsJson(accept: string | undefined): boolean {
   return accept !== undefined && /\bapplication\/(?:[\w.+-]*\+)?json\b/i.test(accept) && !/\btext\/html\b/i.test(accept);
@@ -34,7 +39,7 @@ export function wantsJson(accept: string | undefined): boolean {
 /** Builds an error answer. `reason` is a stable code (`no-route`, `domain-unauthorized`, …). */
 export function errorAnswer(status: number, requestId: string, reason: string, json: boolean): ErrorAnswer {
   const title = `${status} ${STATUS_CODES[status] ?? 'Error'}`;
-  const explanation = EXPLAIN[status] ?? 'The request could not be served.';
+  const explanation = EXPLAIN_REASON[reason] ?? EXPLAIN[status] ?? 'The request could not be served.';
   const common = { 'cache-control': 'no-store', 'x-request-id': requestId, 'x-content-type-options': 'nosniff' };
   if (json) {
     return { status, headers: { ...common, 'content-type': 'application/json' }, body: `${JSON.stringify({ status, error: STATUS_CODES[status] ?? 'Error', reason, message: explanation, request_id: requestId })}\n` };

@@ -22,7 +22,7 @@ import type { RequestObserver } from '../observe/metrics/registry.ts';
 import type { Route } from '../../compiler/plan/types.ts';
 import type { AuthState } from '../authn/auth-state.ts';
 import type { ResolvedSession } from '../authn/session-cache.ts';
-import type { Authn, SessionLookup } from '../authn/service.ts';
+import { STORE_UNAVAILABLE, type Authn, type SessionLookup } from '../authn/service.ts';
 import { canonicalize, connectAuthority, decide, decideConnect, type Canonical } from '../decide/decide.ts';
 import type { Decision, DecisionRequest, RequestHeaders } from '../decide/types.ts';
 import type { CompiledRoute } from '../plan/index.ts';
@@ -110,6 +110,8 @@ export interface Admission {
   /** The canonical request (null for CONNECT, whose target is an authority). */
   readonly canonical: CanonicalRequest | null;
   readonly session: ResolvedSession | null;
+  /** True when the session store could not be reached (then `session` is null, and means "unknown"). */
+  readonly storeUnavailable: boolean;
   /** The generation's authentication state (undefined without `authn`). */
   readonly auth: AuthState | undefined;
   /** Set exactly when `decision.outcome` is `allow` for a forward route. */
@@ -123,7 +125,8 @@ const NO_OUTCOME = (): void => undefined;
 /**
  * Admits or refuses one entry under generation `gen`. Calls `then` exactly once: synchronously when
  * the session is cached (the common request), after the store answers otherwise. Never throws for
- * any request; a session lookup that fails makes the request anonymous (fail closed).
+ * any request; a session lookup that fails makes the request anonymous (fail closed), and one that
+ * could not reach the store answers 503 where a session matters (`withoutStore`).
  */
 export function admit(gen: ServedGeneration, entry: Entry, options: GateOptions, then: (result: GateResult) => void): void {
   if (entry.httpVersion === '1.0') return then(REFUSED_HTTP_10);
@@ -149,14 +152,16 @@ export function admit(gen: ServedGeneration, entry: Entry, options: GateOptions,
   const trace = entry.trace;
   const lookupSpan = trace && authn && auth && host !== '' ? trace.child('session lookup') : undefined;
   if (authn && auth && host !== '') lookup = authority === undefined ? authn.resolve(auth, entry.headers, host) : authn.resolveTunnel(auth, entry.headers, host);
+  const decide = (session: ResolvedSession | null) => (trace ? tracedDecision(trace, gen, entry, options, canonical, session, auth) : decideEntry(gen, entry, options, canonical, session, auth));
+  const decideWith = (session: Awaited<SessionLookup>) => (session === STORE_UNAVAILABLE ? withoutStore(decide(null)) : decide(session));
   if (lookup instanceof Promise)
     void lookup.then((session) => {
       lookupSpan?.end();
-      then(trace ? tracedDecision(trace, gen, entry, options, canonical, session, auth) : decideEntry(gen, entry, options, canonical, session, auth));
+      then(decideWith(session));
     });
   else {
     lookupSpan?.end();
-    then(trace ? tracedDecision(trace, gen, entry, options, canonical, lookup, auth) : decideEntry(gen, entry, options, canonical, lookup, auth));
+    then(decideWith(lookup));
   }
 }
 
@@ -168,6 +173,24 @@ function tracedDecision(trace: RequestTrace, gen: ServedGeneration, entry: Entry
   span.end();
   return r;
 }
+
+/**
+ * The answer while the session store is unreachable: a request that would need a session (sign in,
+ * or a policy that refuses anonymous users) is 503 `session-store-unavailable` instead, never a
+ * sign-in redirect or a 403 (the user was not signed out); public routes are served; svc's own
+ * endpoints learn it through `storeUnavailable`.
+ */
+function withoutStore(r: GateResult): GateResult {
+  if (!r.admitted) return r;
+  const d = r.decision;
+  if (d.outcome === 'unauthenticated' || d.outcome === 'deny') {
+    return { ...r, decision: { outcome: 'unavailable', status: 503, route: d.route, reasons: [SESSION_STORE_UNAVAILABLE] }, storeUnavailable: true };
+  }
+  return { ...r, storeUnavailable: true };
+}
+
+/** The reason of a 503 while the session store is unreachable. */
+export const SESSION_STORE_UNAVAILABLE = 'session-store-unavailable';
 
 const REFUSED_HTTP_10: Refusal = { admitted: false, status: 505, problem: 'http-1.0-unsupported' };
 const REFUSED_TOO_MANY_HEADERS: Refusal = { admitted: false, status: 431, problem: 'too-many-headers' };
@@ -202,7 +225,7 @@ function decideEntry(gen: ServedGeneration, entry: Entry, options: GateOptions, 
     const index = picked?.index ?? upstreamIndexOf(route, decision.upstream.url);
     upstream = { index, pool: forward.pools[decision.route.index]?.[index], tls: forward.upstreamTls(decision.route.index), done: picked?.done ?? NO_OUTCOME };
   }
-  return { admitted: true, decision, canonical: canonical?.ok ? canonical.request : null, session, auth, upstream };
+  return { admitted: true, decision, canonical: canonical?.ok ? canonical.request : null, session, storeUnavailable: false, auth, upstream };
 }
 
 /**

@@ -18,7 +18,8 @@ import type { CompiledRoute } from '../plan/index.ts';
 import type { ServedGeneration, ServedStore } from '../run/generation.ts';
 import { denialAnswer } from '../authn/denied.ts';
 import { sendError, wantsJson } from './error-page.ts';
-import { admit, type Admission, type GateOptions } from './gate.ts';
+import { admit, SESSION_STORE_UNAVAILABLE, type Admission, type GateOptions } from './gate.ts';
+import { storeUnavailable } from '../authn/service.ts';
 import type { PoolOptions } from './pools.ts';
 import { UpstreamExchange } from './upstream-exchange.ts';
 import { pathOf, type AccessEntry } from '../observe/log/access-line.ts';
@@ -244,6 +245,12 @@ function respond(gen: ServedGeneration, a: Admission, req: Req, res: Res, reques
         sendError(res, 404, requestId, 'endpoint-not-available', accept, false);
         return;
       }
+      // Without the session store, svc's session endpoints cannot tell who is signed in: 503, never
+      // a sign-out that clears the cookie or a sign-in over a live session. The JWKS needs no session.
+      if (a.storeUnavailable && d.endpoint.path !== '/.well-known/svc/jwks.json') {
+        sendError(res, 503, requestId, SESSION_STORE_UNAVAILABLE, accept, false);
+        return;
+      }
       const q = (req.url ?? '').indexOf('?');
       const span = trace?.child(d.endpoint.path === '/oauth2/callback' ? 'sign-in callback' : 'svc endpoint');
       span?.setAttribute('url.path', d.endpoint.path);
@@ -255,6 +262,7 @@ function respond(gen: ServedGeneration, a: Admission, req: Req, res: Res, reques
       done.catch((e: unknown) => {
         options.log?.({ msg: 'endpoint error', requestId, path: d.endpoint.path, error: (e as Error).message });
         if (res.headersSent) res.destroy();
+        else if (storeUnavailable(e)) sendError(res, 503, requestId, SESSION_STORE_UNAVAILABLE, accept, false);
         else sendError(res, 500, requestId, 'internal-error', accept, false);
       });
       return;
@@ -273,7 +281,7 @@ function respond(gen: ServedGeneration, a: Admission, req: Req, res: Res, reques
       return;
     }
     case 'unavailable':
-      sendError(res, 503, requestId, 'no-healthy-upstream', accept, false);
+      sendError(res, 503, requestId, d.reasons.includes(SESSION_STORE_UNAVAILABLE) ? SESSION_STORE_UNAVAILABLE : 'no-healthy-upstream', accept, false);
       return;
     case 'unauthenticated':
       if (d.location !== null) {

@@ -23,7 +23,8 @@ export interface BrowserRequestInit {
   readonly body?: string;
 }
 
-export type Route = (url: URL) => { readonly port: number; readonly tls?: boolean } | undefined;
+/** Where a URL's host is served: a loopback port, and the loopback address (default 127.0.0.1). */
+export type Route = (url: URL) => { readonly port: number; readonly tls?: boolean; readonly address?: string } | undefined;
 
 interface StoredCookie {
   readonly name: string;
@@ -169,7 +170,7 @@ export class HttpBrowser {
     }
 
     const options: https.RequestOptions = {
-      host: '127.0.0.1',
+      host: route.address ?? '127.0.0.1',
       port: route.port,
       method,
       path: `${target.pathname}${target.search}`,

@@ -4,7 +4,10 @@
  * store that reports to an observer on its own (the Redis store) is given the observer instead and
  * must not be wrapped, or each operation would count twice.
  */
-import { isSessionDirectory, type SessionDirectory, type SessionStore, type StorageOperation, type StoreObserver } from '../../databroker/session-store.ts';
+import type { PlanSettings } from '../../../compiler/plan/types.ts';
+import { openSessionStore } from '../../databroker/open-store.ts';
+import { RedisStore } from '../../databroker/redis-store.ts';
+import { isSessionDirectory, type SessionDirectory, type SessionStore, type StorageOperation, type StoreObserver, type StorePoolFigures } from '../../databroker/session-store.ts';
 
 /** `store`, with every operation reported to `observer` under `backend`. */
 export function observedStore(store: SessionStore, observer: StoreObserver, backend: 'memory' | 'redis'): SessionStore {
@@ -45,4 +48,19 @@ export function observedStore(store: SessionStore, observer: StoreObserver, back
     releaseLease: (name, holder) => timed('releaseLease', () => store.releaseLease(name, holder)),
   };
   return { ...wrapped, ...directory };
+}
+
+/**
+ * Opens the plan's session store (runtime/databroker/open-store.ts) with its storage operations
+ * timed for `metrics` when given: the Redis store reports to the observer itself, a memory store is
+ * wrapped. `pool` reads the Redis connection figures (undefined for memory).
+ */
+export function openObservedStore(
+  settings: PlanSettings,
+  observer: StoreObserver | undefined,
+  log?: (entry: Record<string, unknown>) => void,
+): { readonly store: SessionStore; pool(): StorePoolFigures | undefined } {
+  const opened = openSessionStore(settings, { ...(observer ? { observer } : {}), ...(log ? { log } : {}) });
+  const store = observer && !(opened instanceof RedisStore) ? observedStore(opened, observer, 'memory') : opened;
+  return { store, pool: () => (opened instanceof RedisStore ? opened.poolFigures() : undefined) };
 }

@@ -18,6 +18,9 @@ describe('redis connection strings (spec 2.6)', () => {
   it('cluster', () => {
     expect(parseRedisUrl('rediss+cluster://u:p@n1:7000,n2:7001/')).toMatchObject({ kind: 'cluster', tls: true, hosts: [{ host: 'n1', port: 7000 }, { host: 'n2', port: 7001 }] });
   });
+  it('duration parameters', () => {
+    expect(parseRedisUrl('redis://cache/?dial_timeout=250ms&read_timeout=2s')).toMatchObject({ params: { dial_timeout: '250ms', read_timeout: '2s' } });
+  });
   it.each([
     ['http://cache:6379', /unknown scheme/],
     ['redis://', /no host/],
@@ -27,6 +30,13 @@ describe('redis connection strings (spec 2.6)', () => {
     ['redis+sentinel://s1:26379', /master/],
     ['redis+cluster://n1:7000/2', /no database/],
     ['cache:6379', /expected/],
+    ['redis://cache/?pool_size=3', /unknown parameter `pool_size`/],
+    ['redis+sentinel://s1/m?dial_timeout=5', /duration/],
+    ['redis://cache/?read_timeout=11m', /duration/],
+    ['redis://cache/a/b', /too many path segments/],
+    ['redis+sentinel://s1/m/1/2', /too many path segments/],
+    ['redis://u:%zz@cache', /percent-encoding/],
+    ['redis://[::1', /not a host/],
   ])('%s is rejected', (url, problem) => {
     const r = parseRedisUrl(url);
     expect(typeof r).toBe('string');

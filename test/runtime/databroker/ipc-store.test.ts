@@ -434,3 +434,41 @@ describe('serveStoreToWorkers request handling', () => {
     expect(await ws.isRevoked('a')).toBe(false);
   });
 });
+
+describe('store flushes across the cluster channel', () => {
+  /** The primary's store, telling `onFlush` listeners when told to (a Redis store does after its channel came back). */
+  class FlushingStore extends MemoryStore {
+    readonly #flush = new Set<() => void>();
+    onFlush(listener: () => void): () => void {
+      this.#flush.add(listener);
+      return () => this.#flush.delete(listener);
+    }
+    flush(): void {
+      for (const l of this.#flush) l();
+    }
+  }
+
+  it('every worker hears a flush of the primary’s store, until the service or the worker closes', async () => {
+    const cluster = new FakeCluster();
+    const store = new FlushingStore({ sweepIntervalMs: 0 });
+    const service = serveStoreToWorkers(store, cluster);
+    const a = new WorkerStore({ channel: cluster.fork().channel });
+    const b = new WorkerStore({ channel: cluster.fork().channel });
+    cleanups.push(() => store.close(), () => service.close(), () => a.close(), () => b.close());
+    let heardA = 0;
+    let heardB = 0;
+    const offA = a.onFlush(() => heardA++);
+    b.onFlush(() => heardB++);
+    store.flush();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect([heardA, heardB]).toEqual([1, 1]);
+    offA();
+    store.flush();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect([heardA, heardB]).toEqual([1, 2]);
+    service.close();
+    store.flush();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect([heardA, heardB]).toEqual([1, 2]);
+  });
+});

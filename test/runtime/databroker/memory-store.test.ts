@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryStore, type MemoryStoreOptions } from '../../../runtime/databroker/memory-store.ts';
 import { SessionStoreError, newSessionId, type SessionRecord } from '../../../runtime/databroker/session-store.ts';
 import { sessionRecord } from './records.ts';
+import { storeContract } from './store-contract.ts';
 
 const T0 = 1_700_000_000_000;
 
@@ -284,4 +285,8 @@ describe('MemoryStore one-time keys and change notifications', () => {
     await s.delete(r2.id);
     expect(seen).toHaveLength(2);
   });
+});
+
+describe('MemoryStore: the store contract', () => {
+  storeContract({ open: async () => new MemoryStore({ sweepIntervalMs: 0 }) });
 });

@@ -157,12 +157,6 @@ describe('uses of refused and partly honoured settings', () => {
     authorize_internal_service_url: () => ({ settings: { authorize_internal_service_url: 'https://authz.internal' } }),
     databroker_service_url: () => ({ settings: { databroker_service_url: 'https://db.internal' } }),
     databroker_internal_service_url: () => ({ settings: { databroker_internal_service_url: 'https://db.internal' } }),
-    databroker_storage_type: () => ({ settings: { databroker_storage_type: 'redis', databroker_storage_connection_string: 'redis://localhost:6379' } }),
-    databroker_storage_connection_string: () => ({ settings: { databroker_storage_connection_string: 'redis://localhost:6379' } }),
-    databroker_storage_cert_file: () => ({ settings: { databroker_storage_cert_file: 'redis.crt', databroker_storage_key_file: 'redis.key' }, files: { 'redis.crt': pki.certPem, 'redis.key': pki.keyPem } }),
-    databroker_storage_key_file: () => ({ settings: { databroker_storage_cert_file: 'redis.crt', databroker_storage_key_file: 'redis.key' }, files: { 'redis.crt': pki.certPem, 'redis.key': pki.keyPem } }),
-    databroker_storage_ca_file: () => ({ settings: { databroker_storage_ca_file: 'redis-ca.crt' }, files: { 'redis-ca.crt': pki.certPem } }),
-    databroker_storage_tls_skip_verify: () => ({ settings: { databroker_storage_tls_skip_verify: true } }),
     grpc_address: () => ({ settings: { grpc_address: ':5443' } }),
     grpc_insecure: () => ({ settings: { grpc_insecure: true } }),
     grpc_client_timeout: () => ({ settings: { grpc_client_timeout: '5s' } }),
@@ -203,9 +197,10 @@ describe('uses of refused and partly honoured settings', () => {
     ]);
   });
 
-  it('Redis storage says why: sessions would be lost on restart', () => {
-    const p = plan({ databroker_storage_type: 'redis', databroker_storage_connection_string: 'redis://localhost:6379' });
-    expect(refusal(p)).toContain('config.yaml:10:26: error SVC_ERR_UNSUPPORTED_SETTING databroker_storage_type: Redis session storage is not implemented yet; sessions would stay in memory and be lost on restart');
+  it('Redis storage is honoured: every databroker_storage_* setting', () => {
+    const p = plan({ databroker_storage_type: 'redis', databroker_storage_connection_string: 'rediss+sentinel://:pw@s1:26379,s2:26379/m/1?dial_timeout=1s', databroker_storage_tls_skip_verify: true });
+    expect(settingUses(p)).toEqual([]);
+    expect(refusal(p)).toBeUndefined();
   });
 
   it('assertSupported (what a cluster worker checks before a swap) throws the same lines', () => {

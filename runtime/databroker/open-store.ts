@@ -1,0 +1,50 @@
+/**
+ * The session store a plan asks for (`databroker_storage_type`): memory (one process tree, spec
+ * 2.6) or Redis (shared by every instance; docs/scale-out.md). Made once per process tree, by the
+ * single process (serve.ts) or the cluster primary (cluster.ts); a reload that changes the storage
+ * settings is refused (`storageChange`), since sessions cannot move between stores.
+ */
+import type { PlanSettings } from '../../compiler/plan/types.ts';
+import { resolveSecretText } from '../plan/secrets.ts';
+import { MemoryStore } from './memory-store.ts';
+import { RedisStore } from './redis-store.ts';
+import type { SessionStore, StoreObserver } from './session-store.ts';
+
+export interface OpenStoreOptions {
+  readonly observer?: StoreObserver;
+  readonly log?: (entry: Record<string, unknown>) => void;
+}
+
+/**
+ * Opens the plan's store. A Redis store connects in the background: svc starts while Redis is down
+ * (and logs it). Throws `RedisConfigError`, `SecretError` or `TlsMaterialError` for unusable settings.
+ */
+export function openSessionStore(settings: PlanSettings, options: OpenStoreOptions = {}): SessionStore {
+  const storage = settings.databroker.storage;
+  if (storage.type === 'memory') return new MemoryStore();
+  return new RedisStore({ storage, secret: storeSecret(settings), ...(options.observer ? { observer: options.observer } : {}), ...(options.log ? { log: options.log } : {}) });
+}
+
+/** `shared_secret`, or `cookie_secret` standing in (runtime/authn/keys.ts), decoded. */
+function storeSecret(settings: PlanSettings): Buffer {
+  const secret = settings.mode.sharedSecret ?? settings.cookie.secret;
+  if (secret === null) throw new Error('the Redis session store needs shared_secret (or cookie_secret) to seal what it stores');
+  const what = settings.mode.sharedSecret ? 'shared_secret' : 'cookie_secret';
+  return Buffer.from(resolveSecretText(secret, what).trim(), 'base64');
+}
+
+/**
+ * Why a new plan cannot keep the running session store, or undefined when it can: the storage
+ * settings, and for Redis the secret that seals its values, are fixed while svc runs.
+ */
+export function storageChange(a: PlanSettings, b: PlanSettings): string | undefined {
+  const shape = (s: PlanSettings) => {
+    const st = s.databroker.storage;
+    const fp = (x: { readonly fingerprint: string } | null) => x?.fingerprint ?? null;
+    const pem = (x: { readonly sha256: string } | null) => x?.sha256 ?? null;
+    return JSON.stringify([st.type, fp(st.connectionString), pem(st.caFile), pem(st.certFile), fp(st.keyFile), st.tlsSkipVerify, st.type === 'redis' ? fp(s.mode.sharedSecret ?? s.cookie.secret) : null]);
+  };
+  return shape(a) === shape(b)
+    ? undefined
+    : 'the session storage settings changed (databroker_storage_*, or the shared_secret that seals Redis values): restart svc to apply them';
+}
