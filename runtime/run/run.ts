@@ -8,6 +8,8 @@ import { readFileSync } from 'node:fs';
 import { watch, type FSWatcher } from 'chokidar';
 import { compile, renderText, isSecretPath } from '../../compiler/index.ts';
 import type { PlanEnvelope } from '../../compiler/plan/types.ts';
+import { startAutocert } from '../listen/acme/start.ts';
+import type { AutocertManager } from '../listen/acme/manager.ts';
 import { refusal, UNSUPPORTED_SETTING } from '../plan/capabilities.ts';
 import { parsePlan, PlanLoadError } from '../plan/load.ts';
 import { lazyEphemeralKey, startGenerations, type ServedStore } from './generation.ts';
@@ -32,6 +34,8 @@ export type { ReloadResult } from './reload.ts';
 export interface Running {
   readonly store: ServedStore;
   readonly listening: Listening;
+  /** The autocert manager, when the first plan sets `autocert` (runtime/listen/acme/manager.ts). */
+  readonly autocert: AutocertManager | null;
   /** Reloads now (what a file change does). */
   reload(): Promise<ReloadResult>;
   /** The last reload's outcome (for `config_last_reload_success`). */
@@ -91,16 +95,20 @@ export async function run(options: RunOptions): Promise<Running> {
   const plan = loadForRun(options);
   // Before anything logs: the plan's log settings apply to its own generation's lines.
   options.onPlan?.(plan);
+  // Process-wide, outside generations: certificates outlive plans; each swap updates the names.
+  const autocert = startAutocert(plan.body, options.log ? { log: options.log } : {});
   const generations = await startGenerations(plan, {
     scheme: plan.body.settings.server.insecure ? 'http' : 'https',
     ephemeralKey: lazyEphemeralKey(options.log),
     ...(options.log ? { log: options.log } : {}),
+    ...(autocert ? { managed: autocert } : {}),
   });
   const store = generations.store;
   let listening: Listening;
   try {
-    listening = await serve(store, options);
+    listening = await serve(store, { ...options, ...(autocert ? { acmeChallenges: autocert.challenges } : {}) });
   } catch (e) {
+    autocert?.close();
     await generations.close();
     throw e;
   }
@@ -118,6 +126,7 @@ export async function run(options: RunOptions): Promise<Running> {
     // A new plan may refer to new files (a certificate added): watch them too.
     if (r.ok && r.result === 'swapped') {
       watcher?.add(watchedFiles(store.current.plan));
+      autocert?.update(store.current.plan.body);
       options.onPlan?.(store.current.plan);
     }
     return r;
@@ -138,7 +147,9 @@ export async function run(options: RunOptions): Promise<Running> {
     listening,
     reload,
     lastReload: () => reloader.last(),
+    autocert,
     close: async () => {
+      autocert?.close();
       await watcher?.close();
       await listening.close();
       await generations.close();
