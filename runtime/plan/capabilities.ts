@@ -125,10 +125,21 @@ export const CAPABILITIES: readonly Capability[] = [
   // Autocert (runtime/listen/acme/). `autocert` with `insecure_server` never reaches the runtime:
   // the compiler refuses the pair (SVC3xxx mutually-exclusive-settings), since a plain-HTTP
   // listener could neither answer TLS-ALPN-01 nor serve what it obtained.
-  honoured(
-    ['autocert', 'autocert_ca', 'autocert_email', 'autocert_must_staple', 'autocert_dir', 'autocert_use_staging', 'autocert_eab_key_id', 'autocert_eab_mac_key', 'autocert_trusted_ca', 'autocert_trusted_ca_file'],
-    'settings.autocert',
-  ),
+  {
+    support: 'partial',
+    keys: ['autocert'],
+    paths: ['settings.autocert.enabled'],
+    reason: 'certificates are obtained, stored and renewed, but OCSP stapling (spec 2.3: "also provides OCSP stapling") is not implemented yet: no staple is served',
+    used: (cx) => cx.settings.autocert.enabled,
+  },
+  honoured(['autocert_ca'], 'settings.autocert.caUrl'),
+  honoured(['autocert_email'], 'settings.autocert.email'),
+  honoured(['autocert_must_staple'], 'settings.autocert.mustStaple'),
+  honoured(['autocert_dir'], 'settings.autocert.dir'),
+  honoured(['autocert_use_staging'], 'settings.autocert.useStaging'),
+  honoured(['autocert_eab_key_id'], 'settings.autocert.eabKeyId'),
+  honoured(['autocert_eab_mac_key'], 'settings.autocert.eabMacKey'),
+  honoured(['autocert_trusted_ca', 'autocert_trusted_ca_file'], 'settings.autocert.trustedCa'),
 
   // Sessions and sign-in.
   honoured(['cookie_name'], 'settings.cookie.name'),

@@ -9,7 +9,7 @@ import { watch, type FSWatcher } from 'chokidar';
 import { compile, renderText, isSecretPath } from '../../compiler/index.ts';
 import type { PlanEnvelope } from '../../compiler/plan/types.ts';
 import { startAutocert } from '../listen/acme/start.ts';
-import type { AutocertManager } from '../listen/acme/manager.ts';
+import type { AutocertManager, AutocertOptions } from '../listen/acme/manager.ts';
 import { refusal, UNSUPPORTED_SETTING } from '../plan/capabilities.ts';
 import { parsePlan, PlanLoadError } from '../plan/load.ts';
 import { lazyEphemeralKey, startGenerations, type ServedStore } from './generation.ts';
@@ -27,6 +27,8 @@ export interface RunOptions extends ServeOptions {
   readonly onWarnings?: (text: string) => void;
   /** Told each plan svc starts serving: the first, and each one swapped in (log settings follow it). */
   readonly onPlan?: (plan: PlanEnvelope) => void;
+  /** Autocert timing: renewal time, directory polling, back-off (defaults in runtime/listen/acme/). */
+  readonly autocertTiming?: Pick<AutocertOptions, 'renewalTime' | 'pollMs' | 'backoff'>;
 }
 
 export type { ReloadResult } from './reload.ts';
@@ -96,7 +98,7 @@ export async function run(options: RunOptions): Promise<Running> {
   // Before anything logs: the plan's log settings apply to its own generation's lines.
   options.onPlan?.(plan);
   // Process-wide, outside generations: certificates outlive plans; each swap updates the names.
-  const autocert = startAutocert(plan.body, options.log ? { log: options.log } : {});
+  const autocert = startAutocert(plan.body, { ...options.autocertTiming, ...(options.log ? { log: options.log } : {}) });
   const generations = await startGenerations(plan, {
     scheme: plan.body.settings.server.insecure ? 'http' : 'https',
     ephemeralKey: lazyEphemeralKey(options.log),
