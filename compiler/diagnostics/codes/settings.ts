@@ -180,3 +180,10 @@ export const ForwardAuthCallerUnauthenticated = diag<{ why: string }>(
   (a) => `\`forward_auth_url\` answers any caller: ${a.why}`,
   'set `client_ca` (or `client_ca_file`) and give each proxy a client certificate (nginx `proxy_ssl_certificate`, Caddy `tls_client_auth`); until then keep the forward-auth host reachable by the proxies only',
 );
+
+export const AutocertWildcardHost = diag<{ host: string }>(
+  'SVC3050', 'autocert-wildcard-host', 'warning',
+  'With `autocert: true`, a route whose `from` host is a wildcard (`*.example.com`) that no configured certificate covers: a wildcard certificate needs the DNS-01 challenge, which svc does not answer, so autocert does not obtain one and the host is served with a self-signed certificate.',
+  (a) => `autocert does not obtain a certificate for the wildcard host \`${a.host}\` (it needs DNS-01, which svc does not answer)`,
+  'add a certificate covering it (`certificates`), or list the host names this route serves instead of a wildcard',
+);
