@@ -28,7 +28,7 @@ export interface RunOptions extends ServeOptions {
   /** Told each plan svc starts serving: the first, and each one swapped in (log settings follow it). */
   readonly onPlan?: (plan: PlanEnvelope) => void;
   /** Autocert timing: renewal time, directory polling, back-off (defaults in runtime/listen/acme/). */
-  readonly autocertTiming?: Pick<AutocertOptions, 'renewalTime' | 'pollMs' | 'backoff'>;
+  readonly autocertTiming?: Pick<AutocertOptions, 'renewalTime' | 'pollMs' | 'backoff' | 'ocsp'>;
 }
 
 export type { ReloadResult } from './reload.ts';
@@ -108,7 +108,7 @@ export async function run(options: RunOptions): Promise<Running> {
   const store = generations.store;
   let listening: Listening;
   try {
-    listening = await serve(store, { ...options, ...(autocert ? { acmeChallenges: autocert.challenges } : {}) });
+    listening = await serve(store, { ...options, ...(autocert ? { acmeChallenges: autocert.challenges, ocsp: autocert.ocsp } : {}) });
   } catch (e) {
     autocert?.close();
     await generations.close();

@@ -22,6 +22,7 @@ import { createProxyProtocolServer } from '../listen/proxy-protocol.ts';
 import type { ChallengeResponder } from '../listen/acme/challenges.ts';
 import { answerHttp01 } from '../listen/acme/http-01.ts';
 import { isAcmeTlsAlpn, withTlsAlpnChallenges } from '../listen/acme/tls-alpn.ts';
+import type { OcspStapler } from '../listen/ocsp/stapler.ts';
 import { Authn } from '../authn/service.ts';
 import { MemoryStore } from '../databroker/memory-store.ts';
 import type { SessionStore } from '../databroker/session-store.ts';
@@ -37,6 +38,8 @@ export interface ServeOptions extends Omit<HandlerOptions, 'scheme' | 'authn'> {
   readonly sessionStore?: SessionStore;
   /** Pending ACME challenges to answer (`autocert`): TLS-ALPN-01 here, HTTP-01 on the redirect listener. */
   readonly acmeChallenges?: ChallengeResponder;
+  /** OCSP stapling (`autocert`): answers the TLS listener's status requests (runtime/listen/ocsp/). */
+  readonly ocsp?: OcspStapler;
 }
 
 export interface Listening {
@@ -155,6 +158,8 @@ export async function serve(store: ServedStore, options: ServeOptions = {}): Pro
     }
   }
   // A TLS-ALPN-01 validation handshake carries no HTTP (RFC 8737 §3): close it once done.
+  // Status requests (RFC 6066 §8) of clients asking for a stapled OCSP response.
+  if (options.ocsp && !insecure) server.on('OCSPRequest', options.ocsp.handle);
   if (options.acmeChallenges) server.on('secureConnection', (socket: TLSSocket) => void (isAcmeTlsAlpn(socket) && socket.end()));
   // Node truncates a request past 1,000 header fields without a word; the gate refuses it (431).
   untruncated(server);

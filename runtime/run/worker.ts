@@ -129,7 +129,7 @@ export async function runWorker(options: Omit<RunOptions, 'configPath' | 'planPa
   autocertOf = autocert;
   // Sessions live in the primary's one store (spec 2.6); this worker reaches it over IPC.
   const sessionStore = new WorkerStore();
-  const l = await serve(g.store, { ...options, workerId: process.pid, sessionStore, ...(autocert ? { acmeChallenges: autocert.challenges } : {}) });
+  const l = await serve(g.store, { ...options, workerId: process.pid, sessionStore, ...(autocert ? { acmeChallenges: autocert.challenges, ocsp: autocert.ocsp } : {}) });
   reloader = createReloader({
     load: () => {
       throw new Error('a worker reloads only the plans its primary sends');

@@ -25,6 +25,7 @@ import { orderCertificate } from './order.ts';
 import { AcmeFailure, adviceFor } from './problems.ts';
 import { backoffMs, DEFAULT_BACKOFF, renewalTime, type BackoffPolicy } from './renewal.ts';
 import { AutocertStorage } from './storage.ts';
+import { OcspStapler, type StaplerOptions } from '../ocsp/stapler.ts';
 
 /** A certificate in service for a managed name. A new object on every change. */
 export interface ManagedCertificate {
@@ -52,6 +53,8 @@ export interface AutocertOptions {
   /** How often the directory is read for certificates other instances stored (default 30 s). */
   readonly pollMs?: number;
   readonly lockStaleMs?: number;
+  /** OCSP stapling timing (runtime/listen/ocsp/stapler.ts); `log` is the manager's. */
+  readonly ocsp?: Omit<StaplerOptions, 'log'>;
 }
 
 interface NameState {
@@ -67,6 +70,11 @@ interface NameState {
 export class AutocertManager implements ManagedCertificateSource {
   readonly storage: AutocertStorage;
   readonly challenges: ChallengeResponder;
+  /**
+   * OCSP stapling of every certificate the listener serves, managed or configured (spec 2.3:
+   * autocert "also provides OCSP stapling"): the listener's `OCSPRequest` handler.
+   */
+  readonly ocsp: OcspStapler;
   readonly #autocert: PlanSettings['autocert'];
   readonly #directoryUrl: string;
   readonly #options: AutocertOptions;
@@ -83,6 +91,7 @@ export class AutocertManager implements ManagedCertificateSource {
     this.storage = new AutocertStorage(autocert.dir, this.#directoryUrl);
     this.storage.ensureDirs();
     this.challenges = new ChallengeResponder(this.storage);
+    this.ocsp = new OcspStapler({ ...options.ocsp, ...(options.log ? { log: options.log } : {}) });
   }
 
   /**
@@ -135,6 +144,7 @@ export class AutocertManager implements ManagedCertificateSource {
 
   close(): void {
     this.#closed = true;
+    this.ocsp.close();
     for (const s of this.#names.values()) clearTimeout(s.timer);
   }
 
