@@ -9,7 +9,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connect as tlsConnect } from 'node:tls';
+import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { run, type Running } from '../../runtime/run/run.ts';
@@ -22,7 +22,9 @@ import { configDir, echo, startUpstream, type Upstream } from './support.ts';
 function handshake(port: number, servername: string, ca: string): Promise<Buffer | undefined> {
   return new Promise((resolve, reject) => {
     let staple: Buffer | undefined;
-    const s = tlsConnect({ host: '127.0.0.1', port, servername, ca, requestOCSP: true, ALPNProtocols: ['http/1.1'] }, () => {
+    // `requestOCSP` (a TLSSocket option tls.connect passes on) is missing from @types/node's ConnectionOptions.
+    const options: ConnectionOptions & { requestOCSP: boolean } = { host: '127.0.0.1', port, servername, ca, requestOCSP: true, ALPNProtocols: ['http/1.1'] };
+    const s = tlsConnect(options, () => {
       s.end();
       resolve(staple);
     });
