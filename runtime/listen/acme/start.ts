@@ -15,3 +15,16 @@ export function startAutocert(body: PlanBody, options: Omit<AutocertOptions, 'ht
   options.log?.({ level: 'info', msg: 'autocert: managing certificates', names: manager.names, dir: a.dir });
   return manager;
 }
+
+/**
+ * Why a new plan cannot be applied by the running autocert manager, or undefined when it can. The
+ * manager (its CA, account, directory, must-staple choice, and whether there is one at all) is made
+ * from the first plan; a reload may change which names it manages, but one that changes an
+ * `autocert*` setting is refused with "restart required", never half applied.
+ */
+export function autocertChange(a: PlanBody['settings'], b: PlanBody['settings']): string | undefined {
+  const on = (s: PlanBody['settings']) => s.autocert.enabled && !s.server.insecure;
+  if (on(a) !== on(b)) return `autocert was turned ${on(b) ? 'on' : 'off'}: restart svc to apply it`;
+  if (on(a) && JSON.stringify(a.autocert) !== JSON.stringify(b.autocert)) return 'the autocert settings changed (autocert_ca, autocert_dir, autocert_email, autocert_must_staple, autocert_use_staging, autocert_eab_*, autocert_trusted_ca): restart svc to apply them';
+  return undefined;
+}
