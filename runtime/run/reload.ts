@@ -2,8 +2,8 @@
  * The one reload path (DESIGN.md §1, §5 "Generations") of the single process, the cluster primary
  * and its workers: load the plan → check the listener shape and the autocert settings (both fixed
  * at start) → build the next generation fully → (a worker: wait for the primary's decision) → swap
- * once; the old generation is cleaned up after
- * its last request (runtime/plan/store.ts). Any failure keeps the plan in service and says why.
+ * once; the old generation is cleaned up after its last request (runtime/plan/store.ts). Any
+ * failure keeps the plan in service and says why.
  *
  * An unchanged checksum swaps no plan, but its generation is still prepared as a renewal: TLS files
  * renewed in place are read again (spec §1.5), and a cluster's workers do the same.
