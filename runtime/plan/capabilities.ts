@@ -122,16 +122,11 @@ export const CAPABILITIES: readonly Capability[] = [
   honoured(['client_crl', 'client_crl_file'], 'settings.tls.clientCrl'),
   honoured(['certificate_authority', 'certificate_authority_file'], 'settings.tls.certificateAuthority'),
   refused(['override_certificate_name'], ['settings.tls.overrideCertificateName'], 'svc run makes no connections between svc services (all run in one process), so no certificate is checked against this name', (cx) => cx.settings.tls.overrideCertificateName !== null),
-  // Autocert (runtime/listen/acme/). `autocert` with `insecure_server` never reaches the runtime:
-  // the compiler refuses the pair (SVC3xxx mutually-exclusive-settings), since a plain-HTTP
-  // listener could neither answer TLS-ALPN-01 nor serve what it obtained.
-  {
-    support: 'partial',
-    keys: ['autocert'],
-    paths: ['settings.autocert.enabled'],
-    reason: 'certificates are obtained, stored and renewed, but OCSP stapling (spec 2.3: "also provides OCSP stapling") is not implemented yet: no staple is served',
-    used: (cx) => cx.settings.autocert.enabled,
-  },
+  // Autocert (runtime/listen/acme/, OCSP stapling in runtime/listen/ocsp/). `autocert` with
+  // `insecure_server` never reaches the runtime: the compiler refuses the pair (SVC3xxx
+  // mutually-exclusive-settings), since a plain-HTTP listener could neither answer TLS-ALPN-01 nor
+  // serve what it obtained. A reload changing any autocert setting is refused (acme/start.ts).
+  honoured(['autocert'], 'settings.autocert.enabled'),
   honoured(['autocert_ca'], 'settings.autocert.caUrl'),
   honoured(['autocert_email'], 'settings.autocert.email'),
   honoured(['autocert_must_staple'], 'settings.autocert.mustStaple'),

@@ -251,7 +251,6 @@ describe('uses of refused and partly honoured settings', () => {
     http_redirect_addr: () => ({ settings: { http_redirect_addr: ':80' } }),
     codec_type: () => ({ settings: { codec_type: 'auto' } }),
     dns_lookup_family: () => ({ settings: { dns_lookup_family: 'V4_ONLY' } }),
-    autocert: () => ({ settings: { autocert: true, autocert_dir: '/var/lib/svc', insecure_server: false } }),
   };
 
   it('every partly honoured setting has a case here', () => {
