@@ -3,7 +3,8 @@
  * TLS-ALPN-01 on its own HTTPS port for a route host and the authenticate host and serves them
  * (a client trusting pebble's root verifies the chain), reuses the stored certificate after a
  * restart without a new order, puts must-staple into the certificate when asked, swaps a renewed
- * certificate in while requests keep flowing, and registers with EAB (a wrong MAC key is a clear
+ * certificate in while requests keep flowing, shares one directory between two instances (one order
+ * per name), and registers with EAB (a wrong MAC key is a clear
  * log line, not a crash).
  */
 import { request } from 'node:https';
@@ -145,6 +146,29 @@ describeWithCommands(['pebble', 'pebble-challtestsrv'], 'autocert with pebble', 
       expect(typeof hasMustStaple(a.pem)).toBe('boolean');
     } finally {
       await svc.close();
+    }
+  }, 60_000);
+
+  // Pebble validates on the first instance's port only: when the second one holds a name's lock,
+  // its challenge answer (a file in the shared directory) is served by the first.
+  it('two instances sharing autocert_dir: one order per name, both serve its result', async () => {
+    const dir = newDir();
+    const before = pebble.orders();
+    const port2 = await freePort();
+    // run() reads its config before its first await, so the file can be rewritten for the second.
+    const a = start(dir);
+    const b = start(dir, { address: `127.0.0.1:${port2}` });
+    const [one, two] = await Promise.all([a, b]);
+    try {
+      await Promise.all(['app.test', 'auth.test'].flatMap((n) => [one.autocert!.whenIssued(n), two.autocert!.whenIssued(n)]));
+      expect(pebble.orders() - before).toBe(2);
+      const x = await get(port, 'app.test', root);
+      const y = await get(port2, 'app.test', root);
+      expect(y.status).toBe(200);
+      expect(y.serial).toBe(x.serial);
+      expect((await get(port2, 'auth.test', root)).serial).toBe((await get(port, 'auth.test', root)).serial);
+    } finally {
+      await Promise.all([one.close(), two.close()]);
     }
   }, 60_000);
 
