@@ -3,9 +3,8 @@
  * TLS-ALPN-01 on its own HTTPS port for a route host and the authenticate host and serves them
  * (a client trusting pebble's root verifies the chain), reuses the stored certificate after a
  * restart without a new order, puts must-staple into the certificate when asked, swaps a renewed
- * certificate in while requests keep flowing, shares one directory between two instances (one order
- * per name), and registers with EAB (a wrong MAC key is a clear
- * log line, not a crash).
+ * certificate in while requests keep flowing, shares one directory between two instances (one
+ * order per name), and registers with EAB (a wrong MAC key is a clear log line, not a crash).
  */
 import { request } from 'node:https';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
