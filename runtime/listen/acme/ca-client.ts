@@ -5,7 +5,8 @@
  *
  * acme-client sends every request through one shared axios instance (`acme.axios`); the roots of
  * `autocert_trusted_ca` are given per request by an interceptor that matches the CA's origin, so
- * they apply to that CA only and to nothing else in the process.
+ * they apply to that CA only and to nothing else in the process. Every 429 answer's `Retry-After`
+ * is noted (retry-after.ts).
  */
 import { Agent } from 'node:https';
 import { linkSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,6 +15,7 @@ import type { PlanSettings } from '../../../compiler/plan/types.ts';
 import { readPemSource } from '../pem.ts';
 import { resolveSecretText } from '../../plan/secrets.ts';
 import { classify } from './problems.ts';
+import { noteRateLimit } from './retry-after.ts';
 import type { AutocertStorage } from './storage.ts';
 
 const agents = new Map<string, Agent>();
@@ -34,6 +36,25 @@ function trustForOrigin(origin: string, caPem: string): void {
       }
     }
     return config;
+  });
+}
+
+let notingRateLimits = false;
+
+/** Notes the `Retry-After` of every 429 the CA answers (retry-after.ts), once per process. */
+function noteRateLimits(): void {
+  if (notingRateLimits) return;
+  notingRateLimits = true;
+  acme.axios.interceptors.response.use((response) => {
+    if (response.status === 429 && response.config.url !== undefined) {
+      try {
+        const header = response.headers['retry-after'] as unknown;
+        noteRateLimit(new URL(response.config.url).origin, typeof header === 'string' || typeof header === 'number' ? String(header) : undefined, Date.now());
+      } catch {
+        // A relative URL: acme-client always uses absolute ones from the directory.
+      }
+    }
+    return response;
   });
 }
 
@@ -69,6 +90,7 @@ export async function accountKey(storage: AutocertStorage): Promise<string> {
  */
 export async function connectAccount(storage: AutocertStorage, settings: CaClientSettings): Promise<acme.Client> {
   const a = settings.autocert;
+  noteRateLimits();
   if (a.trustedCa !== null) trustForOrigin(new URL(settings.directoryUrl).origin, readPemSource(a.trustedCa, 'autocert_trusted_ca'));
   const eab = a.eabKeyId !== null && a.eabMacKey !== null ? { kid: a.eabKeyId, hmacKey: resolveSecretText(a.eabMacKey, 'autocert_eab_mac_key') } : undefined;
   try {

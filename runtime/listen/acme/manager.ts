@@ -25,6 +25,7 @@ import { orderCertificate } from './order.ts';
 import { AcmeFailure, adviceFor } from './problems.ts';
 import { backoffMs, DEFAULT_BACKOFF, renewalTime, type BackoffPolicy } from './renewal.ts';
 import { AutocertStorage } from './storage.ts';
+import { rateLimitWaitMs, retryAfterOf } from './retry-after.ts';
 import { OcspStapler, type StaplerOptions } from '../ocsp/stapler.ts';
 
 /** A certificate in service for a managed name. A new object on every change. */
@@ -222,7 +223,10 @@ export class AutocertManager implements ManagedCertificateSource {
     } catch (e) {
       s.failures += 1;
       const failure = e instanceof AcmeFailure ? e : undefined;
-      const wait = backoffMs(this.#options.backoff ?? DEFAULT_BACKOFF, s.failures, failure?.kind === 'rate-limited');
+      const rateLimited = failure?.kind === 'rate-limited';
+      const backoff = backoffMs(this.#options.backoff ?? DEFAULT_BACKOFF, s.failures, rateLimited);
+      // A rate limit waits at least as long as the CA's Retry-After said.
+      const wait = rateLimited ? rateLimitWaitMs(backoff, retryAfterOf(new URL(this.#directoryUrl).origin, this.#now()), this.#now()) : backoff;
       const reason = failure ? `${failure.kind}: ${failure.message}` : (e as Error).message;
       this.#logOnce(name, s, 'autocert: cannot obtain a certificate', {
         level: 'error',
