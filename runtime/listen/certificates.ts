@@ -5,9 +5,12 @@
  * Choice for an SNI name, first hit wins:
  * 1. a configured certificate with exactly that name (in configured order);
  * 2. a configured certificate with a wildcard name covering it (`*.example.com`, one label);
- * 3. a name svc serves (a route `from` host, the authenticate service and internal service hosts,
- *    the forward-auth host): a self-signed certificate for that name, generated on first use;
- * 4. otherwise the default: the first configured certificate.
+ * 3. a name autocert manages with a certificate already obtained (runtime/listen/acme/), read at
+ *    each handshake, so a renewed certificate serves the next handshake;
+ * 4. a name svc serves (a route `from` host, the authenticate service and internal service hosts,
+ *    the forward-auth host): a self-signed certificate for that name, generated on first use
+ *    (with autocert: until the CA issued one);
+ * 5. otherwise the default: the first configured certificate.
  * A connection without SNI gets the default. Without any configured certificate (autocert setups)
  * the default is a self-signed certificate for the first served host (else `localhost`).
  *
@@ -22,6 +25,7 @@ import { TlsMaterialError } from './errors.ts';
 import { bareHost, certificateDnsNames, nameCovers, servedHosts } from './host-names.ts';
 import { pemBlocks, readKey, readPemSource, type ReadMode } from './pem.ts';
 import { SelfSignedCache } from './self-signed.ts';
+import type { ManagedCertificate, ManagedCertificateSource } from './acme/manager.ts';
 
 /** A configured certificate pair, loaded. */
 export interface CertificateEntry {
@@ -37,6 +41,7 @@ export interface CertificateEntry {
 /** Which certificate serves a connection, and why. */
 export type CertificateChoice =
   | { readonly kind: 'configured'; readonly match: 'exact' | 'wildcard' | 'default'; readonly entry: CertificateEntry }
+  | { readonly kind: 'managed'; readonly certificate: ManagedCertificate }
   | { readonly kind: 'self-signed'; readonly match: 'service-url' | 'default'; readonly name: string };
 
 export interface CertificateStoreOptions {
@@ -49,7 +54,12 @@ export interface CertificateStoreOptions {
    * certificate is requested. Each context carries them, since the SNI context replaces the default.
    */
   readonly clientCaPems?: readonly string[];
+  /** Certificates autocert obtained (`autocert: true`); configured certificates win over them. */
+  readonly managed?: ManagedCertificateSource;
 }
+
+/** Secure contexts of managed certificates, per certificate and client-CA bundle. */
+const managedContexts = new WeakMap<ManagedCertificate, Map<string, tls.SecureContext>>();
 
 export class CertificateStore {
   readonly #entries: readonly CertificateEntry[];
@@ -59,6 +69,7 @@ export class CertificateStore {
   readonly #defaultName: string;
   readonly #selfSigned: SelfSignedCache;
   readonly #ca: string | undefined;
+  readonly #managed: ManagedCertificateSource | undefined;
   readonly #generated = new Map<string, Promise<tls.SecureContext>>();
   #defaultGenerated: { certPem: string; keyPem: string; context: tls.SecureContext } | null = null;
 
@@ -67,6 +78,7 @@ export class CertificateStore {
     const ca = options.clientCaPems ?? [];
     this.#ca = ca.length > 0 ? ca.join('\n') : undefined;
     this.#selfSigned = options.selfSigned ?? new SelfSignedCache();
+    this.#managed = options.managed;
     this.#entries = body.settings.tls.certificates.map((pair, index) => {
       const what = `certificates[${index}]`;
       const certPem = readPemSource(pair.cert, `${what}.cert`);
@@ -122,6 +134,8 @@ export class CertificateStore {
         const wild = this.#wildcard.get(`*.${name.slice(dot + 1)}`);
         if (wild) return { kind: 'configured', match: 'wildcard', entry: wild };
       }
+      const managed = this.#managed?.get(name);
+      if (managed) return { kind: 'managed', certificate: managed };
       if (this.#served.has(name)) return { kind: 'self-signed', match: 'service-url', name };
     }
     const first = this.#entries[0];
@@ -131,7 +145,8 @@ export class CertificateStore {
   /** The DNS names of the certificate chosen for `servername`. */
   namesFor(servername: string | false | null | undefined): readonly string[] {
     const c = this.choose(servername);
-    return c.kind === 'configured' ? c.entry.names : [c.name];
+    if (c.kind === 'configured') return c.entry.names;
+    return c.kind === 'managed' ? [c.certificate.name] : [c.name];
   }
 
   /**
@@ -149,6 +164,13 @@ export class CertificateStore {
   selectContext(servername: string | false | null | undefined): Promise<tls.SecureContext> {
     const c = this.choose(servername);
     if (c.kind === 'configured') return Promise.resolve(c.entry.context);
+    if (c.kind === 'managed') {
+      try {
+        return Promise.resolve(this.#managedContext(c.certificate));
+      } catch (e) {
+        return Promise.reject(e instanceof Error ? e : new Error(String(e)));
+      }
+    }
     if (c.match === 'default' && this.#defaultGenerated) return Promise.resolve(this.#defaultGenerated.context);
     let p = this.#generated.get(c.name);
     if (!p) {
@@ -177,6 +199,15 @@ export class CertificateStore {
     const g = first ?? this.#defaultGenerated;
     if (!g) throw new Error('bug: certificate store without a default certificate');
     return this.#ca === undefined ? { cert: g.certPem, key: g.keyPem } : { cert: g.certPem, key: g.keyPem, ca: this.#ca };
+  }
+
+  #managedContext(m: ManagedCertificate): tls.SecureContext {
+    let byCa = managedContexts.get(m);
+    if (!byCa) managedContexts.set(m, (byCa = new Map()));
+    const key = this.#ca ?? '';
+    let ctx = byCa.get(key);
+    if (!ctx) byCa.set(key, (ctx = this.#context(m.chainPem, m.keyPem, `autocert ${m.name}`)));
+    return ctx;
   }
 
   #context(cert: string, key: string, what: string): tls.SecureContext {

@@ -10,6 +10,7 @@ import { CertificateStore } from './certificates.ts';
 import { ClientCertificatePolicy } from './client-certificates.ts';
 import type { ReadMode } from './pem.ts';
 import { SelfSignedCache } from './self-signed.ts';
+import type { ManagedCertificateSource } from './acme/manager.ts';
 
 export interface TlsMaterial {
   readonly certificates: CertificateStore;
@@ -51,6 +52,8 @@ export interface LoadTlsOptions {
   readonly mode?: ReadMode;
   /** The material being replaced: its generated certificates are reused. */
   readonly previous?: TlsMaterial;
+  /** Certificates obtained by autocert (runtime/listen/acme/manager.ts). */
+  readonly managed?: ManagedCertificateSource;
 }
 
 /**
@@ -60,7 +63,7 @@ export interface LoadTlsOptions {
 export async function loadTlsMaterial(body: PlanBody, options: LoadTlsOptions = {}): Promise<TlsMaterial> {
   const selfSigned = options.previous?.selfSigned ?? new SelfSignedCache();
   const clients = await ClientCertificatePolicy.create(body);
-  const certificates = await CertificateStore.create(body, { mode: options.mode ?? 'load', selfSigned, clientCaPems: clients.caPems });
+  const certificates = await CertificateStore.create(body, { mode: options.mode ?? 'load', selfSigned, clientCaPems: clients.caPems, ...(options.managed ? { managed: options.managed } : {}) });
   return { certificates, clients, selfSigned };
 }
 

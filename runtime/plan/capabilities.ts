@@ -120,12 +120,19 @@ export const CAPABILITIES: readonly Capability[] = [
   honoured(['client_crl', 'client_crl_file'], 'settings.tls.clientCrl'),
   honoured(['certificate_authority', 'certificate_authority_file'], 'settings.tls.certificateAuthority'),
   refused(['override_certificate_name'], ['settings.tls.overrideCertificateName'], 'svc run makes no connections between svc services (all run in one process), so no certificate is checked against this name', (cx) => cx.settings.tls.overrideCertificateName !== null),
-  refused(
-    ['autocert', 'autocert_ca', 'autocert_email', 'autocert_must_staple', 'autocert_dir', 'autocert_use_staging', 'autocert_eab_key_id', 'autocert_eab_mac_key', 'autocert_trusted_ca', 'autocert_trusted_ca_file'],
-    ['settings.autocert'],
-    'automatic certificates (ACME) are not implemented yet; hosts no configured certificate covers would get self-signed certificates',
-    (cx) => cx.settings.autocert.enabled,
-  ),
+  // Autocert (runtime/listen/acme/, OCSP stapling in runtime/listen/ocsp/). `autocert` with
+  // `insecure_server` never reaches the runtime: the compiler refuses the pair (SVC3xxx
+  // mutually-exclusive-settings), since a plain-HTTP listener could neither answer TLS-ALPN-01 nor
+  // serve what it obtained. A reload changing any autocert setting is refused (acme/start.ts).
+  honoured(['autocert'], 'settings.autocert.enabled'),
+  honoured(['autocert_ca'], 'settings.autocert.caUrl'),
+  honoured(['autocert_email'], 'settings.autocert.email'),
+  honoured(['autocert_must_staple'], 'settings.autocert.mustStaple'),
+  honoured(['autocert_dir'], 'settings.autocert.dir'),
+  honoured(['autocert_use_staging'], 'settings.autocert.useStaging'),
+  honoured(['autocert_eab_key_id'], 'settings.autocert.eabKeyId'),
+  honoured(['autocert_eab_mac_key'], 'settings.autocert.eabMacKey'),
+  honoured(['autocert_trusted_ca', 'autocert_trusted_ca_file'], 'settings.autocert.trustedCa'),
 
   // Sessions and sign-in.
   honoured(['cookie_name'], 'settings.cookie.name'),

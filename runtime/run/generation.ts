@@ -10,6 +10,7 @@ import { buildAuthState, type AuthState } from '../authn/auth-state.ts';
 import { ephemeralSigningKey, publicKeyBase64, type SigningKey } from '../authn/signing-key.ts';
 import type { ForwardState } from '../server/handler.ts';
 import type { UpstreamObserver } from '../observe/metrics/upstreams.ts';
+import type { ManagedCertificateSource } from '../listen/acme/manager.ts';
 import { listenerTls, loadTlsMaterial, type ListenerTls } from '../listen/material.ts';
 import { cleanupGeneration, provisionGeneration, type Generation, type Provisioner, type Provisioners } from '../plan/provision.ts';
 import { PlanStore } from '../plan/store.ts';
@@ -36,6 +37,8 @@ export interface PartsOptions {
   readonly log?: (entry: Record<string, unknown>) => void;
   /** Told how each upstream exchange ended (metrics). */
   readonly upstreamObserver?: UpstreamObserver;
+  /** Certificates obtained by autocert, when the plan sets `autocert` (runtime/listen/acme/). */
+  readonly managed?: ManagedCertificateSource;
 }
 
 /** The provisioners of a served generation: authentication, TLS material, forwarding. */
@@ -50,7 +53,7 @@ export function provisioners(options: PartsOptions): Provisioners<Parts> {
     // A renewal reads rotated files as they now are (a plan file served as is while its
     // certificates are renewed); a new plan's key files must match their fingerprints (pem.ts).
     provision: async (plan, _index, previous, context) =>
-      options.scheme === 'http' ? null : listenerTls(await loadTlsMaterial(plan.body, { mode: context.renewal ? 'reload' : 'load', ...(previous ? { previous: previous.material } : {}) })),
+      options.scheme === 'http' ? null : listenerTls(await loadTlsMaterial(plan.body, { mode: context.renewal ? 'reload' : 'load', ...(previous ? { previous: previous.material } : {}), ...(options.managed ? { managed: options.managed } : {}) })),
     // Secure contexts are garbage-collected; generated certificates are shared through `selfSigned`.
     cleanup: () => undefined,
   };

@@ -1,8 +1,9 @@
 /**
  * The one reload path (DESIGN.md §1, §5 "Generations") of the single process, the cluster primary
- * and its workers: load the plan → check the listener shape → build the next generation fully →
- * (a worker: wait for the primary's decision) → swap once; the old generation is cleaned up after
- * its last request (runtime/plan/store.ts). Any failure keeps the plan in service and says why.
+ * and its workers: load the plan → check the listener shape and the autocert settings (both fixed
+ * at start) → build the next generation fully → (a worker: wait for the primary's decision) → swap
+ * once; the old generation is cleaned up after its last request (runtime/plan/store.ts). Any
+ * failure keeps the plan in service and says why.
  *
  * An unchanged checksum swaps no plan, but its generation is still prepared as a renewal: TLS files
  * renewed in place are read again (spec §1.5), and a cluster's workers do the same.
@@ -19,6 +20,7 @@ import type { PlanEnvelope } from '../../compiler/plan/types.ts';
 import type { Prepared } from './generation.ts';
 import { listenerChange } from './serve.ts';
 import { storageChange } from '../databroker/open-store.ts';
+import { autocertChange } from '../listen/acme/start.ts';
 
 export type ReloadResult = { readonly ok: true; readonly result: 'swapped' | 'unchanged'; readonly checksum: string } | { readonly ok: false; readonly error: string };
 
@@ -60,7 +62,8 @@ export function createReloader(steps: ReloadSteps): Reloader {
     try {
       const plan = await (call.load ?? steps.load)();
       const current = steps.current();
-      const change = listenerChange(current.body.settings, plan.body.settings) ?? storageChange(current.body.settings, plan.body.settings);
+      const change =
+        listenerChange(current.body.settings, plan.body.settings) ?? storageChange(current.body.settings, plan.body.settings) ?? autocertChange(current.body.settings, plan.body.settings);
       if (change !== undefined) throw new Error(change);
       prepared = await steps.prepare(plan);
       if (call.decide && !(await call.decide(plan))) {

@@ -8,6 +8,8 @@ import { readFileSync } from 'node:fs';
 import { watch, type FSWatcher } from 'chokidar';
 import { compile, renderText, isSecretPath } from '../../compiler/index.ts';
 import type { PlanEnvelope } from '../../compiler/plan/types.ts';
+import { startAutocert } from '../listen/acme/start.ts';
+import type { AutocertManager, AutocertOptions } from '../listen/acme/manager.ts';
 import { refusal, UNSUPPORTED_SETTING } from '../plan/capabilities.ts';
 import { parsePlan, PlanLoadError } from '../plan/load.ts';
 import { storeAnswers } from '../observe/metrics/health.ts';
@@ -35,6 +37,8 @@ export interface RunOptions extends ServeOptions {
   readonly onPlan?: (plan: PlanEnvelope) => void;
   /** The identity manager's timings (tests shorten them; docs/authentication.md "Keeping sessions fresh"). */
   readonly identityManager?: IdentityManagerTuning;
+  /** Autocert timing: renewal time, directory polling, back-off (defaults in runtime/listen/acme/). */
+  readonly autocertTiming?: Pick<AutocertOptions, 'renewalTime' | 'pollMs' | 'backoff' | 'ocsp'>;
 }
 
 /** What tests may tune of the identity manager and of the back-off toward the provider. */
@@ -66,6 +70,8 @@ export interface Running {
   /** The identity manager (its figures are spec §6 metrics); undefined when the store cannot hold one. */
   readonly identityManager: IdentityManager | undefined;
   readonly listening: Listening;
+  /** The autocert manager, when the first plan sets `autocert` (runtime/listen/acme/manager.ts). */
+  readonly autocert: AutocertManager | null;
   /** Reloads now (what a file change does). */
   reload(): Promise<ReloadResult>;
   /** The last reload's outcome (for `config_last_reload_success`). */
@@ -131,11 +137,14 @@ export async function run(options: RunOptions): Promise<Running> {
   let served: ServedStore | undefined;
   // The identity manager and the store (made below) are read at scrape time.
   const metrics = metricsFor(plan, 'loader', { identityManager: () => manager?.figures(), storePool: () => opened?.pool(), upstreams: () => (served ? upstreamSnapshots(served.current.forward, served.current.plan.body.routes) : []) });
+  // Process-wide, outside generations: certificates outlive plans; each swap updates the names.
+  const autocert = startAutocert(plan.body, { ...options.autocertTiming, ...(options.log ? { log: options.log } : {}) });
   const generations = await startGenerations(plan, {
     scheme: plan.body.settings.server.insecure ? 'http' : 'https',
     ephemeralKey: lazyEphemeralKey(options.log),
     ...(options.log ? { log: options.log } : {}),
     ...(metrics ? { upstreamObserver: metrics.upstream } : {}),
+    ...(autocert ? { managed: autocert } : {}),
   });
   const store = (served = generations.store);
   // One memory data broker per process (spec 2.6), unless the caller gives the store; with metrics
@@ -149,7 +158,7 @@ export async function run(options: RunOptions): Promise<Running> {
   let observed: LoaderMetrics | undefined;
   let closing = false;
   try {
-    listening = await serve(store, { ...options, ...(metrics ? { observe: metrics } : {}), sessionStore: sessions, sessionRefresher: refresher });
+    listening = await serve(store, { ...options, ...(metrics ? { observe: metrics } : {}), sessionStore: sessions, sessionRefresher: refresher, ...(autocert ? { acmeChallenges: autocert.challenges, ocsp: autocert.ocsp } : {}) });
     if (metrics) {
       const up = listening;
       // Ready: a plan is in service (from here on), the listeners listen until close, the store answers.
@@ -159,6 +168,7 @@ export async function run(options: RunOptions): Promise<Running> {
       });
     }
   } catch (e) {
+    autocert?.close();
     await manager?.close();
     await generations.close();
     await closeSessions();
@@ -179,6 +189,7 @@ export async function run(options: RunOptions): Promise<Running> {
     // A new plan may refer to new files (a certificate added): watch them too.
     if (r.ok && r.result === 'swapped') {
       watcher?.add(watchedFiles(store.current.plan));
+      autocert?.update(store.current.plan.body);
       options.onPlan?.(store.current.plan);
     }
     return r;
@@ -200,8 +211,10 @@ export async function run(options: RunOptions): Promise<Running> {
     listening,
     reload,
     lastReload: () => reloader.last(),
+    autocert,
     close: async () => {
       closing = true;
+      autocert?.close();
       await watcher?.close();
       await manager?.close();
       await observed?.close();
@@ -215,6 +228,7 @@ export async function run(options: RunOptions): Promise<Running> {
       // The lease goes first, so another instance's identity manager takes over without waiting for its expiry.
       await manager?.close();
       await listening.drain(timeoutMs);
+      autocert?.close();
       await observed?.close();
       await generations.close();
       await closeSessions();

@@ -19,6 +19,10 @@ import { MAX_HEADER_FIELDS, type GateOptions } from '../server/gate.ts';
 import { createUpgradeHandler } from '../server/upgrade.ts';
 import { defaultSecureContext, secureContextOptions } from '../listen/material.ts';
 import { createProxyProtocolServer } from '../listen/proxy-protocol.ts';
+import type { ChallengeResponder } from '../listen/acme/challenges.ts';
+import { answerHttp01 } from '../listen/acme/http-01.ts';
+import { isAcmeTlsAlpn, withTlsAlpnChallenges } from '../listen/acme/tls-alpn.ts';
+import type { OcspStapler } from '../listen/ocsp/stapler.ts';
 import { Authn } from '../authn/service.ts';
 import { openSessionStore } from '../databroker/open-store.ts';
 import type { SessionStore, StoreObserver } from '../databroker/session-store.ts';
@@ -38,6 +42,10 @@ export interface ServeOptions extends Omit<HandlerOptions, 'scheme' | 'authn' | 
   readonly sessionRefresher?: SessionRefresher;
   /** Told every storage operation of the store this process opens (spec §6 figures). */
   readonly storeObserver?: StoreObserver;
+  /** Pending ACME challenges to answer (`autocert`): TLS-ALPN-01 here, HTTP-01 on the redirect listener. */
+  readonly acmeChallenges?: ChallengeResponder;
+  /** OCSP stapling (`autocert`): answers the TLS listener's status requests (runtime/listen/ocsp/). */
+  readonly ocsp?: OcspStapler;
 }
 
 export interface Listening {
@@ -159,7 +167,8 @@ export async function serve(store: ServedStore, options: ServeOptions = {}): Pro
     server = createServer(serverOptions(settings), handler);
   } else {
     // The listener's plan is fixed (listenerChange), so a TLS listener's generations all have TLS material.
-    const secure = secureContextOptions(settings, { current: () => store.current.tls!.material });
+    const plain = secureContextOptions(settings, { current: () => store.current.tls!.material });
+    const secure = options.acmeChallenges ? withTlsAlpnChallenges(plain, options.acmeChallenges) : plain;
     const handshakeTimeout = handshakeTimeoutMs(settings);
     if (settings.server.codecType === 'http1') server = createHttpsServer({ ...serverOptions(settings), ...secure, handshakeTimeout }, handler);
     else {
@@ -170,6 +179,10 @@ export async function serve(store: ServedStore, options: ServeOptions = {}): Pro
       server = h2;
     }
   }
+  // A TLS-ALPN-01 validation handshake carries no HTTP (RFC 8737 §3): close it once done.
+  // Status requests (RFC 6066 §8) of clients asking for a stapled OCSP response.
+  if (options.ocsp && !insecure) server.on('OCSPRequest', options.ocsp.handle);
+  if (options.acmeChallenges) server.on('secureConnection', (socket: TLSSocket) => void (isAcmeTlsAlpn(socket) && socket.end()));
   // Node truncates a request past 1,000 header fields without a word; the gate refuses it (431).
   untruncated(server);
   // Clients without SNI get the default certificate of the generation in service.
@@ -218,7 +231,9 @@ export async function serve(store: ServedStore, options: ServeOptions = {}): Pro
   let redirectAddress: { host: string; port: number } | null = null;
   const r = settings.server.httpRedirectAddress;
   if (r && !insecure) {
+    const challenges = options.acmeChallenges;
     redirect = createServer(serverOptions(settings), (req, res) => {
+      if (challenges && answerHttp01(challenges, req, res)) return;
       // Spec: http → https on the same host and target. The host is checked like any Host header.
       const host = String(req.headers.host ?? '').replace(/:\d+$/, '');
       if (!/^[a-z0-9.-]+$/i.test(host)) {

@@ -16,6 +16,8 @@ import { PlanRefusedError } from '../plan/provision.ts';
 import { answerMetricsRequests } from '../observe/metrics/cluster.ts';
 import { metricsFor } from '../observe/metrics/run-metrics.ts';
 import { startGenerations, type Generations } from './generation.ts';
+import type { AutocertManager } from '../listen/acme/manager.ts';
+import { startAutocert } from '../listen/acme/start.ts';
 import { createReloader, type Reloader } from './reload.ts';
 import type { RunOptions } from './run.ts';
 import { serve } from './serve.ts';
@@ -78,6 +80,7 @@ export async function runWorker(options: WorkerOptions): Promise<ServingWorker> 
   const refuseForTest = process.env['NODE_ENV'] === 'test' && process.env[TEST_REFUSE_ENV] !== undefined && process.env[TEST_REFUSE_ENV] === String(cluster.worker?.id);
   let generations: Generations | undefined;
   let reloader: Reloader | undefined;
+  let autocertOf: AutocertManager | null = null;
   let chain: Promise<unknown> = Promise.resolve();
   const decisions = new Map<number, (commit: boolean) => void>();
   const send = (m: ToPrimary) => process.send?.(m);
@@ -123,7 +126,10 @@ export async function runWorker(options: WorkerOptions): Promise<ServingWorker> 
           },
         });
         if (!r.ok && !voted) send({ type: 'refused', id: m.id, error: r.error });
-        if (r.ok && r.result === 'swapped') options.onPlan?.(generations!.store.current.plan);
+        if (r.ok && r.result === 'swapped') {
+          options.onPlan?.(generations!.store.current.plan);
+          autocertOf?.update(generations!.store.current.plan.body);
+        }
       });
     });
   });
@@ -137,16 +143,20 @@ export async function runWorker(options: WorkerOptions): Promise<ServingWorker> 
   const metrics = metricsFor(plan, 'worker', { upstreams: () => (served ? upstreamSnapshots(served.store.current.forward, served.store.current.plan.body.routes) : []) });
   if (metrics) answerMetricsRequests(metrics.registry);
   let g: Generations;
+  // Each worker runs its own autocert manager; the shared directory's lock lets one of them order a
+  // name and the others pick it up, and challenges are answered by whichever worker is reached.
+  const autocert = startAutocert(plan.body, options.log ? { log: options.log } : {});
   try {
-    g = await startGenerations(plan, { scheme: insecure ? 'http' : 'https', ephemeralKey, ...(options.log ? { log: options.log } : {}), ...(metrics ? { upstreamObserver: metrics.upstream } : {}) });
+    g = await startGenerations(plan, { scheme: insecure ? 'http' : 'https', ephemeralKey, ...(options.log ? { log: options.log } : {}), ...(metrics ? { upstreamObserver: metrics.upstream } : {}), ...(autocert ? { managed: autocert } : {}) });
   } catch (e) {
     refuseFirst(e);
     return new Promise<never>(() => undefined);
   }
   generations = served = g;
+  autocertOf = autocert;
   // Sessions live in the primary's one store (spec 2.6); this worker reaches it over IPC.
   const sessionStore = new WorkerStore();
-  const l = await serve(g.store, { ...options, workerId: process.pid, sessionStore, ...(metrics ? { observe: metrics } : {}) });
+  const l = await serve(g.store, { ...options, workerId: process.pid, sessionStore, ...(metrics ? { observe: metrics } : {}), ...(autocert ? { acmeChallenges: autocert.challenges, ocsp: autocert.ocsp } : {}) });
   reloader = createReloader({
     load: () => {
       throw new Error('a worker reloads only the plans its primary sends');

@@ -54,7 +54,6 @@ const IGNORED: readonly { readonly name: string; readonly settings: Record<strin
   { name: 'a data-plane admin listener', settings: { dp_admin_address: '127.0.0.1:9901' }, key: 'dp_admin_address' },
   { name: 'one service of a split deployment', settings: { services: 'proxy', authorize_service_url: 'https://authorize.internal', databroker_service_url: 'https://databroker.internal' }, key: 'services' },
   { name: 'a gRPC listener', settings: { grpc_address: '127.0.0.1:5443' }, key: 'grpc_address' },
-  { name: 'automatic certificates', settings: { insecure_server: false, autocert: true, autocert_dir: '/var/lib/svc/autocert' }, key: 'autocert' },
 ];
 
 describe('svc run refuses settings it does not implement', () => {

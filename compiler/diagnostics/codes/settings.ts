@@ -194,3 +194,10 @@ export const MetricsBasicAuthWithoutColon = diag<{ key: string }>(
   (a) => `\`${a.key}\` does not decode to \`username:password\`: the decoded text has no colon`,
   'encode the pair with `printf %s "user:password" | base64 -w0`',
 );
+
+export const AutocertWildcardHost = diag<{ host: string }>(
+  'SVC3050', 'autocert-wildcard-host', 'warning',
+  'With `autocert: true`, a route whose `from` host is a wildcard (`*.example.com`) that no configured certificate covers: a wildcard certificate needs the DNS-01 challenge, which svc does not answer, so autocert does not obtain one and the host is served with a self-signed certificate.',
+  (a) => `autocert does not obtain a certificate for the wildcard host \`${a.host}\` (it needs DNS-01, which svc does not answer)`,
+  'add a certificate covering it (`certificates`), or list the host names this route serves instead of a wildcard',
+);

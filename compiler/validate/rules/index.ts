@@ -1,4 +1,5 @@
 import type { ValidationRule } from '../rule.ts';
+import { autocertWildcardHost } from './autocert-wildcard-host.ts';
 import { controlCharacter } from './control-character.ts';
 import { dependentSettingMissing } from './dependent-setting-missing.ts';
 import { directoryRefreshOutOfRange } from './directory-refresh-out-of-range.ts';
@@ -62,6 +63,7 @@ export const RULES: readonly ValidationRule[] = [
   insecureSetting,
   groupsWithoutServiceAccount,
   forwardAuthCallerUnauthenticated,
+  autocertWildcardHost,
   // routes (spec 2.7 to 2.9)
   routeFromHasPath,
   routeFromScheme,

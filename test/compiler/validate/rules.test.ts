@@ -4,7 +4,9 @@
  * alone (no double reports with lowering, no reports on valid configs). The golden fixtures
  * (fixtures/cases/<diagnostic>/) show each diagnostic once more with its rendered location.
  */
-import { readdirSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { describe, expect, it } from 'vitest';
@@ -260,6 +262,21 @@ describe('settings rules', () => {
     ]);
     expect(report({ metrics_address: ':9090', metrics_client_ca_file: 'ca.pem' })).toEqual(['file-unreadable metrics_client_ca_file', 'dependent-setting-missing metrics_client_ca_file']);
     expect(report({ databroker_storage_connection_string: 'redis://localhost:6379' })).toEqual(['setting-without-effect databroker_storage_connection_string']);
+  });
+
+  it('warn about a wildcard route host autocert does not cover, unless a configured certificate does', () => {
+    const autocert = { insecure_server: undefined, autocert: true, autocert_dir: '/var/lib/svc' };
+    const wild = [{ from: 'https://*.apps.example.com', to: 'http://10.0.0.1', policy: POLICY }, ...route({})];
+    expect(report(autocert, wild)).toEqual(['autocert-wildcard-host routes[0].from']);
+    expect(report({}, wild)).toEqual([]);
+    // TEST ONLY certificate and key for *.apps.example.com, made here.
+    const dir = mkdtempSync(join(tmpdir(), 'svc-wild-'));
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1', '-subj', '/CN=*.apps.example.com', '-addext', 'subjectAltName=DNS:*.apps.example.com', '-keyout', join(dir, 'k.pem'), '-out', join(dir, 'c.pem')], { stdio: 'ignore' });
+    const files = { 'c.pem': readFileSync(join(dir, 'c.pem'), 'utf8'), 'k.pem': readFileSync(join(dir, 'k.pem'), 'utf8') };
+    rmSync(dir, { recursive: true });
+    const config = stringify({ ...BASE_SETTINGS, insecure_server: undefined, autocert: true, autocert_dir: '/var/lib/svc', certificate_file: 'c.pem', certificate_key_file: 'k.pem', routes: wild });
+    const names = compileText(config, 'config.yaml', {}, files).diagnostics.filter((d) => d.code.startsWith('SVC3') && d.name !== 'inline-secret').map((d) => d.name);
+    expect(names).toEqual([]);
   });
 
   it('check values', () => {

@@ -151,7 +151,6 @@ describe('uses of refused and partly honoured settings', () => {
   const REFUSED: Record<string, () => { settings: Record<string, unknown>; routes?: unknown[]; files?: Record<string, string> }> = {
     services: () => ({ settings: { services: 'proxy', authorize_service_url: 'https://authz.internal', databroker_service_url: 'https://db.internal' } }),
     override_certificate_name: () => ({ settings: { override_certificate_name: 'internal.example.com' } }),
-    autocert: () => ({ settings: { autocert: true, autocert_dir: '/var/lib/svc', insecure_server: false } }),
     idp_service_account: () => ({ settings: { idp_service_account: 'c2VydmljZS1hY2NvdW50' } }),
     authorize_service_url: () => ({ settings: { services: 'proxy', authorize_service_url: 'https://authz.internal', databroker_service_url: 'https://db.internal' } }),
     authorize_internal_service_url: () => ({ settings: { authorize_internal_service_url: 'https://authz.internal' } }),
