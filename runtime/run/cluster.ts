@@ -69,7 +69,7 @@ export async function runPrimary(
   // Metrics (metrics_address): the primary keeps the configuration and storage figures and serves
   // one scrape aggregating every worker's (runtime/observe/metrics/cluster.ts). The identity
   // manager and the store (below) are read at scrape time, after they started.
-  const metrics = metricsFor(committed, 'loader', { identityManager: () => manager?.figures(), storePool: () => opened.pool() });
+  const metrics = metricsFor(committed, 'loader', { identityManager: () => manager?.figures(), ...(committed.body.settings.databroker.storage.type === 'redis' ? { storePool: () => opened.pool() } : {}) });
   // The plan's store lives here (memory: the one data broker; Redis: one client for every worker).
   const opened = openObservedStore(committed.body.settings, metrics?.store ?? options.storeObserver, options.log);
   const sessions = opened.store;

@@ -136,7 +136,7 @@ export async function run(options: RunOptions): Promise<Running> {
   // Metrics (when `metrics_address` is set): upstream health is read from the generation in service.
   let served: ServedStore | undefined;
   // The identity manager and the store (made below) are read at scrape time.
-  const metrics = metricsFor(plan, 'loader', { identityManager: () => manager?.figures(), storePool: () => opened?.pool(), upstreams: () => (served ? upstreamSnapshots(served.current.forward, served.current.plan.body.routes) : []) });
+  const metrics = metricsFor(plan, 'loader', { identityManager: () => manager?.figures(), ...(plan.body.settings.databroker.storage.type === 'redis' ? { storePool: () => opened?.pool() } : {}), upstreams: () => (served ? upstreamSnapshots(served.current.forward, served.current.plan.body.routes) : []) });
   // Process-wide, outside generations: certificates outlive plans; each swap updates the names.
   const autocert = startAutocert(plan.body, { ...options.autocertTiming, ...(options.log ? { log: options.log } : {}) });
   const generations = await startGenerations(plan, {
