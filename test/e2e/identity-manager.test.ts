@@ -11,6 +11,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryStore } from '../../runtime/databroker/memory-store.ts';
 import { run, type IdentityManagerTuning, type Running } from '../../runtime/run/run.ts';
 import type { Hop } from '../support/http-browser.ts';
+import { startRedis } from '../support/redis-server.ts';
+import { which } from '../support/system.ts';
 import { startAuthWorld, type AuthWorld, type AuthWorldOptions } from './auth-support.ts';
 
 const last = (hops: Hop[]): Hop => hops[hops.length - 1]!;
@@ -132,4 +134,32 @@ describe('identity manager with svc run and the real provider', () => {
       await shared.close();
     }
   });
+
+  // Two instances, each with its own connections to one real redis-server (docs/scale-out.md): the
+  // lease is the Redis key, and a grant revoked at the provider ends the session for both.
+  const redisTest = which('redis-server') === undefined && process.env['SVC_TEST_REQUIRE_ALL'] !== '1' ? it.skip : it;
+  if (redisTest === it.skip) console.log('skipping the Redis identity-manager test: redis-server is not installed');
+  redisTest('two svc instances on one Redis: one lease holder refreshes; a grant revoked at the provider ends the session in the shared store', async () => {
+    const redis = await startRedis({ password: 'test-only-idm-redis-password' });
+    try {
+      const tuning = { ...FAST, refreshMarginMs: 2_000 };
+      const settings = { databroker_storage_type: 'redis', databroker_storage_connection_string: `redis://:test-only-idm-redis-password@127.0.0.1:${redis.port}/6` };
+      const a = await world({ accessTokenTtlSeconds: 3, identityManager: tuning, settings });
+      const b = await run({ configPath: a.configPath, watch: false, listen: { host: '127.0.0.1', port: 0 }, identityManager: tuning });
+      extra.push(b);
+      const managers = [a.svc.identityManager!, b.identityManager!];
+      await until('one instance holds the lease', () => managers.some((m) => m.holdsLease));
+      expect(managers.filter((m) => m.holdsLease)).toHaveLength(1);
+      const alice = a.browser();
+      expect(last(await alice.signIn(`${a.origin('app')}/`, 'alice@example.com')).status).toBe(200);
+      await a.idp.revokeUser('alice');
+      await until('the lease holder saw the refusal', () => managers.some((m) => m.figures().sessionRefreshError > 0));
+      expect(managers.filter((m) => m.figures().sessionRefreshError > 0)).toHaveLength(1);
+      expect((await alice.request(`${a.origin('app')}/after-revoke`)).status).toBe(302);
+    } finally {
+      for (const r of extra.splice(0)) await r.close();
+      for (const w of worlds.splice(0)) await w.close();
+      await redis.stop();
+    }
+  }, 60_000);
 });
