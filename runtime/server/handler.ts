@@ -23,7 +23,7 @@ import { storeUnavailable } from '../authn/service.ts';
 import type { PoolOptions } from './pools.ts';
 import { UpstreamExchange } from './upstream-exchange.ts';
 import { pathOf, type AccessEntry } from '../observe/log/access-line.ts';
-import { RequestTrace, type TraceSetup } from '../observe/trace/request-trace.ts';
+import { dropTraceHeaders, startRequestTrace, type RequestTrace, type TraceSetup } from '../observe/trace/request-trace.ts';
 import { clientAddress } from '../http/client-address.ts';
 import type { GateResult } from './gate.ts';
 import type { InFlight } from './in-flight.ts';
@@ -80,7 +80,7 @@ export function createHandler(store: ServedStore, options: HandlerOptions): (req
     const counted = socket ? countedBytes(socket) : undefined;
     const headers = requestHeaders(req);
     const setup = options.tracing?.current;
-    const trace = setup ? new RequestTrace(setup, req.method ?? 'GET', headers['host']?.[0] ?? '', pathOf(req.url ?? '/'), headers) : undefined;
+    const trace = setup ? startRequestTrace(setup, req.method ?? 'GET', headers['host']?.[0] ?? '', pathOf(req.url ?? '/'), headers) : undefined;
     let result: GateResult | undefined;
     let released = false;
     // Metrics: the HTTP/1.1 connection's byte counts at the start.
@@ -340,7 +340,7 @@ function forward(
   if (trace && span) {
     span.setAttribute('server.address', upstreamAddress(url));
     trace.inject(headers, span);
-  }
+  } else if (options.tracing?.current?.trustIncoming === false) dropTraceHeaders(headers);
   const pathStart = url.indexOf('/', url.indexOf('://') + 3);
   const length = incoming['content-length'];
   const hasBody = length !== undefined ? length[0] !== '0' : incoming['transfer-encoding'] !== undefined || req.httpVersionMajor === 2;

@@ -163,11 +163,14 @@ describe('tracing', () => {
     }
   });
 
-  it('sample rate 0: the trace is propagated unsampled and nothing is sent', async () => {
+  it('sample rate 0: an unsampled request starts no trace (nothing propagated, nothing sent)', async () => {
     const zipkin = await startReceiver();
     try {
       const port = await start({ tracing_provider: 'zipkin', tracing_zipkin_endpoint: `http://127.0.0.1:${zipkin.port}/api/v2/spans`, tracing_sample_rate: 0 });
-      for (let i = 0; i < 5; i++) expect((await traced(port)).sampled).toBe(false);
+      for (let i = 0; i < 5; i++) {
+        expect(await get(port)).toBe(200);
+        for (const name of ['traceparent', 'tracestate', 'b3', 'x-b3-traceid', 'x-b3-spanid', 'x-b3-sampled']) expect(seen.at(-1)![name], name).toBeUndefined();
+      }
       await tracing!.shutdown();
       expect(zipkin.received).toEqual([]);
     } finally {
@@ -175,18 +178,25 @@ describe('tracing', () => {
     }
   });
 
-  it('a client cannot choose the trace or force sampling: incoming trace headers are replaced', async () => {
+  it('a client cannot choose the trace or force sampling: incoming trace headers are dropped (unsampled) or replaced (sampled)', async () => {
     const zipkin = await startReceiver();
     try {
-      const port = await start({ tracing_provider: 'zipkin', tracing_zipkin_endpoint: `http://127.0.0.1:${zipkin.port}/api/v2/spans`, tracing_sample_rate: 0 });
       const forced = '0af7651916cd43dd8448eb211c80319c';
-      const t = await traced(port, { traceparent: `00-${forced}-b7ad6b7169203331-01`, tracestate: 'x=1', 'x-b3-traceid': forced, 'x-b3-sampled': '1' });
+      const headers = { traceparent: `00-${forced}-b7ad6b7169203331-01`, tracestate: 'x=1', 'x-b3-traceid': forced, 'x-b3-sampled': '1' };
+      let port = await start({ tracing_provider: 'zipkin', tracing_zipkin_endpoint: `http://127.0.0.1:${zipkin.port}/api/v2/spans`, tracing_sample_rate: 0 });
+      expect(await get(port, headers)).toBe(200);
+      for (const name of ['traceparent', 'tracestate', 'x-b3-traceid', 'x-b3-sampled']) expect(seen.at(-1)![name], name).toBeUndefined();
+      await tracing!.shutdown();
+      expect(zipkin.received).toEqual([]);
+      await svc?.close();
+      port = await start({ tracing_provider: 'zipkin', tracing_zipkin_endpoint: `http://127.0.0.1:${zipkin.port}/api/v2/spans`, tracing_sample_rate: 1 });
+      const t = await traced(port, headers);
       expect(t.traceId).not.toBe(forced);
-      expect(t.sampled).toBe(false);
       expect(seen.at(-1)!['tracestate']).toBeUndefined();
       expect(seen.at(-1)!['x-b3-traceid']).toBe(t.traceId);
       await tracing!.shutdown();
-      expect(zipkin.received).toEqual([]);
+      expect(zipkin.received.length).toBeGreaterThan(0);
+      expect(zipkin.received.map((r) => r.body.toString()).join('\n')).not.toContain(forced);
     } finally {
       await zipkin.close();
     }

@@ -32,6 +32,28 @@ export interface TraceSetup {
   readonly propagator: TextMapPropagator;
   /** Whether an incoming trace context is continued (a trusted hop: `xff_num_trusted_hops` > 0). */
   readonly trustIncoming: boolean;
+  /** `tracing_sample_rate`: the share of new traces that are sampled. */
+  readonly sampleRate: number;
+}
+
+/**
+ * The trace of a request, or undefined when it is not traced. A new trace is sampled here, at
+ * `sampleRate`, before any span or context exists, so an unsampled request (nearly every one at the
+ * default rate of 0.0001) costs one random number; an incoming context from a trusted hop is always
+ * continued (its sampled flag then decides whether spans are recorded). An untraced request's
+ * incoming trace headers are still dropped before forwarding when the hop is not trusted
+ * ({@link dropTraceHeaders}).
+ */
+export function startRequestTrace(setup: TraceSetup, method: string, host: string, path: string, headers: RequestHeaders): RequestTrace | undefined {
+  const continued = setup.trustIncoming && (headers['traceparent'] !== undefined || headers['b3'] !== undefined || headers['x-b3-traceid'] !== undefined);
+  if (!continued && !(Math.random() < setup.sampleRate)) return undefined;
+  return new RequestTrace(setup, method, host, path, headers);
+}
+
+/** Drops the trace headers of an upstream request (set to undefined: not sent, and no slow delete). */
+export function dropTraceHeaders(headers: OutgoingHeaders): void {
+  const h = headers as Record<string, unknown>;
+  for (const name of TRACE_HEADERS) if (h[name] !== undefined) h[name] = undefined;
 }
 
 export class RequestTrace {
@@ -56,9 +78,7 @@ export class RequestTrace {
    * with `span` (the upstream exchange) as the parent the upstream's spans join.
    */
   inject(headers: OutgoingHeaders, span: Span): void {
-    // Set to undefined (not sent), not deleted: a delete would make the headers a slow dictionary.
-    const h = headers as Record<string, unknown>;
-    for (const name of TRACE_HEADERS) if (h[name] !== undefined) h[name] = undefined;
+    dropTraceHeaders(headers);
     this.#setup.propagator.inject(trace.setSpan(ROOT_CONTEXT, span), headers, setter);
   }
 

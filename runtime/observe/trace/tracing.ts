@@ -11,7 +11,7 @@
 import { CompositePropagator, W3CTraceContextPropagator, type ExportResult } from '@opentelemetry/core';
 import { B3InjectEncoding, B3Propagator } from '@opentelemetry/propagator-b3';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { AlwaysOnSampler, BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { ZipkinExporter } from '@opentelemetry/exporter-zipkin';
 import type { PlanSettings } from '../../../compiler/plan/types.ts';
 import { ApmExporter } from './apm-exporter.ts';
@@ -63,12 +63,14 @@ function start(settings: PlanSettings, trustIncoming: boolean, log: ((entry: Rec
   const exporter = reported(exporterFor(settings.tracing), log);
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': SERVICE_NAME }),
-    sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.tracing.sampleRate) }),
+    // New traces are sampled before any span exists (startRequestTrace, at tracing_sample_rate); a
+    // continued trace follows its parent's sampled flag.
+    sampler: new ParentBasedSampler({ root: new AlwaysOnSampler() }),
     spanProcessors: [new BatchSpanProcessor(exporter, { scheduledDelayMillis: EXPORT_DELAY_MS })],
   });
   const w3c = new W3CTraceContextPropagator();
   const propagator = settings.tracing.provider === 'zipkin' ? new CompositePropagator({ propagators: [w3c, new B3Propagator({ injectEncoding: B3InjectEncoding.MULTI_HEADER })] }) : w3c;
-  return { provider, tracer: provider.getTracer('svc'), propagator, trustIncoming };
+  return { provider, tracer: provider.getTracer('svc'), propagator, trustIncoming, sampleRate: settings.tracing.sampleRate };
 }
 
 function exporterFor(t: PlanSettings['tracing']): SpanExporter {
