@@ -24,6 +24,7 @@ import { answerHttp01 } from '../listen/acme/http-01.ts';
 import { isAcmeTlsAlpn, withTlsAlpnChallenges } from '../listen/acme/tls-alpn.ts';
 import type { OcspStapler } from '../listen/ocsp/stapler.ts';
 import { Authn } from '../authn/service.ts';
+import { bind } from '../listen/bind.ts';
 import { openSessionStore } from '../databroker/open-store.ts';
 import type { SessionStore, StoreObserver } from '../databroker/session-store.ts';
 import type { SessionRefresher } from '../identity/session-refresher.ts';
@@ -225,7 +226,7 @@ export async function serve(store: ServedStore, options: ServeOptions = {}): Pro
   // the connection is closed. The HTTP server itself then never listens.
   const front: NetServer = settings.server.useProxyProtocol ? createProxyProtocolServer(server as NetServer, { timeoutMs: 5_000, onError: (e) => options.log?.({ msg: 'proxy protocol refused', error: e.message }) }) : (server as NetServer);
   const want = options.listen ?? settings.server.address;
-  const address = await listen(front, want);
+  const address = await bind(front, want);
 
   let redirect: Server | undefined;
   let redirectAddress: { host: string; port: number } | null = null;
@@ -243,7 +244,7 @@ export async function serve(store: ServedStore, options: ServeOptions = {}): Pro
       const port = address.port === 443 ? '' : `:${address.port}`;
       res.writeHead(308, { location: `https://${host.toLowerCase()}${port}${req.url ?? '/'}` }).end();
     });
-    redirectAddress = await listen(redirect, r);
+    redirectAddress = await bind(redirect, r);
   }
 
   const servers = [front, ...(front !== server ? [server] : []), ...(redirect ? [redirect] : [])];
@@ -294,14 +295,3 @@ function untruncated(server: Server | HttpsServer | Http2SecureServer): void {
   Object.assign(server, { maxHeadersCount: 0 });
 }
 
-async function listen(server: NetServer, want: { readonly host: string; readonly port: number }): Promise<{ host: string; port: number }> {
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(want.port, want.host === '' ? undefined : want.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const a = server.address();
-  return typeof a === 'object' && a ? { host: a.address, port: a.port } : { host: want.host, port: want.port };
-}

@@ -4,18 +4,15 @@
  * line, none from a worker), and a group removed at the provider is refused by both workers after
  * the next directory refresh, without signing the user out.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { request } from 'node:http';
-import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDevIdp, type DevIdp } from '../../demo/dev-idp.ts';
 import { BASE_SETTINGS } from '../support/compile-text.ts';
 import { HttpBrowser, type Hop } from '../support/http-browser.ts';
 import { freePort } from './auth-support.ts';
+import { startSvcProcess, type SvcProcess } from './svc-process.ts';
 import { configDir, echo, startUpstream, type Upstream } from './support.ts';
-
-const SVC = join(import.meta.dirname, '../../bin/svc');
 
 /** One request on a new connection (so the cluster may give it to either worker). */
 function get(port: number, host: string, cookie: string): Promise<{ status: number; worker: string }> {
@@ -33,9 +30,8 @@ function get(port: number, host: string, cookie: string): Promise<{ status: numb
 describe('identity manager across svc run --workers 2', () => {
   let idp: DevIdp;
   let up: Upstream;
-  let child: ChildProcess;
+  let svc: SvcProcess | undefined;
   let port = 0;
-  let stdout = '';
   const cfg = configDir();
 
   beforeAll(async () => {
@@ -56,21 +52,11 @@ describe('identity manager across svc run --workers 2', () => {
         routes: [{ from: `https://app.localhost:${port}`, to: up.url, policy: 'allow if groups has "staff"' }],
       }),
     );
-    child = spawn(process.execPath, [SVC, 'run', '-config', cfg.path, '--workers', '2', '--expose-checksum'], { stdio: ['ignore', 'pipe', 'inherit'] });
-    await new Promise<void>((resolve, reject) => {
-      child.stdout!.on('data', (c: Buffer) => {
-        stdout += c.toString();
-        if (/"msg":"listening","workers":2/.test(stdout)) resolve();
-      });
-      child.once('exit', (code) => reject(new Error(`svc exited with ${code}: ${stdout}`)));
-    });
+    svc = await startSvcProcess(cfg.path, { workers: 2, args: ['--expose-checksum'] });
   }, 60_000);
 
   afterAll(async () => {
-    if (child && child.exitCode === null) {
-      child.kill('SIGTERM');
-      await new Promise((r) => child.once('exit', r));
-    }
+    await svc?.stop();
     await up?.close();
     await idp?.close();
     cfg.remove();
@@ -93,7 +79,7 @@ describe('identity manager across svc run --workers 2', () => {
       await new Promise((res) => setTimeout(res, 50));
     }
     expect(seen.size).toBe(2);
-    expect([...stdout.matchAll(/"msg":"identity manager: took the lease/g)]).toHaveLength(1);
+    expect([...svc!.stdout().matchAll(/"msg":"identity manager: took the lease/g)]).toHaveLength(1);
     expect(idp.requests['/me'] ?? 0).toBeGreaterThanOrEqual(1);
   }, 60_000);
 });

@@ -4,10 +4,8 @@
  * other, a hand-off is single use across workers, and a sign-out on one worker revokes the session
  * in every worker's cache at once (SECURITY.md S30).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createPublicKey } from 'node:crypto';
 import { request } from 'node:http';
-import { join } from 'node:path';
 import { decodeProtectedHeader, jwtVerify } from 'jose';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,9 +13,8 @@ import { startDevIdp, type DevIdp } from '../../demo/dev-idp.ts';
 import { BASE_SETTINGS } from '../support/compile-text.ts';
 import { HttpBrowser, type Hop } from '../support/http-browser.ts';
 import { freePort } from './auth-support.ts';
+import { startSvcProcess, type SvcProcess } from './svc-process.ts';
 import { configDir, echo, startUpstream, type Upstream } from './support.ts';
-
-const SVC = join(import.meta.dirname, '../../bin/svc');
 
 /** One request on a new connection (so the cluster may give it to either worker). */
 function get(port: number, host: string, cookie: string): Promise<{ status: number; worker: string }> {
@@ -60,9 +57,8 @@ async function acrossWorkers(port: number, host: string, cookie: string): Promis
 describe('sessions across svc run --workers 2', () => {
   let idp: DevIdp;
   let up: Upstream;
-  let child: ChildProcess;
+  let svc: SvcProcess | undefined;
   let port = 0;
-  let stdout = '';
   const cfg = configDir();
 
   beforeAll(async () => {
@@ -83,21 +79,11 @@ describe('sessions across svc run --workers 2', () => {
         routes: [{ from: `https://app.localhost:${port}`, to: up.url, policy: 'allow if domain is "example.com"', pass_identity_headers: true }],
       }),
     );
-    child = spawn(process.execPath, [SVC, 'run', '-config', cfg.path, '--workers', '2', '--expose-checksum'], { stdio: ['ignore', 'pipe', 'inherit'] });
-    await new Promise<void>((resolve, reject) => {
-      child.stdout!.on('data', (c: Buffer) => {
-        stdout += c.toString();
-        if (/"msg":"listening","workers":2/.test(stdout)) resolve();
-      });
-      child.once('exit', (code) => reject(new Error(`svc exited with ${code}: ${stdout}`)));
-    });
+    svc = await startSvcProcess(cfg.path, { workers: 2, args: ['--expose-checksum'] });
   }, 60_000);
 
   afterAll(async () => {
-    if (child && child.exitCode === null) {
-      child.kill('SIGTERM');
-      await new Promise((r) => child.once('exit', r));
-    }
+    await svc?.stop();
     await up?.close();
     await idp?.close();
     cfg.remove();
@@ -115,7 +101,7 @@ describe('sessions across svc run --workers 2', () => {
 
     // Without signing_key, svc has one ephemeral key (spec 2.6 rule 4), logged once: both workers
     // sign the upstream's identity assertions with it.
-    const logged = [...stdout.matchAll(/"msg":"no signing_key: signing identity assertions with an ephemeral key"[^\n]*"publicKey":"([^"]+)"/g)].map((m) => m[1]!);
+    const logged = [...svc!.stdout().matchAll(/"msg":"no signing_key: signing identity assertions with an ephemeral key"[^\n]*"publicKey":"([^"]+)"/g)].map((m) => m[1]!);
     expect(logged).toHaveLength(1);
     const key = createPublicKey({ key: Buffer.from(logged[0]!, 'base64'), format: 'der', type: 'spki' });
     const signed = new Map<string, string>();

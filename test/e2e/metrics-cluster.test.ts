@@ -3,16 +3,14 @@
  * one scrape of the primary's listener returns the whole tree's figures. Requests spread over both
  * workers all appear in one scrape's totals, never one worker's share.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { request } from 'node:http';
-import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BASE_SETTINGS } from '../support/compile-text.ts';
 import { freePort, sample, scrape, series } from './metrics-support.ts';
+import { startSvcProcess, type SvcProcess } from './svc-process.ts';
 import { configDir, echo, startUpstream, type Upstream } from './support.ts';
 
-const SVC = join(import.meta.dirname, '../../bin/svc');
 /** TEST ONLY credential. */
 const CREDENTIAL = 'prometheus:test-only-metrics-password';
 
@@ -31,7 +29,7 @@ function get(port: number): Promise<string> {
 
 describe('svc run --workers 2: one scrape for the whole process tree', () => {
   let up: Upstream;
-  let child: ChildProcess;
+  let svc: SvcProcess | undefined;
   let port = 0;
   let metricsPort = 0;
   const cfg = configDir();
@@ -50,23 +48,12 @@ describe('svc run --workers 2: one scrape for the whole process tree', () => {
     up = await startUpstream(echo);
     metricsPort = await freePort();
     write();
-    child = spawn(process.execPath, [SVC, 'run', '-config', cfg.path, '--listen', '127.0.0.1:0', '--workers', '2', '--expose-checksum'], { stdio: ['ignore', 'pipe', 'inherit'] });
-    port = await new Promise<number>((resolve, reject) => {
-      let out = '';
-      child.stdout!.on('data', (c: Buffer) => {
-        out += c.toString();
-        const m = /"msg":"listening","workers":2,"port":(\d+)/.exec(out);
-        if (m) resolve(Number(m[1]));
-      });
-      child.once('exit', (code) => reject(new Error(`svc exited with ${code}: ${out}`)));
-    });
+    svc = await startSvcProcess(cfg.path, { workers: 2, args: ['--listen', '127.0.0.1:0', '--expose-checksum'] });
+    port = svc.port;
   }, 60_000); // two workers each load tsx: slow on a busy machine
 
   afterAll(async () => {
-    if (child && child.exitCode === null) {
-      child.kill('SIGTERM');
-      await new Promise((r) => child.once('exit', r));
-    }
+    await svc?.stop();
     await up?.close();
     cfg.remove();
   });

@@ -16,6 +16,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { SecureContextOptions } from 'node:tls';
 import type { HostPort, PlanEnvelope, PlanSettings } from '../../../compiler/plan/types.ts';
+import { bind } from '../../listen/bind.ts';
 import { MIN_TLS_VERSION } from '../../listen/material.ts';
 import { readKey, readPemSource, type ReadMode } from '../../listen/pem.ts';
 import { resolveSecretText } from '../../plan/secrets.ts';
@@ -113,15 +114,7 @@ export async function startMetricsListener(plan: PlanEnvelope, options: MetricsL
     ? createHttpsServer({ ...tlsAtStart, requestCert: tlsAtStart.ca !== undefined, rejectUnauthorized: tlsAtStart.ca !== undefined, handshakeTimeout: 10_000 }, handle)
     : createServer({ requestTimeout: 30_000, headersTimeout: 10_000 }, handle);
   server.on('clientError', (_err, socket) => socket.destroy());
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(want.port, want.host === '' ? undefined : want.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const a = server.address();
-  const address = typeof a === 'object' && a ? { host: a.address, port: a.port } : { host: want.host, port: want.port };
+  const address = await bind(server, want);
 
   return {
     address,

@@ -1,0 +1,45 @@
+/**
+ * A real `svc run` process for tests (`bin/svc`, as an operator starts it): resolves once it logs
+ * `listening` with its port; `stop` sends SIGTERM and waits for the exit. Standard error is
+ * inherited (shown with the test output); standard output is kept for assertions.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+
+export const SVC = join(import.meta.dirname, '../../bin/svc');
+
+export interface SvcProcess {
+  readonly child: ChildProcess;
+  /** The port of the `listening` line. */
+  readonly port: number;
+  /** Everything written to standard output so far. */
+  stdout(): string;
+  /** SIGTERM, then the exit (at once when it already exited). */
+  stop(): Promise<void>;
+}
+
+/** Starts `svc run -config <configPath> --workers <workers> <args…>`. */
+export async function startSvcProcess(configPath: string, options: { readonly workers: number; readonly args?: readonly string[] }): Promise<SvcProcess> {
+  const child = spawn(process.execPath, [SVC, 'run', '-config', configPath, '--workers', String(options.workers), ...(options.args ?? [])], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  const port = await new Promise<number>((resolve, reject) => {
+    const listening = new RegExp(`"msg":"listening","workers":${options.workers},"port":(\\d+)`);
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c.toString();
+      const m = listening.exec(out);
+      if (m) resolve(Number(m[1]));
+    });
+    child.once('exit', (code) => reject(new Error(`svc exited with ${code}: ${out}`)));
+  });
+  return {
+    child,
+    port,
+    stdout: () => out,
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
