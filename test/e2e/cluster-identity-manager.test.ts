@@ -56,7 +56,7 @@ describe('identity manager across svc run --workers 2', () => {
         routes: [{ from: `https://app.localhost:${port}`, to: up.url, policy: 'allow if groups has "staff"' }],
       }),
     );
-    child = spawn(process.execPath, [SVC, 'run', '-config', cfg.path, '--workers', '2', '--expose-checksum'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    child = spawn(process.execPath, [SVC, 'run', '--grpc-listen', '127.0.0.1:0', '-config', cfg.path, '--workers', '2', '--expose-checksum'], { stdio: ['ignore', 'pipe', 'inherit'] });
     await new Promise<void>((resolve, reject) => {
       child.stdout!.on('data', (c: Buffer) => {
         stdout += c.toString();

@@ -111,7 +111,7 @@ describe('identity manager with svc run and the real provider', () => {
     try {
       const tuning = { ...FAST, refreshMarginMs: 2_000 };
       const a = await world({ accessTokenTtlSeconds: 3, identityManager: tuning, sessionStore: shared });
-      const b = await run({ configPath: a.configPath, watch: false, listen: { host: '127.0.0.1', port: 0 }, sessionStore: shared, identityManager: tuning });
+      const b = await run({ configPath: a.configPath, watch: false, listen: { host: '127.0.0.1', port: 0 }, grpcListen: { host: '127.0.0.1', port: 0 }, sessionStore: shared, identityManager: tuning });
       extra.push(b);
       const managers = [a.svc.identityManager!, b.identityManager!];
       await until('one instance holds the lease', () => managers.some((m) => m.holdsLease));

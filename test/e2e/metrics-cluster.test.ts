@@ -50,7 +50,7 @@ describe('svc run --workers 2: one scrape for the whole process tree', () => {
     up = await startUpstream(echo);
     metricsPort = await freePort();
     write();
-    child = spawn(process.execPath, [SVC, 'run', '-config', cfg.path, '--listen', '127.0.0.1:0', '--workers', '2', '--expose-checksum'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    child = spawn(process.execPath, [SVC, 'run', '--grpc-listen', '127.0.0.1:0', '-config', cfg.path, '--listen', '127.0.0.1:0', '--workers', '2', '--expose-checksum'], { stdio: ['ignore', 'pipe', 'inherit'] });
     port = await new Promise<number>((resolve, reject) => {
       let out = '';
       child.stdout!.on('data', (c: Buffer) => {

@@ -6,7 +6,9 @@
  */
 import type { PlanSettings } from '../../../compiler/plan/types.ts';
 import { openSessionStore } from '../../databroker/open-store.ts';
+import { GrpcStore } from '../../databroker/grpc-store.ts';
 import { RedisStore } from '../../databroker/redis-store.ts';
+import type { GrpcObserver } from './grpc.ts';
 import { isSessionDirectory, type SessionDirectory, type SessionStore, type StorageOperation, type StoreObserver, type StorePoolFigures } from '../../databroker/session-store.ts';
 
 /** `store`, with every operation reported to `observer` under `backend`. */
@@ -59,8 +61,10 @@ export function openObservedStore(
   settings: PlanSettings,
   observer: StoreObserver | undefined,
   log?: (entry: Record<string, unknown>) => void,
+  grpcObserver?: GrpcObserver,
 ): { readonly store: SessionStore; pool(): StorePoolFigures | undefined } {
-  const opened = openSessionStore(settings, { ...(observer ? { observer } : {}), ...(log ? { log } : {}) });
-  const store = observer && !(opened instanceof RedisStore) ? observedStore(opened, observer, 'memory') : opened;
+  const opened = openSessionStore(settings, { ...(observer ? { observer } : {}), ...(log ? { log } : {}), ...(grpcObserver ? { grpcObserver } : {}) });
+  // A data broker client's calls are gRPC client metrics, not storage operations of this process.
+  const store = observer && !(opened instanceof RedisStore) && !(opened instanceof GrpcStore) ? observedStore(opened, observer, 'memory') : opened;
   return { store, pool: () => (opened instanceof RedisStore ? opened.poolFigures() : undefined) };
 }
