@@ -71,7 +71,9 @@ export function databrokerClientTls(settings: PlanSettings): ClientTls | null {
   if (settings.grpc.insecure) return null;
   const ca = settings.tls.certificateAuthority;
   const internal = settings.databroker.internalServiceUrls;
-  const apart = internal.length > 0 && internal.join(' ') !== settings.databroker.serviceUrls.join(' ');
+  // (The all-in-one default internal URL is not a choice: it names this machine's own broker.)
+  const chosen = internal.length > 0 && !(internal.length === 1 && internal[0] === LOCAL_DATABROKER_URL);
+  const apart = chosen && internal.join(' ') !== settings.databroker.serviceUrls.join(' ');
   const serverName = settings.tls.overrideCertificateName ?? (apart ? hostOf(internal[0]) : undefined);
   // As for upstreams (runtime/server/pools.ts): the system's roots and certificate_authority.
   return { ...(ca ? { ca: [...rootCertificates, readPemSource(ca, 'certificate_authority')].join('\n') } : {}), ...(serverName ? { serverName } : {}) };
