@@ -19,7 +19,7 @@ import { serveStoreToWorkers } from '../databroker/ipc-store.ts';
 import { exportEphemeralKey } from '../authn/signing-key.ts';
 import { aggregatedScrape } from '../observe/metrics/cluster.ts';
 import { storeAnswers } from '../observe/metrics/health.ts';
-import { openObservedStore } from '../observe/metrics/observed-store.ts';
+import { hasStorePool, openObservedStore } from '../observe/metrics/observed-store.ts';
 import { metricsFor, startLoaderMetrics } from '../observe/metrics/run-metrics.ts';
 import { lazyEphemeralKey, type Prepared } from './generation.ts';
 import { createReloader, type ReloadResult } from './reload.ts';
@@ -72,7 +72,7 @@ export async function runPrimary(
   // Metrics (metrics_address): the primary keeps the configuration and storage figures and serves
   // one scrape aggregating every worker's (runtime/observe/metrics/cluster.ts). The identity
   // manager and the store (below) are read at scrape time, after they started.
-  const metrics = metricsFor(committed, 'loader', { identityManager: () => manager?.figures(), storePool: () => opened.pool() });
+  const metrics = metricsFor(committed, 'loader', { identityManager: () => manager?.figures(), ...(hasStorePool(committed.body.settings) ? { storePool: () => opened.pool() } : {}) });
   // The plan's store lives here (memory: the one data broker; Redis: one client for every worker).
   const opened = openObservedStore(committed.body.settings, metrics?.store ?? options.storeObserver, options.log, metrics?.grpc);
   const sessions = opened.store;

@@ -12,7 +12,7 @@ import { isSessionDirectory } from '../databroker/session-store.ts';
 import { managerSettings } from '../identity/identity-manager.ts';
 import type { IdentityManager } from '../identity/identity-manager.ts';
 import { storeAnswers } from '../observe/metrics/health.ts';
-import { openObservedStore } from '../observe/metrics/observed-store.ts';
+import { hasStorePool, openObservedStore } from '../observe/metrics/observed-store.ts';
 import { metricsFor, startLoaderMetrics, type LoaderMetrics } from '../observe/metrics/run-metrics.ts';
 import { lazyEphemeralKey, startGenerations } from './generation.ts';
 import { serveDatabrokerGrpc, type DatabrokerGrpc } from './grpc-databroker.ts';
@@ -43,7 +43,7 @@ export async function runDatabroker(options: RunOptions): Promise<DatabrokerRunn
   const plan = loadForRun(options);
   if (!isDatabrokerRole(plan)) throw new Error('runDatabroker needs a plan with services: databroker');
   options.onPlan?.(plan);
-  const metrics = metricsFor(plan, 'loader', { identityManager: () => manager?.figures(), storePool: () => opened.pool() });
+  const metrics = metricsFor(plan, 'loader', { identityManager: () => manager?.figures(), ...(hasStorePool(plan.body.settings) ? { storePool: () => opened.pool() } : {}) });
   // The generations carry what the identity manager reads (the provider), and follow reloads.
   const generations = await startGenerations(plan, {
     scheme: plan.body.settings.server.insecure ? 'http' : 'https',

@@ -13,7 +13,7 @@ import type { AutocertManager, AutocertOptions } from '../listen/acme/manager.ts
 import { refusal, UNSUPPORTED_SETTING } from '../plan/capabilities.ts';
 import { parsePlan, PlanLoadError } from '../plan/load.ts';
 import { storeAnswers } from '../observe/metrics/health.ts';
-import { openObservedStore } from '../observe/metrics/observed-store.ts';
+import { hasStorePool, openObservedStore } from '../observe/metrics/observed-store.ts';
 import { metricsFor, startLoaderMetrics, type LoaderMetrics } from '../observe/metrics/run-metrics.ts';
 import { upstreamSnapshots } from './state.ts';
 import { lazyEphemeralKey, startGenerations, type ServedStore } from './generation.ts';
@@ -142,7 +142,7 @@ export async function run(options: RunOptions): Promise<Running> {
   // Metrics (when `metrics_address` is set): upstream health is read from the generation in service.
   let served: ServedStore | undefined;
   // The identity manager and the store (made below) are read at scrape time.
-  const metrics = metricsFor(plan, 'loader', { identityManager: () => manager?.figures(), storePool: () => opened?.pool(), upstreams: () => (served ? upstreamSnapshots(served.current.forward, served.current.plan.body.routes) : []) });
+  const metrics = metricsFor(plan, 'loader', { identityManager: () => manager?.figures(), ...(hasStorePool(plan.body.settings) ? { storePool: () => opened?.pool() } : {}), upstreams: () => (served ? upstreamSnapshots(served.current.forward, served.current.plan.body.routes) : []) });
   // Process-wide, outside generations: certificates outlive plans; each swap updates the names.
   const autocert = startAutocert(plan.body, { ...options.autocertTiming, ...(options.log ? { log: options.log } : {}) });
   const generations = await startGenerations(plan, {

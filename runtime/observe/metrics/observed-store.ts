@@ -7,6 +7,7 @@
 import type { PlanSettings } from '../../../compiler/plan/types.ts';
 import { openSessionStore } from '../../databroker/open-store.ts';
 import { GrpcStore } from '../../databroker/grpc-store.ts';
+import { usesRemoteDatabroker } from '../../grpc/plan-options.ts';
 import { RedisStore } from '../../databroker/redis-store.ts';
 import type { GrpcObserver } from './grpc.ts';
 import { isSessionDirectory, type SessionDirectory, type SessionStore, type StorageOperation, type StoreObserver, type StorePoolFigures } from '../../databroker/session-store.ts';
@@ -50,6 +51,15 @@ export function observedStore(store: SessionStore, observer: StoreObserver, back
     releaseLease: (name, holder) => timed('releaseLease', () => store.releaseLease(name, holder)),
   };
   return { ...wrapped, ...directory };
+}
+
+/**
+ * True when the plan's store has a Redis connection pool to export (a Redis store this process
+ * opens; not the memory store, not a data broker service's client): only then are the pool metrics
+ * registered, since an unlabelled series cannot be left out once it exists.
+ */
+export function hasStorePool(settings: PlanSettings): boolean {
+  return settings.databroker.storage.type === 'redis' && !usesRemoteDatabroker(settings);
 }
 
 /**
