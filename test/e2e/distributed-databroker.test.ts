@@ -52,9 +52,9 @@ interface Svc {
 }
 
 /** Starts `svc run` on the config with `env`; resolves once it says it listens. */
-async function startSvc(configPath: string, env: Record<string, string>, args: readonly string[] = []): Promise<Svc> {
+async function startSvc(configPath: string, env: Record<string, string>, args: readonly string[] = [], workers = 1): Promise<Svc> {
   let log = '';
-  const child = spawn(process.execPath, [SVC, 'run', '-config', configPath, '--workers', '1', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] ?? '', ...env } });
+  const child = spawn(process.execPath, [SVC, 'run', '-config', configPath, '--workers', String(workers), ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] ?? '', ...env } });
   await new Promise<void>((resolve, reject) => {
     const onData = (c: Buffer) => {
       log += c.toString();
@@ -132,8 +132,8 @@ function deployment(tls: boolean) {
     broker = s;
     return s;
   };
-  const startProxy = async (env: Record<string, string> = {}, listenPort?: number) => {
-    const s = await startSvc(cfg.path, env, listenPort === undefined ? proxyArgs() : ['--listen', `127.0.0.1:${listenPort}`]);
+  const startProxy = async (env: Record<string, string> = {}, listenPort?: number, workers = 1) => {
+    const s = await startSvc(cfg.path, env, listenPort === undefined ? proxyArgs() : ['--listen', `127.0.0.1:${listenPort}`], workers);
     svcs.push(s);
     return s;
   };
@@ -217,10 +217,11 @@ describe('a data broker process and a proxy using it over gRPC with TLS (grpc_in
   beforeAll(d.setup, 30_000);
   afterAll(d.close);
 
-  it('serves sessions over TLS, the certificate checked against databroker_internal_service_url', async () => {
+  it('serves sessions over TLS, the certificate checked against databroker_internal_service_url (a proxy with two workers)', async () => {
     const broker = await d.startBroker();
     expect(broker.log()).toMatch(/"msg":"serving the data broker over gRPC".*"tls":true/);
-    await d.startProxy();
+    // With workers, the primary is the data broker's client and serves its workers over IPC.
+    await d.startProxy({}, undefined, 2);
     const port = d.port();
     const cookie = await d.signIn();
     expect((await get(port, `app.localhost:${port}`, cookie)).status).toBe(200);
