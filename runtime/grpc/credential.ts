@@ -8,7 +8,7 @@
  * after `iat`). A server accepts {@link CLOCK_TOLERANCE_S} of clock skew. Nothing here ever puts a
  * secret or a token into an error message.
  */
-import { SignJWT, errors, jwtVerify } from 'jose';
+import { SignJWT, decodeJwt, errors, jwtVerify } from 'jose';
 import { deriveKey } from '../authn/keys.ts';
 
 export const ISSUER = 'svc';
@@ -71,5 +71,42 @@ export async function checkCredential(key: Uint8Array, values: readonly unknown[
     if (err instanceof errors.JWSSignatureVerificationFailed) return 'bad-signature';
     if (err instanceof errors.JWTClaimValidationFailed) return 'invalid-claims';
     return 'malformed';
+  }
+}
+
+/** Tokens remembered by a {@link CredentialChecker}: one per calling process is typical. */
+const MAX_REMEMBERED = 256;
+
+/**
+ * {@link checkCredential} for a server, remembering the tokens it verified until their expiry: a
+ * client sends the same token for a minute or more, so most calls skip the HMAC. Only an exact,
+ * already verified header is remembered; an expired one is checked (and refused) again.
+ */
+export class CredentialChecker {
+  readonly #key: Uint8Array;
+  readonly #now: () => number;
+  readonly #verified = new Map<string, number>();
+
+  constructor(key: Uint8Array, now: () => number = Date.now) {
+    this.#key = key;
+    this.#now = now;
+  }
+
+  async check(values: readonly unknown[]): Promise<CredentialProblem | undefined> {
+    const value = values.length === 1 ? values[0] : undefined;
+    if (typeof value === 'string') {
+      const expMs = this.#verified.get(value);
+      if (expMs !== undefined && this.#now() < expMs) return undefined;
+      this.#verified.delete(value);
+    }
+    const problem = await checkCredential(this.#key, values, this.#now);
+    if (problem === undefined && typeof value === 'string') {
+      const exp = decodeJwt(value.slice('Bearer '.length)).exp;
+      if (typeof exp === 'number') {
+        if (this.#verified.size >= MAX_REMEMBERED) this.#verified.delete(this.#verified.keys().next().value!);
+        this.#verified.set(value, exp * 1000);
+      }
+    }
+    return problem;
   }
 }

@@ -10,7 +10,7 @@
 import { performance } from 'node:perf_hooks';
 import * as grpc from '@grpc/grpc-js';
 import type { GrpcObserver } from '../observe/metrics/grpc.ts';
-import { checkCredential, METADATA_KEY, type CredentialProblem } from './credential.ts';
+import { CredentialChecker, METADATA_KEY, type CredentialProblem } from './credential.ts';
 import { RateLimitedLog } from './rate-limited-log.ts';
 
 /** A certificate chain and its key, PEM, for the server's TLS. */
@@ -68,7 +68,8 @@ export async function startGrpcServer(options: GrpcServerOptions, services: read
   const refused = (call: grpc.ServerUnaryCall<any, any> | grpc.ServerWritableStream<any, any>, method: string, problem: CredentialProblem): void => {
     refusals.log(`${call.getPeer()}|${problem}`, { msg: 'gRPC call refused: UNAUTHENTICATED (service credential ' + problem + ')', grpc_method: method, peer: call.getPeer(), problem });
   };
-  const credentialProblem = (metadata: grpc.Metadata) => checkCredential(options.credentialKey, metadata.get(METADATA_KEY));
+  const checker = new CredentialChecker(options.credentialKey);
+  const credentialProblem = (metadata: grpc.Metadata) => checker.check(metadata.get(METADATA_KEY));
   const report = (service: string, method: string, code: grpc.status, started: number, requestBytes: number, responseBytes: number): void => {
     options.observer?.call('server', service, method, grpc.status[code] ?? String(code), performance.now() - started, requestBytes, responseBytes);
   };

@@ -1,7 +1,7 @@
 /** The service credential: a short-lived HS256 JWT from shared_secret, checked by every server. */
 import { SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { AUDIENCE, checkCredential, CredentialMinter, ISSUER, serviceCredentialKey, TOKEN_LIFETIME_S } from '../../../runtime/grpc/credential.ts';
+import { AUDIENCE, checkCredential, CredentialChecker, CredentialMinter, ISSUER, serviceCredentialKey, TOKEN_LIFETIME_S } from '../../../runtime/grpc/credential.ts';
 import { deriveKey } from '../../../runtime/authn/keys.ts';
 
 const SECRET = Buffer.alloc(32, 1); // test secret only
@@ -44,5 +44,20 @@ describe('service credential', () => {
     expect(await minter.header()).toBe(a);
     now += (TOKEN_LIFETIME_S - 30) * 1000;
     expect(await minter.header()).not.toBe(a);
+  });
+});
+
+describe('CredentialChecker (the server side)', () => {
+  it('accepts a remembered token until its expiry, then refuses it; never remembers a refused one', async () => {
+    let now = Date.now();
+    const checker = new CredentialChecker(KEY, () => now);
+    const header = await new CredentialMinter(KEY, () => now).header();
+    expect(await checker.check([header])).toBeUndefined();
+    expect(await checker.check([header])).toBeUndefined();
+    now += (TOKEN_LIFETIME_S + 10) * 1000;
+    expect(await checker.check([header])).toBe('expired');
+    const wrong = await new CredentialMinter(serviceCredentialKey(Buffer.alloc(32, 2)), () => now).header();
+    expect(await checker.check([wrong])).toBe('bad-signature');
+    expect(await checker.check([wrong])).toBe('bad-signature');
   });
 });
