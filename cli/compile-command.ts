@@ -1,5 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { compile, renderJson, renderText, summaryLine, isSecretPath } from '../compiler/index.ts';
+import { grpcBindAddress, usesRemoteDatabroker } from '../runtime/grpc/plan-options.ts';
 import { prettyJson } from '../compiler/plan/canonical-json.ts';
 import type { PlanEnvelope } from '../compiler/plan/types.ts';
 import { noteLine, settingUses } from '../runtime/plan/capabilities.ts';
@@ -52,17 +53,21 @@ export function compileCommand(opts: CompileOptions, io: { out: (s: string) => v
 
 /**
  * A short human summary of a plan: the checksum, the listeners svc run starts for it, the routes.
- * It names nothing svc run does not do (no gRPC listener): settings svc run does not implement are
- * the notes on standard error.
+ * It names nothing svc run does not do: settings svc run does not implement are the notes on
+ * standard error. The data broker role has no HTTP listener; the gRPC listener is named where svc
+ * run serves the data broker (all-in-one holding its store, or `services: databroker`).
  */
 export function summarize(plan: PlanEnvelope): string {
   const s = plan.body.settings;
   const hostPort = (a: { host: string; port: number }) => `${a.host || '*'}:${a.port}`;
   const redirect = s.server.httpRedirectAddress;
+  const broker = s.mode.services === 'databroker';
+  const servesGrpc = broker || (s.mode.services === 'all' && !usesRemoteDatabroker(s));
   const lines = [
     `plan ${plan.checksum}`,
-    `listen: ${hostPort(s.server.address)} (${s.server.insecure ? 'plain HTTP' : 'HTTPS'})`,
-    ...(redirect !== null && !s.server.insecure ? [`http-to-https redirect: ${hostPort(redirect)}`] : []),
+    ...(broker ? [] : [`listen: ${hostPort(s.server.address)} (${s.server.insecure ? 'plain HTTP' : 'HTTPS'})`]),
+    ...(redirect !== null && !s.server.insecure && !broker ? [`http-to-https redirect: ${hostPort(redirect)}`] : []),
+    ...(servesGrpc ? [`grpc: ${grpcBindAddress(s)} (data broker, ${s.grpc.insecure ? 'plaintext' : 'TLS'})`] : []),
     ...(s.metrics.address !== null ? [`metrics: ${hostPort(s.metrics.address)} (${metricsProtection(s.metrics)}; /metrics, /healthz, /readyz)`] : []),
     `routes: ${plan.body.routes.length}`,
   ];

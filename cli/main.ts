@@ -81,10 +81,11 @@ export async function main(argv: readonly string[], io: { out: (s: string) => vo
     .argument('[file]', 'config or plan file (instead of -config)')
     .addOption(new Option('-c, --config <file>', 'config file to compile and watch; also -config'))
     .option('--listen <host:port>', "listen here instead of the plan's address")
+    .option('--grpc-listen <host:port>', "serve gRPC here instead of the plan's grpc_address (port 0: any free port)")
     .option('--workers <n>', 'worker processes sharing the listener (default: one per core; 1: this process)')
     .option('--drain-timeout <seconds>', 'on SIGTERM/SIGINT, how long requests in flight may take to finish before they are cut (default 25)')
     .addOption(new Option('--expose-checksum', 'test mode: name the plan checksum in every response').hideHelp())
-    .action(async (file: string | undefined, opts: { config?: string; listen?: string; exposeChecksum?: boolean; workers?: string; drainTimeout?: string }) => {
+    .action(async (file: string | undefined, opts: { config?: string; listen?: string; grpcListen?: string; exposeChecksum?: boolean; workers?: string; drainTimeout?: string }) => {
       const { runCommand } = await import('./run-command.ts');
       code = await runCommand(file, opts, io);
     });

@@ -23,6 +23,8 @@ export interface RunCommandOptions {
   readonly config?: string;
   /** `host:port` overriding the plan's `address` (tests, trying svc out). */
   readonly listen?: string;
+  /** `host:port` overriding the plan's `grpc_address` (tests: port 0). */
+  readonly grpcListen?: string;
   /** Test mode: name the plan checksum in every response (`x-svc-plan-checksum`). */
   readonly exposeChecksum?: boolean;
   /** Worker processes sharing the listener; default one per core; 1 serves in this process. */
@@ -37,15 +39,18 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
     io.err('error: give a config or plan file, or -config FILE (not both)\n');
     return 2;
   }
-  let listen: { host: string; port: number } | undefined;
-  if (opts.listen !== undefined) {
-    const m = /^(.*):(\d{1,5})$/.exec(opts.listen);
+  const hostPort = (flag: string, value: string | undefined): { host: string; port: number } | undefined | null => {
+    if (value === undefined) return undefined;
+    const m = /^(.*):(\d{1,5})$/.exec(value);
     if (!m || Number(m[2]) > 65535) {
-      io.err(`error: --listen \`${opts.listen}\` is not host:port\n`);
-      return 2;
+      io.err(`error: ${flag} \`${value}\` is not host:port\n`);
+      return null;
     }
-    listen = { host: m[1]!.replace(/^\[(.*)\]$/, '$1'), port: Number(m[2]) };
-  }
+    return { host: m[1]!.replace(/^\[(.*)\]$/, '$1'), port: Number(m[2]) };
+  };
+  const listen = hostPort('--listen', opts.listen);
+  const grpcListen = hostPort('--grpc-listen', opts.grpcListen);
+  if (listen === null || grpcListen === null) return 2;
   const workers = opts.workers === undefined ? availableParallelism() : Number(opts.workers);
   if (!Number.isInteger(workers) || workers < 1 || workers > 256) {
     io.err(`error: --workers \`${opts.workers}\` is not a number of processes (1-256)\n`);
@@ -79,7 +84,7 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
       logs.log(entry);
     }
   };
-  const common = { ...(listen ? { listen } : {}), ...(opts.exposeChecksum ? { exposeChecksum: true } : {}), log: logs.log, access: logs.access, tracing, onPlan };
+  const common = { ...(listen ? { listen } : {}), ...(grpcListen ? { grpcListen } : {}), ...(opts.exposeChecksum ? { exposeChecksum: true } : {}), log: logs.log, access: logs.access, tracing, onPlan };
   // What a graceful stop ends with, in every process: the spans not yet sent, then the logs.
   const flush = async () => {
     await tracing.shutdown().catch(() => undefined);
@@ -119,12 +124,26 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
     if (text !== '') io.err(text);
   };
 
-  const { run, RunError } = await import('../runtime/run/run.ts');
+  const { run, RunError, loadForRun } = await import('../runtime/run/run.ts');
   try {
+    // The role decides the process shape: the data broker role serves gRPC only, in this process.
+    const { isDatabrokerRole, runDatabroker } = await import('../runtime/run/databroker-run.ts');
+    if (isDatabrokerRole(loadForRun(source))) {
+      const broker = await runDatabroker({ ...source, ...common, onWarnings });
+      const g = broker.grpc.address;
+      logs.announce({ msg: 'listening', services: 'databroker', grpcAddress: `${g.host}:${g.port}`, checksum: broker.plan().checksum });
+      return await stopped(
+        async () => {
+          logs.announce({ msg: 'stopping', drainTimeoutMs });
+          await broker.drain(drainTimeoutMs);
+        },
+        () => undefined,
+      );
+    }
     if (workers > 1) {
       const { runPrimary } = await import('../runtime/run/cluster.ts');
       const primary = await runPrimary({ ...source, ...common, onWarnings, workers }, process.argv.slice(2));
-      logs.announce({ msg: 'listening', workers, port: primary.port });
+      logs.announce({ msg: 'listening', workers, port: primary.port, ...(primary.grpcAddress ? { grpcAddress: primary.grpcAddress } : {}) });
       return await stopped(
         async () => {
           logs.announce({ msg: 'stopping', drainTimeoutMs });
@@ -135,7 +154,8 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
     }
     const running = await run({ ...source, ...common, onWarnings });
     const a = running.listening.address;
-    logs.announce({ msg: 'listening', address: `${a.host}:${a.port}`, checksum: running.store.current.plan.checksum, routes: running.store.current.plan.body.routes.length });
+    const g = running.grpc?.address;
+    logs.announce({ msg: 'listening', address: `${a.host}:${a.port}`, ...(g ? { grpcAddress: `${g.host}:${g.port}` } : {}), checksum: running.store.current.plan.checksum, routes: running.store.current.plan.body.routes.length });
     return await stopped(
       async () => {
         logs.announce({ msg: 'stopping', drainTimeoutMs });

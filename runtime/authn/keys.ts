@@ -11,7 +11,7 @@
  */
 import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 
-export type KeyPurpose = 'sign-in flow' | 'hand-off' | 'programmatic token' | 'csrf' | 'session store seal' | 'session store names';
+export type KeyPurpose = 'sign-in flow' | 'hand-off' | 'programmatic token' | 'csrf' | 'session store seal' | 'session store names' | 'grpc service credential';
 
 /** A 32-byte key for `purpose`, derived from `secret`. */
 export function deriveKey(secret: Buffer, purpose: KeyPurpose): Uint8Array {

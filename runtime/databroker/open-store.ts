@@ -1,11 +1,16 @@
 /**
  * The session store a plan asks for (`databroker_storage_type`): memory (one process tree, spec
- * 2.6) or Redis (shared by every instance; docs/scale-out.md). Made once per process tree, by the
+ * 2.6) or Redis (shared by every instance; docs/scale-out.md); or, when the plan names a data
+ * broker service (`databroker_service_url(s)`, runtime/grpc/plan-options.ts `usesRemoteDatabroker`),
+ * a client of it over gRPC (docs/distributed.md). Made once per process tree, by the
  * single process (serve.ts) or the cluster primary (cluster.ts); a reload that changes the storage
  * settings is refused (`storageChange`), since sessions cannot move between stores.
  */
 import type { PlanSettings } from '../../compiler/plan/types.ts';
 import { resolveSecretText } from '../plan/secrets.ts';
+import type { GrpcObserver } from '../observe/metrics/grpc.ts';
+import { databrokerClientTls, planCredentialKey, usesRemoteDatabroker } from '../grpc/plan-options.ts';
+import { GrpcStore } from './grpc-store.ts';
 import { MemoryStore } from './memory-store.ts';
 import { RedisStore } from './redis-store.ts';
 import type { SessionStore, StoreObserver } from './session-store.ts';
@@ -13,6 +18,8 @@ import type { SessionStore, StoreObserver } from './session-store.ts';
 export interface OpenStoreOptions {
   readonly observer?: StoreObserver;
   readonly log?: (entry: Record<string, unknown>) => void;
+  /** Told every gRPC call to a data broker service (`svc_grpc_client_*`). */
+  readonly grpcObserver?: GrpcObserver;
 }
 
 /**
@@ -20,6 +27,16 @@ export interface OpenStoreOptions {
  * (and logs it). Throws `RedisConfigError`, `SecretError` or `TlsMaterialError` for unusable settings.
  */
 export function openSessionStore(settings: PlanSettings, options: OpenStoreOptions = {}): SessionStore {
+  if (usesRemoteDatabroker(settings)) {
+    return new GrpcStore({
+      urls: settings.databroker.serviceUrls,
+      credentialKey: planCredentialKey(settings),
+      tls: databrokerClientTls(settings),
+      timeoutMs: settings.grpc.clientTimeoutMs,
+      ...(options.grpcObserver ? { observer: options.grpcObserver } : {}),
+      ...(options.log ? { log: options.log } : {}),
+    });
+  }
   const storage = settings.databroker.storage;
   if (storage.type === 'memory') return new MemoryStore();
   return new RedisStore({ storage, secret: storeSecret(settings), ...(options.observer ? { observer: options.observer } : {}), ...(options.log ? { log: options.log } : {}) });

@@ -61,7 +61,7 @@ const honoured = (keys: readonly string[], ...paths: string[]): Capability => ({
 /** All-in-one defaults the compiler fills in (compiler/ir/lower-settings.ts). */
 const LOCAL_GRPC_URL = 'http://localhost:5443/';
 
-const NO_GRPC = 'svc run serves and calls no gRPC (every service runs in one process)';
+const NO_DNS_ROUND_ROBIN = 'svc balances over the data broker URLs listed (databroker_service_urls), not over the DNS addresses of one URL; the setting is not implemented';
 const NO_JAEGER_AGENT = 'svc sends spans to tracing_jaeger_collector_endpoint (HTTP Thrift) only, never to the jaeger agent (UDP)';
 const NO_DIRECTORY =
   "directory APIs with a service account are not implemented; groups come from the identity provider's `groups` claim (ID token, and userinfo every idp_refresh_directory_interval)";
@@ -79,7 +79,13 @@ const set = (key: string) => (cx: UseContext) => cx.explicit(key);
 
 export const CAPABILITIES: readonly Capability[] = [
   // Mode: svc run is all-in-one.
-  refused(['services'], ['settings.mode.services', 'settings.mode.allInOne'], 'svc run serves every service in one process (`services: all`); running one service of a split deployment is not implemented yet', (cx) => cx.settings.mode.services !== 'all'),
+  // `all` (with the data broker also served over gRPC) and `databroker` (runtime/run/databroker-run.ts).
+  refused(
+    ['services'],
+    ['settings.mode.services', 'settings.mode.allInOne'],
+    'svc run serves `services: all` and `services: databroker`; the proxy, authenticate and authorize roles of a split deployment are not implemented yet (docs/distributed.md)',
+    (cx) => cx.settings.mode.services !== 'all' && cx.settings.mode.services !== 'databroker',
+  ),
   honoured(['shared_secret', 'shared_secret_file'], 'settings.mode.sharedSecret'),
 
   // Listener and global timeouts.
@@ -119,7 +125,8 @@ export const CAPABILITIES: readonly Capability[] = [
   honoured(['client_ca', 'client_ca_file'], 'settings.tls.clientCa'),
   honoured(['client_crl', 'client_crl_file'], 'settings.tls.clientCrl'),
   honoured(['certificate_authority', 'certificate_authority_file'], 'settings.tls.certificateAuthority'),
-  refused(['override_certificate_name'], ['settings.tls.overrideCertificateName'], 'svc run makes no connections between svc services (all run in one process), so no certificate is checked against this name', (cx) => cx.settings.tls.overrideCertificateName !== null),
+  // The name a data broker's certificate is checked against (runtime/grpc/plan-options.ts).
+  honoured(['override_certificate_name'], 'settings.tls.overrideCertificateName'),
   // Autocert (runtime/listen/acme/, OCSP stapling in runtime/listen/ocsp/). `autocert` with
   // `insecure_server` never reaches the runtime: the compiler refuses the pair (SVC3xxx
   // mutually-exclusive-settings), since a plain-HTTP listener could neither answer TLS-ALPN-01 nor
@@ -165,26 +172,19 @@ export const CAPABILITIES: readonly Capability[] = [
     ['authorize_service_url', 'authorize_service_urls'],
     ['settings.authorize.serviceUrls'],
     'svc run authorizes every request in its own process; it never calls an authorize service',
-    (cx) => cx.explicit('authorize_service_url') || cx.explicit('authorize_service_urls') || !sameList(cx.settings.authorize.serviceUrls, [LOCAL_GRPC_URL]),
+    // The data broker role never calls authorize: one config file may serve every role.
+    (cx) => cx.settings.mode.services !== 'databroker' && (cx.explicit('authorize_service_url') || cx.explicit('authorize_service_urls') || !sameList(cx.settings.authorize.serviceUrls, [LOCAL_GRPC_URL])),
   ),
   refused(
     ['authorize_internal_service_url'],
     ['settings.authorize.internalServiceUrl'],
     'svc run authorizes every request in its own process; it never calls an authorize service',
-    (cx) => cx.explicit('authorize_internal_service_url') || cx.settings.authorize.internalServiceUrl !== LOCAL_GRPC_URL,
+    (cx) => cx.settings.mode.services !== 'databroker' && (cx.explicit('authorize_internal_service_url') || cx.settings.authorize.internalServiceUrl !== LOCAL_GRPC_URL),
   ),
-  refused(
-    ['databroker_service_url', 'databroker_service_urls'],
-    ['settings.databroker.serviceUrls'],
-    'svc run keeps sessions in its own data broker (in memory, or in Redis with databroker_storage_type); it never connects to a data broker service',
-    (cx) => cx.explicit('databroker_service_url') || cx.explicit('databroker_service_urls') || !sameList(cx.settings.databroker.serviceUrls, [LOCAL_GRPC_URL]),
-  ),
-  refused(
-    ['databroker_internal_service_url', 'databroker_internal_service_urls'],
-    ['settings.databroker.internalServiceUrls'],
-    'svc run keeps sessions in its own data broker (in memory, or in Redis with databroker_storage_type); it never connects to a data broker service',
-    (cx) => cx.explicit('databroker_internal_service_url') || cx.explicit('databroker_internal_service_urls') || !sameList(cx.settings.databroker.internalServiceUrls, [LOCAL_GRPC_URL]),
-  ),
+  // A data broker service over gRPC (runtime/databroker/grpc-store.ts, runtime/grpc/plan-options.ts):
+  // several URLs are balanced and failed over; the internal URL names the certificate.
+  honoured(['databroker_service_url', 'databroker_service_urls'], 'settings.databroker.serviceUrls'),
+  honoured(['databroker_internal_service_url', 'databroker_internal_service_urls'], 'settings.databroker.internalServiceUrls'),
   // Sessions in memory or in Redis (runtime/databroker/open-store.ts, redis-options.ts): every URL
   // shape, its parameters, and the TLS files. The plan's parsed `connection` is what a reviewer
   // sees; the runtime reads the same URL from the connection string secret.
@@ -197,10 +197,12 @@ export const CAPABILITIES: readonly Capability[] = [
   honoured(['databroker_storage_tls_skip_verify'], 'settings.databroker.storage.tlsSkipVerify'),
   // The gRPC defaults (`:5443`, insecure, all-in-one) are in every plan: only a value written in the
   // config, or one other than the mode's default, is a use.
-  refused(['grpc_address'], ['settings.grpc.address'], `${NO_GRPC}; nothing would listen on grpc_address`, (cx) => cx.explicit('grpc_address') || !at(cx.settings.grpc.address, '', cx.settings.mode.allInOne ? 5443 : 443)),
-  refused(['grpc_insecure'], ['settings.grpc.insecure'], NO_GRPC, (cx) => cx.explicit('grpc_insecure') || cx.settings.grpc.insecure !== cx.settings.mode.allInOne),
-  refused(['grpc_client_timeout'], ['settings.grpc.clientTimeoutMs'], NO_GRPC, (cx) => cx.explicit('grpc_client_timeout') || cx.settings.grpc.clientTimeoutMs !== 10_000),
-  refused(['grpc_client_dns_roundrobin'], ['settings.grpc.clientDnsRoundRobin'], NO_GRPC, (cx) => cx.explicit('grpc_client_dns_roundrobin') || !cx.settings.grpc.clientDnsRoundRobin),
+  // The data broker served over gRPC (runtime/run/grpc-databroker.ts) and its clients (runtime/grpc/).
+  honoured(['grpc_address'], 'settings.grpc.address'),
+  honoured(['grpc_insecure'], 'settings.grpc.insecure'),
+  honoured(['grpc_client_timeout'], 'settings.grpc.clientTimeoutMs'),
+  // grpc-js connects to the first address a URL's name resolves to (pick first), not to each in turn.
+  refused(['grpc_client_dns_roundrobin'], ['settings.grpc.clientDnsRoundRobin'], NO_DNS_ROUND_ROBIN, (cx) => cx.explicit('grpc_client_dns_roundrobin') || !cx.settings.grpc.clientDnsRoundRobin),
 
   // Identity.
   honoured(['signing_key', 'signing_key_file'], 'settings.identity.signingKey'),

@@ -19,11 +19,14 @@ import { serveStoreToWorkers } from '../databroker/ipc-store.ts';
 import { exportEphemeralKey } from '../authn/signing-key.ts';
 import { aggregatedScrape } from '../observe/metrics/cluster.ts';
 import { storeAnswers } from '../observe/metrics/health.ts';
-import { openObservedStore } from '../observe/metrics/observed-store.ts';
+import { hasStorePool, openObservedStore } from '../observe/metrics/observed-store.ts';
 import { metricsFor, startLoaderMetrics } from '../observe/metrics/run-metrics.ts';
 import { lazyEphemeralKey, type Prepared } from './generation.ts';
 import { createReloader, type ReloadResult } from './reload.ts';
 import { loadForRun, startIdentityManager, type RunOptions } from './run.ts';
+import { serveDatabrokerGrpc, type DatabrokerGrpc } from './grpc-databroker.ts';
+import { usesRemoteDatabroker } from '../grpc/plan-options.ts';
+import { isSessionDirectory } from '../databroker/session-store.ts';
 import { buildAuthState, type AuthState } from '../authn/auth-state.ts';
 import { managerSettings, type IdentityManager, type IdentityManagerSettings } from '../identity/identity-manager.ts';
 import type { ToPrimary, ToWorker } from './worker.ts';
@@ -53,7 +56,7 @@ const PREPARE_TIMEOUT_MS = 30_000;
 export async function runPrimary(
   options: ClusterOptions,
   workerArgs: readonly string[],
-): Promise<{ stop(): Promise<void>; now(): void; readonly port: number; readonly metricsPort: number | undefined; reload(): Promise<ReloadResult>; readonly identityManager: IdentityManager | undefined }> {
+): Promise<{ stop(): Promise<void>; now(): void; readonly port: number; readonly metricsPort: number | undefined; reload(): Promise<ReloadResult>; readonly identityManager: IdentityManager | undefined; readonly grpcAddress: string | undefined }> {
   let committed = loadForRun(options);
   options.onPlan?.(committed);
   const count = Math.max(1, options.workers ?? availableParallelism());
@@ -69,9 +72,9 @@ export async function runPrimary(
   // Metrics (metrics_address): the primary keeps the configuration and storage figures and serves
   // one scrape aggregating every worker's (runtime/observe/metrics/cluster.ts). The identity
   // manager and the store (below) are read at scrape time, after they started.
-  const metrics = metricsFor(committed, 'loader', { identityManager: () => manager?.figures(), ...(committed.body.settings.databroker.storage.type === 'redis' ? { storePool: () => opened.pool() } : {}) });
+  const metrics = metricsFor(committed, 'loader', { identityManager: () => manager?.figures(), ...(hasStorePool(committed.body.settings) ? { storePool: () => opened.pool() } : {}) });
   // The plan's store lives here (memory: the one data broker; Redis: one client for every worker).
-  const opened = openObservedStore(committed.body.settings, metrics?.store ?? options.storeObserver, options.log);
+  const opened = openObservedStore(committed.body.settings, metrics?.store ?? options.storeObserver, options.log, metrics?.grpc);
   const sessions = opened.store;
   const storeService = serveStoreToWorkers(sessions, cluster);
   // The identity manager runs here, where the store is held, never in a worker (spec 2.4). It follows
@@ -90,6 +93,23 @@ export async function runPrimary(
     return managerSettings(auth);
   };
   const { manager } = startIdentityManager(sessions, idmSettings, options);
+  // Spec 1.4: the data broker is also served over gRPC, from here where the store is held (before
+  // any worker is forked: a listener that cannot bind stops svc at start).
+  let grpc: DatabrokerGrpc | undefined;
+  if (!usesRemoteDatabroker(committed.body.settings) && isSessionDirectory(sessions)) {
+    try {
+      grpc = await serveDatabrokerGrpc(committed.body, sessions, {
+        ...(options.grpcListen ? { listen: options.grpcListen } : {}),
+        ...(metrics ? { observer: metrics.grpc } : {}),
+        ...(options.log ? { log: options.log } : {}),
+      });
+    } catch (e) {
+      await manager?.close();
+      storeService.close();
+      await sessions.close();
+      throw e;
+    }
+  }
 
   // Workers that were sent the committed plan: the ones a reload asks. A worker that asks for its
   // first plan while a reload is under way waits for the outcome and gets the plan committed then.
@@ -214,6 +234,7 @@ export async function runPrimary(
     metricsPort: observed?.listener.address.port,
     reload,
     identityManager: manager,
+    grpcAddress: grpc ? `${grpc.address.host}:${grpc.address.port}` : undefined,
     // Graceful: every worker drains its requests and exits (asked over IPC, not by a signal: a
     // Ctrl-C reaches the workers too, and a worker counts a second signal as "stop at once").
     stop: async () => {
@@ -233,6 +254,7 @@ export async function runPrimary(
         ),
       );
       // Only after the workers are gone: a worker draining its requests may still need sessions.
+      await grpc?.close();
       storeService.close();
       await sessions.close();
     },

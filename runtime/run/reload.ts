@@ -20,6 +20,7 @@ import type { PlanEnvelope } from '../../compiler/plan/types.ts';
 import type { Prepared } from './generation.ts';
 import { listenerChange } from './serve.ts';
 import { storageChange } from '../databroker/open-store.ts';
+import { grpcChange } from './grpc-databroker.ts';
 import { autocertChange } from '../listen/acme/start.ts';
 
 export type ReloadResult = { readonly ok: true; readonly result: 'swapped' | 'unchanged'; readonly checksum: string } | { readonly ok: false; readonly error: string };
@@ -63,7 +64,7 @@ export function createReloader(steps: ReloadSteps): Reloader {
       const plan = await (call.load ?? steps.load)();
       const current = steps.current();
       const change =
-        listenerChange(current.body.settings, plan.body.settings) ?? storageChange(current.body.settings, plan.body.settings) ?? autocertChange(current.body.settings, plan.body.settings);
+        listenerChange(current.body.settings, plan.body.settings) ?? storageChange(current.body.settings, plan.body.settings) ?? autocertChange(current.body.settings, plan.body.settings) ?? grpcChange(current.body.settings, plan.body.settings);
       if (change !== undefined) throw new Error(change);
       prepared = await steps.prepare(plan);
       if (call.decide && !(await call.decide(plan))) {

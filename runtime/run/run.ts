@@ -13,7 +13,7 @@ import type { AutocertManager, AutocertOptions } from '../listen/acme/manager.ts
 import { refusal, UNSUPPORTED_SETTING } from '../plan/capabilities.ts';
 import { parsePlan, PlanLoadError } from '../plan/load.ts';
 import { storeAnswers } from '../observe/metrics/health.ts';
-import { openObservedStore } from '../observe/metrics/observed-store.ts';
+import { hasStorePool, openObservedStore } from '../observe/metrics/observed-store.ts';
 import { metricsFor, startLoaderMetrics, type LoaderMetrics } from '../observe/metrics/run-metrics.ts';
 import { upstreamSnapshots } from './state.ts';
 import { lazyEphemeralKey, startGenerations, type ServedStore } from './generation.ts';
@@ -23,6 +23,8 @@ import { publicSessionId } from '../authn/session-cache.ts';
 import { isSessionDirectory, type SessionStore } from '../databroker/session-store.ts';
 import { IdentityManager, managerSettings, type IdentityManagerOptions } from '../identity/identity-manager.ts';
 import { SessionRefresher, type SessionRefresherOptions } from '../identity/session-refresher.ts';
+import { usesRemoteDatabroker } from '../grpc/plan-options.ts';
+import { serveDatabrokerGrpc, type DatabrokerGrpc } from './grpc-databroker.ts';
 
 export interface RunOptions extends ServeOptions {
   /** Exactly one of the two. */
@@ -39,6 +41,8 @@ export interface RunOptions extends ServeOptions {
   readonly identityManager?: IdentityManagerTuning;
   /** Autocert timing: renewal time, directory polling, back-off (defaults in runtime/listen/acme/). */
   readonly autocertTiming?: Pick<AutocertOptions, 'renewalTime' | 'pollMs' | 'backoff' | 'ocsp'>;
+  /** Overrides `grpc_address` (tests listen on port 0; `--grpc-listen`). */
+  readonly grpcListen?: { readonly host: string; readonly port: number };
 }
 
 /** What tests may tune of the identity manager and of the back-off toward the provider. */
@@ -70,6 +74,8 @@ export interface Running {
   /** The identity manager (its figures are spec §6 metrics); undefined when the store cannot hold one. */
   readonly identityManager: IdentityManager | undefined;
   readonly listening: Listening;
+  /** The data broker served over gRPC (`grpc_address`), unless this process uses a data broker service. */
+  readonly grpc: DatabrokerGrpc | undefined;
   /** The autocert manager, when the first plan sets `autocert` (runtime/listen/acme/manager.ts). */
   readonly autocert: AutocertManager | null;
   /** Reloads now (what a file change does). */
@@ -136,7 +142,7 @@ export async function run(options: RunOptions): Promise<Running> {
   // Metrics (when `metrics_address` is set): upstream health is read from the generation in service.
   let served: ServedStore | undefined;
   // The identity manager and the store (made below) are read at scrape time.
-  const metrics = metricsFor(plan, 'loader', { identityManager: () => manager?.figures(), ...(plan.body.settings.databroker.storage.type === 'redis' ? { storePool: () => opened?.pool() } : {}), upstreams: () => (served ? upstreamSnapshots(served.current.forward, served.current.plan.body.routes) : []) });
+  const metrics = metricsFor(plan, 'loader', { identityManager: () => manager?.figures(), ...(hasStorePool(plan.body.settings) ? { storePool: () => opened?.pool() } : {}), upstreams: () => (served ? upstreamSnapshots(served.current.forward, served.current.plan.body.routes) : []) });
   // Process-wide, outside generations: certificates outlive plans; each swap updates the names.
   const autocert = startAutocert(plan.body, { ...options.autocertTiming, ...(options.log ? { log: options.log } : {}) });
   const generations = await startGenerations(plan, {
@@ -149,7 +155,7 @@ export async function run(options: RunOptions): Promise<Running> {
   const store = (served = generations.store);
   // One memory data broker per process (spec 2.6), unless the caller gives the store; with metrics
   // it is timed here (storage_operation_duration_ms) and probed for readiness.
-  const opened = options.sessionStore ? undefined : openObservedStore(plan.body.settings, metrics?.store ?? options.storeObserver, options.log);
+  const opened = options.sessionStore ? undefined : openObservedStore(plan.body.settings, metrics?.store ?? options.storeObserver, options.log, metrics?.grpc);
   const sessions: SessionStore = options.sessionStore ?? opened!.store;
   const closeSessions = () => (options.sessionStore ? Promise.resolve() : sessions.close());
   // The manager follows the generation in service (a reload changes its provider and intervals).
@@ -157,7 +163,18 @@ export async function run(options: RunOptions): Promise<Running> {
   let listening: Listening;
   let observed: LoaderMetrics | undefined;
   let closing = false;
+  let grpc: DatabrokerGrpc | undefined;
   try {
+    // Spec 1.4: the all-in-one process also serves its data broker over gRPC (for tools and extra
+    // proxies), unless it is itself a client of a data broker service.
+    if (!usesRemoteDatabroker(plan.body.settings) && isSessionDirectory(sessions)) {
+      grpc = await serveDatabrokerGrpc(plan.body, sessions, {
+        ...(options.grpcListen ? { listen: options.grpcListen } : {}),
+        material: store.current.tls?.material ?? null,
+        ...(metrics ? { observer: metrics.grpc } : {}),
+        ...(options.log ? { log: options.log } : {}),
+      });
+    }
     listening = await serve(store, { ...options, ...(metrics ? { observe: metrics } : {}), sessionStore: sessions, sessionRefresher: refresher, ...(autocert ? { acmeChallenges: autocert.challenges, ocsp: autocert.ocsp } : {}) });
     if (metrics) {
       const up = listening;
@@ -169,6 +186,7 @@ export async function run(options: RunOptions): Promise<Running> {
     }
   } catch (e) {
     autocert?.close();
+    await grpc?.close(0);
     await manager?.close();
     await generations.close();
     await closeSessions();
@@ -209,6 +227,7 @@ export async function run(options: RunOptions): Promise<Running> {
     store,
     identityManager: manager,
     listening,
+    grpc,
     reload,
     lastReload: () => reloader.last(),
     autocert,
@@ -219,6 +238,7 @@ export async function run(options: RunOptions): Promise<Running> {
       await manager?.close();
       await observed?.close();
       await listening.close();
+      await grpc?.close(0);
       await generations.close();
       await closeSessions();
     },
@@ -228,6 +248,8 @@ export async function run(options: RunOptions): Promise<Running> {
       // The lease goes first, so another instance's identity manager takes over without waiting for its expiry.
       await manager?.close();
       await listening.drain(timeoutMs);
+      // Other services may use this data broker until the listeners are drained.
+      await grpc?.close();
       autocert?.close();
       await observed?.close();
       await generations.close();

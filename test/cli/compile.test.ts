@@ -97,16 +97,24 @@ describe('svc compile', () => {
   });
 
   it('settings svc run does not implement are notes: the exit code stays 0, the summary announces no such listener', () => {
-    const dir = workdir({ ...valid, dp_admin_address: ':9901', grpc_address: ':5443', dns_lookup_family: 'V4_ONLY' });
+    const dir = workdir({ ...valid, dp_admin_address: ':9901', grpc_client_dns_roundrobin: false, dns_lookup_family: 'V4_ONLY' });
     const r = svc(['compile', '--summary', '-config', 'config.yaml'], dir);
     expect(r.code).toBe(0);
     expect(r.err).toMatch(/^config\.yaml:\d+:\d+: note: dp_admin_address is not supported by svc run yet: data-plane bootstrap options are not implemented/m);
-    expect(r.err).toMatch(/^config\.yaml:\d+:\d+: note: grpc_address is not supported by svc run yet: /m);
+    expect(r.err).toMatch(/^config\.yaml:\d+:\d+: note: grpc_client_dns_roundrobin is not supported by svc run yet: /m);
     expect(r.err).toMatch(/^config\.yaml:\d+:\d+: note: dns_lookup_family is honoured only partly by svc run: /m);
-    expect(r.out).not.toMatch(/grpc|admin|5443|9901/i);
+    expect(r.out).not.toMatch(/admin|9901|roundrobin/i);
     expect(svc(['compile', '--check', '-config', 'config.yaml'], dir).code).toBe(0);
     // JSON diagnostics stay diagnostics only.
     expect(svc(['compile', '--check', '-config', 'config.yaml', '--format', 'json'], dir).err).toBe('');
+  });
+
+  it('the summary names the gRPC data broker listener where svc run serves it', () => {
+    expect(svc(['compile', '--summary', '-config', 'config.yaml'], workdir(valid)).out).toMatch(/^grpc: 127\.0\.0\.1:5443 \(data broker, plaintext\)$/m);
+    const broker = svc(['compile', '--summary', '-config', 'config.yaml'], workdir({ ...valid, services: 'databroker', grpc_address: '10.0.0.1:7443' })).out;
+    expect(broker).toMatch(/^grpc: 10\.0\.0\.1:7443 \(data broker, TLS\)$/m);
+    expect(broker).not.toMatch(/^listen:/m);
+    expect(svc(['compile', '--summary', '-config', 'config.yaml'], workdir({ ...valid, databroker_service_url: 'http://10.0.0.2:5443' })).out).not.toMatch(/^grpc:/m);
   });
 
   it('the summary names the metrics listener svc run starts, and how it is protected', () => {

@@ -32,7 +32,7 @@ describe('access lines', () => {
       { from: 'https://down.example.com', to: 'http://127.0.0.1:9', allow_public_unauthenticated_access: true },
       { name: 'echo', from: 'tcp+https://echo.example.com:7000', to: `tcp://127.0.0.1:${(echo.address() as { port: number }).port}`, allow_public_unauthenticated_access: true },
     ]);
-    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false, access: (e) => lines.push(e), log: (e) => own.push(e) });
+    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, grpcListen: { host: '127.0.0.1', port: 0 }, watch: false, access: (e) => lines.push(e), log: (e) => own.push(e) });
   });
   afterAll(async () => {
     await svc?.close();

@@ -102,6 +102,7 @@ export async function startAuthWorld(options: AuthWorldOptions): Promise<AuthWor
   const svc = await run({
     configPath: cfg.path,
     watch: false,
+    grpcListen: { host: '127.0.0.1', port: 0 },
     ...(options.identityManager ? { identityManager: options.identityManager } : {}),
     ...(options.sessionStore ? { sessionStore: options.sessionStore } : {}),
     ...(options.log ? { log: options.log } : {}),

@@ -80,7 +80,7 @@ describeWithCommands(['pebble', 'pebble-challtestsrv'], 'autocert with pebble', 
         routes: [{ from: 'https://app.test', to: up.url, allow_public_unauthenticated_access: true }],
       }),
     );
-    return run({ configPath: cfg.path, watch: false, log: (e) => logs.push(e), autocertTiming: { pollMs: 200, ...timing } });
+    return run({ configPath: cfg.path, watch: false, grpcListen: { host: '127.0.0.1', port: 0 }, log: (e) => logs.push(e), autocertTiming: { pollMs: 200, ...timing } });
   };
 
   beforeAll(async () => {
@@ -237,7 +237,7 @@ describeWithCommands(['pebble', 'pebble-challtestsrv'], 'autocert with External 
         routes: [{ from: 'https://app.test', to: up.url, allow_public_unauthenticated_access: true }],
       }),
     );
-    return run({ configPath: cfg.path, watch: false, log: (e) => logs.push(e), autocertTiming: { pollMs: 200 } });
+    return run({ configPath: cfg.path, watch: false, grpcListen: { host: '127.0.0.1', port: 0 }, log: (e) => logs.push(e), autocertTiming: { pollMs: 200 } });
   };
 
   it('registers with the right MAC key and obtains a certificate', async () => {

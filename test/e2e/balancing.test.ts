@@ -35,7 +35,7 @@ describe('svc run: health-checked upstreams', () => {
         health_checks: [{ timeout: '1s', interval: '50ms', unhealthy_threshold: 1, healthy_threshold: 1, http_health_check: { path: '/health' } }],
       },
     ]);
-    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false });
+    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, grpcListen: { host: '127.0.0.1', port: 0 }, watch: false });
   });
 
   afterAll(async () => {

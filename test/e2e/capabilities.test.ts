@@ -53,7 +53,7 @@ function freePort(): Promise<number> {
 const IGNORED: readonly { readonly name: string; readonly settings: Record<string, unknown>; readonly key: string }[] = [
   { name: 'a data-plane admin listener', settings: { dp_admin_address: '127.0.0.1:9901' }, key: 'dp_admin_address' },
   { name: 'one service of a split deployment', settings: { services: 'proxy', authorize_service_url: 'https://authorize.internal', databroker_service_url: 'https://databroker.internal' }, key: 'services' },
-  { name: 'a gRPC listener', settings: { grpc_address: '127.0.0.1:5443' }, key: 'grpc_address' },
+  { name: 'DNS round robin between gRPC addresses', settings: { grpc_client_dns_roundrobin: false }, key: 'grpc_client_dns_roundrobin' },
 ];
 
 describe('svc run refuses settings it does not implement', () => {
@@ -62,7 +62,7 @@ describe('svc run refuses settings it does not implement', () => {
 
   it.each(IGNORED)('$name ($key): refused at start, named and located', async ({ settings, key }) => {
     cfg.write({ address: '127.0.0.1:8443', ...settings }, [route('http://127.0.0.1:9')]);
-    const err = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false }).then(
+    const err = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, grpcListen: { host: '127.0.0.1', port: 0 }, watch: false }).then(
       (r) => r.close().then(() => undefined),
       (e: unknown) => e,
     );
@@ -72,13 +72,13 @@ describe('svc run refuses settings it does not implement', () => {
   });
 
   it('`svc run config.yaml` exits 1 with one error line per setting, from the file and the environment', () => {
-    cfg.write({ address: '127.0.0.1:8443', dp_admin_address: '127.0.0.1:9901', grpc_address: '127.0.0.1:5443' }, [route('http://127.0.0.1:9')]);
-    const res = spawnSync(process.execPath, [SVC, 'run', cfg.path, '--workers', '1'], { encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '', DP_ADMIN_PROFILE_PATH: '/tmp/profile' }, timeout: 30_000 });
+    cfg.write({ address: '127.0.0.1:8443', dp_admin_address: '127.0.0.1:9901', grpc_client_dns_roundrobin: false }, [route('http://127.0.0.1:9')]);
+    const res = spawnSync(process.execPath, [SVC, 'run', '--grpc-listen', '127.0.0.1:0', cfg.path, '--workers', '1'], { encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '', DP_ADMIN_PROFILE_PATH: '/tmp/profile' }, timeout: 30_000 });
     expect(res.status).toBe(1);
     const errors = res.stderr.split('\n').filter((l) => l.includes('error SVC_ERR_UNSUPPORTED_SETTING'));
     expect(errors).toEqual([
       `${located(cfg.path, 'dp_admin_address')}: error SVC_ERR_UNSUPPORTED_SETTING dp_admin_address: data-plane bootstrap options are not implemented: svc run proxies in its own process, with no separate data plane to configure`,
-      expect.stringMatching(new RegExp(`^${located(cfg.path, 'grpc_address')}: error SVC_ERR_UNSUPPORTED_SETTING grpc_address: svc run serves and calls no gRPC`)),
+      expect.stringMatching(new RegExp(`^${located(cfg.path, 'grpc_client_dns_roundrobin')}: error SVC_ERR_UNSUPPORTED_SETTING grpc_client_dns_roundrobin: `)),
       expect.stringMatching(/^env:DP_ADMIN_PROFILE_PATH: error SVC_ERR_UNSUPPORTED_SETTING dp_admin_profile_path: /),
       'error SVC_ERR_UNSUPPORTED_SETTING: svc cannot start',
     ]);
@@ -87,7 +87,7 @@ describe('svc run refuses settings it does not implement', () => {
 
   it('with workers, the primary refuses before starting any', () => {
     cfg.write({ address: '127.0.0.1:8443', dp_admin_address: '127.0.0.1:9901' }, [route('http://127.0.0.1:9')]);
-    const res = spawnSync(process.execPath, [SVC, 'run', '-config', cfg.path, '--workers', '2'], { encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '' }, timeout: 30_000 });
+    const res = spawnSync(process.execPath, [SVC, 'run', '--grpc-listen', '127.0.0.1:0', '-config', cfg.path, '--workers', '2'], { encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '' }, timeout: 30_000 });
     expect(res.status).toBe(1);
     expect(res.stderr).toContain(`${located(cfg.path, 'dp_admin_address')}: error SVC_ERR_UNSUPPORTED_SETTING dp_admin_address: `);
   });
@@ -99,7 +99,7 @@ describe('svc run refuses settings it does not implement', () => {
     const notes: string[] = [];
     expect(await main(['compile', '-config', cfg.path, '-o', planPath], { out: () => undefined, err: (s) => notes.push(s) })).toBe(0);
     expect(notes.join('')).toContain(`${located(cfg.path, 'dp_admin_address')}: note: dp_admin_address is not supported by svc run yet: `);
-    const err = await run({ planPath, listen: { host: '127.0.0.1', port: 0 }, watch: false }).catch((e: unknown) => e);
+    const err = await run({ planPath, listen: { host: '127.0.0.1', port: 0 }, grpcListen: { host: '127.0.0.1', port: 0 }, watch: false }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RunError);
     const line = `${located(cfg.path, 'dp_admin_address')}: error SVC_ERR_UNSUPPORTED_SETTING dp_admin_address: data-plane bootstrap options are not implemented: svc run proxies in its own process, with no separate data plane to configure`;
     expect((err as RunError).message).toBe(line);
@@ -127,7 +127,7 @@ describe('svc run: a reload to a refused setting keeps the old plan', () => {
   beforeAll(async () => {
     up = await startUpstream(echo);
     cfg.write({ address: '127.0.0.1:8443' }, [route(up.url)]);
-    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false });
+    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, grpcListen: { host: '127.0.0.1', port: 0 }, watch: false });
   });
 
   afterAll(async () => {
@@ -171,7 +171,7 @@ describe('svc run honours log_level, proxy_log_level and svc_debug', () => {
     const port = await freePort();
     let out = '';
     let err = '';
-    child = spawn(process.execPath, [SVC, 'run', cfg.path, '--listen', `127.0.0.1:${port}`, '--workers', '1'], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] ?? '' } });
+    child = spawn(process.execPath, [SVC, 'run', '--grpc-listen', '127.0.0.1:0', cfg.path, '--listen', `127.0.0.1:${port}`, '--workers', '1'], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] ?? '' } });
     child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
     child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
     const exited = new Promise<never>((_, reject) => child!.once('exit', (code) => reject(new Error(`svc exited with ${code}: ${err}`))));
@@ -239,7 +239,7 @@ describe('svc run honours log_level, proxy_log_level and svc_debug', () => {
     const svc = await start();
     await get(svc.port);
     await expect.poll(svc.out, { timeout: 5_000 }).toMatch(/^\[\d{4}-\d\d-\d\d [\d:.]+ [+-]\d{4}\] INFO: request \{"requestId":"[0-9a-f-]+","method":"GET","host":"app\.example\.com","path":"\/","route":0,"status":200,/m);
-    expect(svc.out()).toMatch(/^\[[^\]]+\] INFO: listening \{"address":"127\.0\.0\.1:\d+","checksum":"sha256:[0-9a-f]{64}","routes":1\}$/m);
+    expect(svc.out()).toMatch(/^\[[^\]]+\] INFO: listening \{"address":"127\.0\.0\.1:\d+","grpcAddress":"127\.0\.0\.1:\d+","checksum":"sha256:[0-9a-f]{64}","routes":1\}$/m);
     expect(svc.out()).not.toContain('{"level"');
     // Not a terminal: no colors.
     expect(svc.out()).not.toContain('\x1b[');

@@ -113,7 +113,7 @@ describe('identity manager with svc run and the real provider', () => {
     try {
       const tuning = { ...FAST, refreshMarginMs: 2_000 };
       const a = await world({ accessTokenTtlSeconds: 3, identityManager: tuning, sessionStore: shared });
-      const b = await run({ configPath: a.configPath, watch: false, listen: { host: '127.0.0.1', port: 0 }, sessionStore: shared, identityManager: tuning });
+      const b = await run({ configPath: a.configPath, watch: false, listen: { host: '127.0.0.1', port: 0 }, grpcListen: { host: '127.0.0.1', port: 0 }, sessionStore: shared, identityManager: tuning });
       extra.push(b);
       const managers = [a.svc.identityManager!, b.identityManager!];
       await until('one instance holds the lease', () => managers.some((m) => m.holdsLease));
@@ -145,7 +145,7 @@ describe('identity manager with svc run and the real provider', () => {
       const tuning = { ...FAST, refreshMarginMs: 2_000 };
       const settings = { databroker_storage_type: 'redis', databroker_storage_connection_string: `redis://:test-only-idm-redis-password@127.0.0.1:${redis.port}/6` };
       const a = await world({ accessTokenTtlSeconds: 3, identityManager: tuning, settings });
-      const b = await run({ configPath: a.configPath, watch: false, listen: { host: '127.0.0.1', port: 0 }, identityManager: tuning });
+      const b = await run({ configPath: a.configPath, watch: false, listen: { host: '127.0.0.1', port: 0 }, identityManager: tuning, grpcListen: { host: '127.0.0.1', port: 0 } });
       extra.push(b);
       const managers = [a.svc.identityManager!, b.identityManager!];
       await until('one instance holds the lease', () => managers.some((m) => m.holdsLease));

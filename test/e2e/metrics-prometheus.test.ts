@@ -47,7 +47,7 @@ describeWithCommands(['prometheus', 'promtool'], 'a real Prometheus scrapes svc'
     cfg.write({ address: '127.0.0.1:8443', metrics_address: `127.0.0.1:${metricsPort}`, metrics_basic_auth: Buffer.from(`${USER}:${PASSWORD}`).toString('base64') }, [
       { from: 'https://app.example.com', to: up.url, allow_public_unauthenticated_access: true, name: 'app' },
     ]);
-    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false });
+    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, grpcListen: { host: '127.0.0.1', port: 0 }, watch: false });
     for (let i = 0; i < 5; i++) expect(await hit(svc.listening.address.port, 'app.example.com', '/')).toBe(200);
 
     prometheusPort = await freePort();

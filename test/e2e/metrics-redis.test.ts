@@ -45,7 +45,7 @@ describeWithCommands(['redis-server'], 'metrics of the Redis session store', () 
         routes: [{ from: 'https://app.example.com', to: up.url, allow_public_unauthenticated_access: true }],
       }),
     );
-    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false });
+    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false, grpcListen: { host: '127.0.0.1', port: 0 } });
   }, 60_000);
 
   afterAll(async () => {

@@ -29,7 +29,7 @@ describe('upgrades and tunnels in the metrics', () => {
       { from: 'https://ws.example.com', to: up.url, allow_public_unauthenticated_access: true, allow_websockets: true, name: 'ws' },
       { from: 'tcp+https://echo.example.com:7000', to: `tcp://127.0.0.1:${(tcp.address() as { port: number }).port}`, allow_public_unauthenticated_access: true, name: 'echo' },
     ]);
-    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false });
+    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, grpcListen: { host: '127.0.0.1', port: 0 }, watch: false });
   });
 
   afterAll(async () => {

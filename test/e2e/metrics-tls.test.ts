@@ -41,7 +41,7 @@ describe('metrics over TLS with client certificates', () => {
       },
       [{ from: 'https://app.example.com', to: up.url, allow_public_unauthenticated_access: true }],
     );
-    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false });
+    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, grpcListen: { host: '127.0.0.1', port: 0 }, watch: false });
   });
 
   afterAll(async () => {

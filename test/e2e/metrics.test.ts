@@ -41,7 +41,7 @@ describe('the metrics listener', () => {
     up = await startUpstream(echo);
     metricsPort = await freePort();
     write('1');
-    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false });
+    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, grpcListen: { host: '127.0.0.1', port: 0 }, watch: false });
     port = svc.listening.address.port;
   });
 

@@ -106,6 +106,7 @@ describeWithCommands(['openssl'], 'OCSP stapling', () => {
     svc = await run({
       configPath: cfg.path,
       watch: false,
+      grpcListen: { host: '127.0.0.1', port: 0 },
       log: (e) => logs.push(e),
       // A fresh response every few hundred ms (the responder's are valid five minutes); the clock
       // the stapler judges expiry by is moved forward by skewMs.

@@ -37,7 +37,7 @@ describe('svc run PLAN', () => {
   beforeAll(async () => {
     up = await startUpstream(echo);
     await compileVersion('1');
-    svc = await run({ planPath: planPath(), listen: { host: '127.0.0.1', port: 0 } });
+    svc = await run({ planPath: planPath(), listen: { host: '127.0.0.1', port: 0 }, grpcListen: { host: '127.0.0.1', port: 0 } });
   });
 
   afterAll(async () => {
@@ -62,6 +62,6 @@ describe('svc run PLAN', () => {
   it('refuses to start from a plan edited by hand', async () => {
     const edited = join(cfg.dir, 'edited.json');
     writeFileSync(edited, readFileSync(planPath(), 'utf8').replace('"2"', '"9"'));
-    await expect(run({ planPath: edited, listen: { host: '127.0.0.1', port: 0 }, watch: false })).rejects.toBeInstanceOf(RunError);
+    await expect(run({ planPath: edited, listen: { host: '127.0.0.1', port: 0 }, grpcListen: { host: '127.0.0.1', port: 0 }, watch: false })).rejects.toBeInstanceOf(RunError);
   });
 });

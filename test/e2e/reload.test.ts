@@ -30,7 +30,7 @@ describe('svc run: reload under load', () => {
   beforeAll(async () => {
     up = await startUpstream(echo);
     cfg.writeRaw(configText(0));
-    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, exposeChecksum: true });
+    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, grpcListen: { host: '127.0.0.1', port: 0 }, exposeChecksum: true });
   });
 
   afterAll(async () => {

@@ -77,7 +77,7 @@ describe('svc run: forwarding and answers', () => {
       { name: 'app', from: 'https://app.example.com', to: up.url, policy: 'allow if domain is "example.com"' },
       { name: 'moved', from: 'https://old.example.com', redirect: { host_redirect: 'new.example.com', response_code: 308 }, allow_public_unauthenticated_access: true },
     ]);
-    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false, exposeChecksum: true });
+    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, grpcListen: { host: '127.0.0.1', port: 0 }, watch: false, exposeChecksum: true });
     port = svc.listening.address.port;
   });
 

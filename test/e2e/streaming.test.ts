@@ -93,7 +93,7 @@ describe('svc run: streamed response bodies', () => {
       { name: 'stream', from: 'https://stream.example.com', to: up.url, allow_public_unauthenticated_access: true, timeout: '1s', idle_timeout: '0s' },
       { name: 'bulk', from: 'https://bulk.example.com', to: up.url, allow_public_unauthenticated_access: true, timeout: '20s' },
     ]);
-    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false });
+    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, grpcListen: { host: '127.0.0.1', port: 0 }, watch: false });
     port = svc.listening.address.port;
   });
 

@@ -1,5 +1,6 @@
 /**
- * A real `svc run` process for tests (`bin/svc`, as an operator starts it): resolves once it logs
+ * A real `svc run` process for tests (`bin/svc`, as an operator starts it, with its gRPC data broker
+ * on a free port instead of the default 127.0.0.1:5443 so that tests run side by side): resolves once it logs
  * `listening` with its port; `stop` sends SIGTERM and waits for the exit. Standard error is
  * inherited (shown with the test output); standard output is kept for assertions.
  */
@@ -20,7 +21,7 @@ export interface SvcProcess {
 
 /** Starts `svc run -config <configPath> --workers <workers> <args…>`. */
 export async function startSvcProcess(configPath: string, options: { readonly workers: number; readonly args?: readonly string[] }): Promise<SvcProcess> {
-  const child = spawn(process.execPath, [SVC, 'run', '-config', configPath, '--workers', String(options.workers), ...(options.args ?? [])], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [SVC, 'run', '--grpc-listen', '127.0.0.1:0', '-config', configPath, '--workers', String(options.workers), ...(options.args ?? [])], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   const port = await new Promise<number>((resolve, reject) => {
     const listening = new RegExp(`"msg":"listening","workers":${options.workers},"port":(\\d+)`);

@@ -28,7 +28,7 @@ describeWithCommands(['redis-server'], 'tcp+https routes with a real Redis', () 
       { from: 'tcp+https://redis.example.com:6379', to: `tcp://127.0.0.1:${redisPort}`, allow_public_unauthenticated_access: true },
       { from: 'tcp+https://private.example.com:6379', to: `tcp://127.0.0.1:${redisPort}`, policy: 'allow if groups has "ops"' },
     ]);
-    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false });
+    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, grpcListen: { host: '127.0.0.1', port: 0 }, watch: false });
     const proxy = `http://127.0.0.1:${svc.listening.address.port}`;
     open = await startTunnel({ route: 'tcp+https://redis.example.com:6379', proxy, listen: { host: '127.0.0.1', port: 0 } });
     closed = await startTunnel({ route: 'tcp+https://private.example.com:6379', proxy, listen: { host: '127.0.0.1', port: 0 } });

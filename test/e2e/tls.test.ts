@@ -74,7 +74,7 @@ describe('svc run over TLS', () => {
       { from: 'https://other.example.com', to: up.url, allow_public_unauthenticated_access: true },
       { from: 'https://mtls.example.com', to: up.url, allow_public_unauthenticated_access: true, tls_downstream_client_ca_file: join(cfg.dir, 'client-ca.pem') },
     ]);
-    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false });
+    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, grpcListen: { host: '127.0.0.1', port: 0 }, watch: false });
   });
 
   afterAll(async () => {
@@ -135,7 +135,7 @@ describe('forward-auth callers under the global client_ca (SECURITY S13)', () =>
     writeTlsConfig(cfg, { client_ca_file: join(cfg.dir, 'client-ca.pem'), forward_auth_url: 'https://fwd.example.com' }, [
       { from: 'https://app.example.com', to: up.url, allow_public_unauthenticated_access: true },
     ]);
-    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false });
+    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, grpcListen: { host: '127.0.0.1', port: 0 }, watch: false });
   });
 
   afterAll(async () => {
@@ -173,7 +173,7 @@ describe('svc run behind the PROXY protocol', () => {
   beforeAll(async () => {
     up = await startUpstream(echo);
     cfg.write({ address: '127.0.0.1:8443', use_proxy_protocol: true }, [{ from: 'https://app.example.com', to: up.url, allow_public_unauthenticated_access: true }]);
-    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false });
+    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, grpcListen: { host: '127.0.0.1', port: 0 }, watch: false });
   });
 
   afterAll(async () => {
@@ -243,7 +243,7 @@ describe('upstream TLS', () => {
       },
       { from: 'https://untrusted.example.com', to: `https://127.0.0.1:${upstreamPort}`, allow_public_unauthenticated_access: true },
     ]);
-    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false });
+    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, grpcListen: { host: '127.0.0.1', port: 0 }, watch: false });
   });
 
   afterAll(async () => {
@@ -285,7 +285,7 @@ describe('HTTP/2 downstream (codec_type auto, ALPN)', () => {
     const server = await issue(ca, { cn: 'app.example.com', dns: ['app.example.com'], usage: 'server' });
     writeServerCert(cfg, server);
     writeTlsConfig(cfg, { codec_type: 'auto' }, [{ from: 'https://app.example.com', to: `${up.url}/v2`, allow_public_unauthenticated_access: true }]);
-    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false, access: (e) => accessLines.push(e) });
+    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, grpcListen: { host: '127.0.0.1', port: 0 }, watch: false, access: (e) => accessLines.push(e) });
   });
 
   afterAll(async () => {
@@ -346,7 +346,7 @@ describe('certificate files renewed in place', () => {
     ca = await makeCa('svc renewal CA (TEST ONLY)');
     await writeCert();
     writeTlsConfig(cfg, {}, [{ from: 'https://app.example.com', to: up.url, allow_public_unauthenticated_access: true }]);
-    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 } });
+    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, grpcListen: { host: '127.0.0.1', port: 0 } });
   });
 
   afterAll(async () => {

@@ -29,7 +29,7 @@ describe('svc run: websocket upgrades', () => {
       { from: 'https://nows.example.com', to: up.url, allow_public_unauthenticated_access: true },
       { from: 'https://private.example.com', to: up.url, allow_websockets: true, policy: 'allow if domain is "example.com"' },
     ]);
-    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false });
+    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, grpcListen: { host: '127.0.0.1', port: 0 }, watch: false });
   });
 
   afterAll(async () => {

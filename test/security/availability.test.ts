@@ -87,7 +87,7 @@ describe('issue 13 §7: Expect: 100-continue', () => {
       });
     });
     writeConfig(cfg, up, {});
-    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false });
+    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, grpcListen: { host: '127.0.0.1', port: 0 }, watch: false });
   });
 
   afterAll(async () => {
@@ -163,7 +163,7 @@ describe('issue 13 §7: more than 1,000 header fields', () => {
       res.end('ok');
     });
     writeConfig(cfg, up, {}, { allow_websockets: true });
-    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false });
+    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, grpcListen: { host: '127.0.0.1', port: 0 }, watch: false });
   });
 
   afterAll(async () => {
@@ -236,7 +236,7 @@ describe('issue 13 §7: header names with `_`', () => {
       { from: 'https://app.example.com', to: up.url, allow_public_unauthenticated_access: true },
       { from: 'https://private.example.com', to: up.url, allow_public_unauthenticated_access: true, allow_underscores_in_headers: true },
     ]);
-    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false });
+    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, grpcListen: { host: '127.0.0.1', port: 0 }, watch: false });
   });
 
   afterAll(async () => {
@@ -320,7 +320,7 @@ describe.each(['auto', 'http2', 'http1'] as const)('issue 13 §7: timeouts with 
       });
     });
     writeConfig(cfg, up, { codec_type: codec, timeout_read: '300ms', timeout_idle: '500ms' });
-    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false });
+    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, grpcListen: { host: '127.0.0.1', port: 0 }, watch: false });
   });
 
   afterAll(async () => {

@@ -36,7 +36,7 @@ describe('issue 13 §6: one authority per request', () => {
       { from: 'https://a.example.com', to: up.url, preserve_host_header: true, allow_websockets: true, allow_public_unauthenticated_access: true },
       { from: 'https://b.example.com', to: up.url, preserve_host_header: true, allow_websockets: true, allow_public_unauthenticated_access: true },
     ]);
-    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false });
+    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, grpcListen: { host: '127.0.0.1', port: 0 }, watch: false });
   });
 
   afterAll(async () => {

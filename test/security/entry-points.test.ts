@@ -119,7 +119,7 @@ describe('one gate for upgrades and CONNECT', () => {
       { from: 'tcp+https://private.example.com:7000', to: `tcp://127.0.0.1:${recorderPort}`, policy: 'allow if groups has "ops"' },
       { from: 'tcp+https://public.example.com:7001', to: `tcp://127.0.0.1:${echoPort}`, allow_public_unauthenticated_access: true },
     ]);
-    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false });
+    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, grpcListen: { host: '127.0.0.1', port: 0 }, watch: false });
     port = svc.listening.address.port;
   });
 

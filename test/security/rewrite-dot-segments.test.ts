@@ -45,7 +45,7 @@ describe('issue 13 §4: rewrites that create dot segments', () => {
       { from: 'https://app.example.com', prefix: '/app', prefix_rewrite: '/', to: up.url, allow_public_unauthenticated_access: true },
       { from: 'https://app.example.com', prefix: '/api', prefix_rewrite: '/v1/', to: `${up.url}/base/`, allow_public_unauthenticated_access: true },
     ]);
-    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false });
+    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, grpcListen: { host: '127.0.0.1', port: 0 }, watch: false });
   });
 
   afterAll(async () => {

@@ -45,8 +45,8 @@ describe('server-side SECURITY rows', () => {
     ];
     cfg.write({ address: '127.0.0.1:8443', jwt_claims_headers: { 'Remote-User': 'email' } }, routes);
     cfgTrusted.write({ address: '127.0.0.1:8443', xff_num_trusted_hops: 1 }, routes);
-    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false });
-    trusted = await run({ configPath: cfgTrusted.path, listen: { host: '127.0.0.1', port: 0 }, watch: false });
+    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, grpcListen: { host: '127.0.0.1', port: 0 }, watch: false });
+    trusted = await run({ configPath: cfgTrusted.path, listen: { host: '127.0.0.1', port: 0 }, grpcListen: { host: '127.0.0.1', port: 0 }, watch: false });
   });
 
   afterAll(async () => {
@@ -145,7 +145,7 @@ describe('slow and oversized clients', () => {
 
   beforeAll(async () => {
     cfg.write({ address: '127.0.0.1:8443', timeout_read: '1s' }, [{ from: 'https://app.example.com', to: 'http://127.0.0.1:1', allow_public_unauthenticated_access: true }]);
-    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false });
+    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, grpcListen: { host: '127.0.0.1', port: 0 }, watch: false });
   });
 
   afterAll(async () => {

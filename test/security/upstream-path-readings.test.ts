@@ -50,7 +50,7 @@ describe('issue 13 §5: paths that upstreams read differently', () => {
       { from: 'https://java.example.com', ...restricted, path_case: 'insensitive' },
       { from: 'https://java.example.com', ...open, allow_path_parameters: true },
     ]);
-    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, watch: false });
+    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, grpcListen: { host: '127.0.0.1', port: 0 }, watch: false });
   });
 
   afterAll(async () => {

@@ -6,7 +6,10 @@
  */
 import type { PlanSettings } from '../../../compiler/plan/types.ts';
 import { openSessionStore } from '../../databroker/open-store.ts';
+import { GrpcStore } from '../../databroker/grpc-store.ts';
+import { usesRemoteDatabroker } from '../../grpc/plan-options.ts';
 import { RedisStore } from '../../databroker/redis-store.ts';
+import type { GrpcObserver } from './grpc.ts';
 import { isSessionDirectory, type SessionDirectory, type SessionStore, type StorageOperation, type StoreObserver, type StorePoolFigures } from '../../databroker/session-store.ts';
 
 /** `store`, with every operation reported to `observer` under `backend`. */
@@ -51,6 +54,15 @@ export function observedStore(store: SessionStore, observer: StoreObserver, back
 }
 
 /**
+ * True when the plan's store has a Redis connection pool to export (a Redis store this process
+ * opens; not the memory store, not a data broker service's client): only then are the pool metrics
+ * registered, since an unlabelled series cannot be left out once it exists.
+ */
+export function hasStorePool(settings: PlanSettings): boolean {
+  return settings.databroker.storage.type === 'redis' && !usesRemoteDatabroker(settings);
+}
+
+/**
  * Opens the plan's session store (runtime/databroker/open-store.ts) with its storage operations
  * timed for `metrics` when given: the Redis store reports to the observer itself, a memory store is
  * wrapped. `pool` reads the Redis connection figures (undefined for memory).
@@ -59,8 +71,10 @@ export function openObservedStore(
   settings: PlanSettings,
   observer: StoreObserver | undefined,
   log?: (entry: Record<string, unknown>) => void,
+  grpcObserver?: GrpcObserver,
 ): { readonly store: SessionStore; pool(): StorePoolFigures | undefined } {
-  const opened = openSessionStore(settings, { ...(observer ? { observer } : {}), ...(log ? { log } : {}) });
-  const store = observer && !(opened instanceof RedisStore) ? observedStore(opened, observer, 'memory') : opened;
+  const opened = openSessionStore(settings, { ...(observer ? { observer } : {}), ...(log ? { log } : {}), ...(grpcObserver ? { grpcObserver } : {}) });
+  // A data broker client's calls are gRPC client metrics, not storage operations of this process.
+  const store = observer && !(opened instanceof RedisStore) && !(opened instanceof GrpcStore) ? observedStore(opened, observer, 'memory') : opened;
   return { store, pool: () => (opened instanceof RedisStore ? opened.poolFigures() : undefined) };
 }

@@ -15,7 +15,7 @@ import type { StoreObserver, StorePoolFigures } from '../../databroker/session-s
 import type { IdentityManagerFigures } from '../../identity/figures.ts';
 import { buildInfo } from '../build-info.ts';
 import { registerConfig, type ConfigMetrics } from './config.ts';
-import { registerGrpc } from './grpc.ts';
+import { registerGrpc, type GrpcObserver } from './grpc.ts';
 import { registerHttp } from './http.ts';
 import { registerIdentityManager } from './identity.ts';
 import { methodLabel, routeLabel, statusClass } from './labels.ts';
@@ -54,6 +54,8 @@ export interface SvcMetrics extends RequestObserver {
   readonly store: StoreObserver;
   /** What the balancer reports upstream exchanges to. */
   readonly upstream: UpstreamObserver;
+  /** What runtime/grpc/ reports every gRPC call it makes or answers to. */
+  readonly grpc: GrpcObserver;
 }
 
 /** Creates the metrics of this process. */
@@ -62,7 +64,7 @@ export function createMetrics(options: MetricsOptions): SvcMetrics {
   registry.setDefaultLabels({ service: options.service });
   const server = registerHttp(registry, 'server');
   const client = registerHttp(registry, 'client');
-  registerGrpc(registry);
+  const grpc = registerGrpc(registry);
   const config = options.role === 'loader' ? registerConfig(registry, buildInfo()) : undefined;
   const store = registerStorage(registry);
   if (options.storePool) registerStorePool(registry, options.storePool);
@@ -78,6 +80,7 @@ export function createMetrics(options: MetricsOptions): SvcMetrics {
     config,
     store,
     upstream,
+    grpc,
     request(route, method, status, durationMs, requestBytes, responseBytes) {
       server.observe({ route: routeLabel(route), method: methodLabel(method), status_class: statusClass(status) }, durationMs, requestBytes, responseBytes);
     },

@@ -1,0 +1,130 @@
+/**
+ * `svc run` with `services: databroker` (spec 1.3, docs/distributed.md): serves the session store
+ * (memory or Redis, `databroker_storage_type`) over gRPC on `grpc_address`, and nothing else: no
+ * HTTP listener. The identity manager runs here, where the store is held (spec 2.4); the metrics
+ * listener (`metrics_address`) serves its figures and readiness. Reloads follow the config as in
+ * all-in-one mode (the identity provider settings the identity manager uses); a reload that changes
+ * the storage or gRPC settings is refused (restart required).
+ */
+import { watch, type FSWatcher } from 'chokidar';
+import type { PlanEnvelope } from '../../compiler/plan/types.ts';
+import { isSessionDirectory } from '../databroker/session-store.ts';
+import { managerSettings } from '../identity/identity-manager.ts';
+import type { IdentityManager } from '../identity/identity-manager.ts';
+import { storeAnswers } from '../observe/metrics/health.ts';
+import { hasStorePool, openObservedStore } from '../observe/metrics/observed-store.ts';
+import { metricsFor, startLoaderMetrics, type LoaderMetrics } from '../observe/metrics/run-metrics.ts';
+import { lazyEphemeralKey, startGenerations } from './generation.ts';
+import { serveDatabrokerGrpc, type DatabrokerGrpc } from './grpc-databroker.ts';
+import { createReloader, type ReloadResult } from './reload.ts';
+import { loadForRun, startIdentityManager, type RunOptions } from './run.ts';
+
+export interface DatabrokerRunning {
+  /** The gRPC listener's address (the bound port when `--grpc-listen` asked for 0). */
+  readonly grpc: DatabrokerGrpc;
+  readonly identityManager: IdentityManager | undefined;
+  /** The plan in service. */
+  plan(): PlanEnvelope;
+  reload(): Promise<ReloadResult>;
+  /** The last reload's outcome (for `config_last_reload_success`). */
+  readonly lastReload: () => ReloadResult | undefined;
+  close(): Promise<void>;
+  /** Stops gracefully: the identity manager's lease is released, watch streams end, then the store closes. */
+  drain(timeoutMs: number): Promise<void>;
+}
+
+/** True when the plan is the data broker role. */
+export function isDatabrokerRole(plan: PlanEnvelope): boolean {
+  return plan.body.settings.mode.services === 'databroker';
+}
+
+/** Starts the data broker role. Resolves once the gRPC listener listens; rejects when it cannot. */
+export async function runDatabroker(options: RunOptions): Promise<DatabrokerRunning> {
+  const plan = loadForRun(options);
+  if (!isDatabrokerRole(plan)) throw new Error('runDatabroker needs a plan with services: databroker');
+  options.onPlan?.(plan);
+  const metrics = metricsFor(plan, 'loader', { identityManager: () => manager?.figures(), ...(hasStorePool(plan.body.settings) ? { storePool: () => opened.pool() } : {}) });
+  // The generations carry what the identity manager reads (the provider), and follow reloads.
+  const generations = await startGenerations(plan, {
+    scheme: plan.body.settings.server.insecure ? 'http' : 'https',
+    ephemeralKey: lazyEphemeralKey(options.log),
+    ...(options.log ? { log: options.log } : {}),
+  });
+  const store = generations.store;
+  const opened = openObservedStore(plan.body.settings, metrics?.store ?? options.storeObserver, options.log);
+  const sessions = opened.store;
+  const { manager } = startIdentityManager(sessions, () => managerSettings(store.current.auth), options);
+  let grpc: DatabrokerGrpc;
+  let observed: LoaderMetrics | undefined;
+  let closing = false;
+  try {
+    if (!isSessionDirectory(sessions)) throw new Error('the data broker store cannot list sessions');
+    grpc = await serveDatabrokerGrpc(plan.body, sessions, {
+      ...(options.grpcListen ? { listen: options.grpcListen } : {}),
+      material: store.current.tls?.material ?? null,
+      ...(metrics ? { observer: metrics.grpc } : {}),
+      ...(options.log ? { log: options.log } : {}),
+    });
+    if (metrics) {
+      const up = grpc;
+      observed = await startLoaderMetrics(metrics, plan, { ready: { plan: () => true, listeners: () => !closing, databroker: storeAnswers(() => sessions) }, ...(options.log ? { log: options.log } : {}) }).catch(async (e: unknown) => {
+        await up.close(0);
+        throw e;
+      });
+    }
+  } catch (e) {
+    await manager?.close();
+    await generations.close();
+    await sessions.close();
+    throw e;
+  }
+
+  let watcher: FSWatcher | undefined;
+  const source = options.planPath ?? options.configPath;
+  const watchedFiles = (p: PlanEnvelope) => [...new Set([...(source !== undefined ? [source] : []), ...p.inputs])];
+  const reloader = createReloader({
+    load: () => loadForRun(options),
+    current: () => store.current.plan,
+    prepare: (p) => (observed ? observed.prepare(p, store.current.plan, (next) => generations.prepare(next)) : generations.prepare(p)),
+    ...(options.log ? { log: options.log } : {}),
+  });
+  const reload = async (): Promise<ReloadResult> => {
+    const r = await reloader.reload();
+    observed?.reloaded(r);
+    if (r.ok && r.result === 'swapped') {
+      watcher?.add(watchedFiles(store.current.plan));
+      options.onPlan?.(store.current.plan);
+    }
+    return r;
+  };
+  if (options.watch !== false) {
+    watcher = watch(watchedFiles(plan), { ignoreInitial: true, awaitWriteFinish: { stabilityThreshold: 50, pollInterval: 10 } });
+    let timer: NodeJS.Timeout | undefined;
+    watcher.on('all', () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => void reload(), 30);
+    });
+    await new Promise<void>((resolve) => watcher!.once('ready', () => resolve()));
+  }
+
+  const stop = async (graceMs: number) => {
+    closing = true;
+    await watcher?.close();
+    // The lease goes first, so another instance's identity manager takes over without waiting for its expiry.
+    await manager?.close();
+    await grpc.close(graceMs);
+    await observed?.close();
+    await generations.close();
+    await sessions.close();
+  };
+  const running: DatabrokerRunning = {
+    grpc,
+    identityManager: manager,
+    plan: () => store.current.plan,
+    reload,
+    lastReload: () => reloader.last(),
+    close: () => stop(0),
+    drain: (timeoutMs) => stop(Math.min(timeoutMs, 5_000)),
+  };
+  return running;
+}

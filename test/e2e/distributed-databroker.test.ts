@@ -1,0 +1,229 @@
+/**
+ * Distributed mode, first part (issue 16): two real `svc run` processes on loopback from one config
+ * file — the data broker (`SERVICES=databroker`: gRPC only, no HTTP listener) and an all-in-one
+ * proxy that keeps its sessions there (`databroker_service_url`) — with a real OIDC provider.
+ * Signed in through the proxy, the session outlives a proxy restart; the data broker killed → 503 on
+ * protected routes (never a sign-in redirect), 200 on public ones; the data broker back → the proxy
+ * recovers by itself. A proxy with the wrong shared secret is refused UNAUTHENTICATED (logged on
+ * both sides, no secret in either log) and serves 503. The same over TLS (`grpc_insecure: false`).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { request } from 'node:http';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDevIdp, type DevIdp } from '../../demo/dev-idp.ts';
+import { generateSelfSigned } from '../../runtime/listen/self-signed.ts';
+import { BASE_SETTINGS, TEST_SECRET } from '../support/compile-text.ts';
+import { HttpBrowser } from '../support/http-browser.ts';
+import { freePort } from './auth-support.ts';
+import { configDir, echo, startUpstream, type Upstream } from './support.ts';
+
+const SVC = join(import.meta.dirname, '../../bin/svc');
+/** Another valid test-only secret (32 bytes of 2). */
+const WRONG_SECRET = Buffer.alloc(32, 2).toString('base64');
+
+function get(port: number, host: string, cookie: string, path = '/'): Promise<{ status: number; body: string; headers: import('node:http').IncomingHttpHeaders }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, agent: false, headers: { host, cookie, accept: 'text/html' } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
+    });
+    req.setTimeout(15_000, () => req.destroy(new Error('no answer in 15 s')));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function until(check: () => Promise<boolean> | boolean, timeoutMs: number): Promise<void> {
+  const started = Date.now();
+  while (!(await check())) {
+    if (Date.now() - started > timeoutMs) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** A `svc run` child process and everything it printed. */
+interface Svc {
+  readonly child: ChildProcess;
+  readonly log: () => string;
+}
+
+/** Starts `svc run` on the config with `env`; resolves once it says it listens. */
+async function startSvc(configPath: string, env: Record<string, string>, args: readonly string[] = [], workers = 1): Promise<Svc> {
+  let log = '';
+  const child = spawn(process.execPath, [SVC, 'run', '-config', configPath, '--workers', String(workers), ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] ?? '', ...env } });
+  await new Promise<void>((resolve, reject) => {
+    const onData = (c: Buffer) => {
+      log += c.toString();
+      if (/"msg":"listening"/.test(log)) resolve();
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`svc exited with ${code}: ${log}`)));
+  });
+  return { child, log: () => log };
+}
+
+async function stopSvc(svc: Svc | undefined, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  if (!svc || svc.child.exitCode !== null || svc.child.signalCode !== null) return;
+  const exited = new Promise((r) => svc.child.once('exit', r));
+  svc.child.kill(signal);
+  await exited;
+}
+
+/** One deployment: a data broker and a proxy using it, from one config file. */
+function deployment(tls: boolean) {
+  let idp: DevIdp;
+  let up: Upstream;
+  const cfg = configDir();
+  let port = 0;
+  let brokerPort = 0;
+  const svcs: Svc[] = [];
+  const brokerEnv = () => ({ SERVICES: 'databroker' });
+  const proxyArgs = () => ['--listen', `127.0.0.1:${port}`];
+
+  const setup = async (): Promise<void> => {
+    port = await freePort();
+    brokerPort = await freePort();
+    const origin = (name: string) => `http://${name}.localhost:${port}`;
+    idp = await startDevIdp({ clients: [{ clientId: 'c', clientSecret: 's', redirectUris: [`${origin('authenticate')}/oauth2/callback`], postLogoutRedirectUris: [`${origin('app')}/`] }] });
+    up = await startUpstream(echo);
+    // grpc_insecure defaults differ by role (true all-in-one, false otherwise): one file sets it.
+    const tlsSettings: Record<string, unknown> = { grpc_insecure: true };
+    if (tls) {
+      // TEST KEY ONLY: the data broker's certificate, trusted by the proxy as certificate_authority.
+      const cert = await generateSelfSigned('databroker.localhost');
+      Object.assign(tlsSettings, {
+        grpc_insecure: false,
+        certificate_file: cfg.file('databroker.pem', cert.certPem),
+        certificate_key_file: cfg.file('databroker.key', cert.keyPem),
+        certificate_authority_file: cfg.file('ca.pem', cert.certPem),
+        databroker_internal_service_url: `https://databroker.localhost:${brokerPort}`,
+      });
+    }
+    cfg.writeRaw(
+      stringify({
+        ...BASE_SETTINGS,
+        address: `127.0.0.1:${port}`,
+        cookie_secure: false,
+        authenticate_service_url: origin('authenticate'),
+        signout_redirect_url: `${origin('app')}/`,
+        idp_provider_url: idp.issuer,
+        idp_client_id: 'c',
+        idp_client_secret: 's',
+        grpc_address: `127.0.0.1:${brokerPort}`,
+        grpc_client_timeout: '1s',
+        databroker_service_url: `${tls ? 'https' : 'http'}://127.0.0.1:${brokerPort}`,
+        ...tlsSettings,
+        routes: [
+          { from: `https://app.localhost:${port}`, to: up.url, policy: 'allow if domain is "example.com"' },
+          { from: `https://public.localhost:${port}`, to: up.url, allow_public_unauthenticated_access: true },
+        ],
+      }),
+    );
+  };
+  let broker: Svc | undefined;
+  const startBroker = async () => {
+    const s = await startSvc(cfg.path, brokerEnv());
+    svcs.push(s);
+    broker = s;
+    return s;
+  };
+  const startProxy = async (env: Record<string, string> = {}, listenPort?: number, workers = 1) => {
+    const s = await startSvc(cfg.path, env, listenPort === undefined ? proxyArgs() : ['--listen', `127.0.0.1:${listenPort}`], workers);
+    svcs.push(s);
+    return s;
+  };
+  const signIn = async (): Promise<string> => {
+    const browser = new HttpBrowser((url) => (url.hostname.endsWith('.localhost') ? { port } : url.port === String(idp.port) ? { port: idp.port } : undefined));
+    const hops = await browser.signIn(`http://app.localhost:${port}/`, 'alice@example.com');
+    expect(hops[hops.length - 1]!.status).toBe(200);
+    return `_svc=${browser.cookies('app.localhost')['_svc']}`;
+  };
+  const close = async () => {
+    for (const s of svcs) await stopSvc(s);
+    await up?.close();
+    await idp?.close();
+    cfg.remove();
+  };
+  return { setup, startBroker, startProxy, signIn, close, port: () => port, brokerPort: () => brokerPort, broker: () => broker };
+}
+
+describe('a data broker process and a proxy using it over gRPC (plaintext)', () => {
+  const d = deployment(false);
+  beforeAll(d.setup, 30_000);
+  afterAll(d.close);
+
+  it('sessions live in the data broker: a proxy restart keeps them; the data broker down → 503 (public routes 200); back → recovers', async () => {
+    let broker = await d.startBroker();
+    expect(broker.log()).toMatch(/"msg":"listening","services":"databroker","grpcAddress":"127\.0\.0\.1:\d+"/);
+    let proxy = await d.startProxy();
+    const port = d.port();
+    const app = `app.localhost:${port}`;
+    const cookie = await d.signIn();
+    expect((await get(port, app, cookie)).status).toBe(200);
+
+    // The proxy keeps no session of its own: restarted, it serves the same session.
+    await stopSvc(proxy);
+    proxy = await d.startProxy();
+    expect((await get(port, app, cookie)).status).toBe(200);
+
+    // The data broker dies: fail closed on routes that need a session, never a sign-in redirect.
+    await stopSvc(broker, 'SIGKILL');
+    const down = await get(port, app, cookie);
+    expect(down.status).toBe(503);
+    expect(down.body).toContain('session-store-unavailable');
+    expect(down.headers['set-cookie']).toBeUndefined();
+    expect((await get(port, `public.localhost:${port}`, '')).status).toBe(200);
+    expect(proxy.log()).toMatch(/data broker change stream lost/);
+
+    // It comes back (an in-memory data broker: its sessions are gone, so the old cookie now leads
+    // to sign-in): the proxy reconnects by itself and a new sign-in works.
+    broker = await d.startBroker();
+    await until(async () => (await get(port, app, cookie)).status === 302, 20_000);
+    const again = await d.signIn();
+    expect((await get(port, app, again)).status).toBe(200);
+    await until(() => /data broker change stream back/.test(proxy.log()), 10_000);
+  }, 120_000);
+
+  it('a proxy with the wrong shared_secret is refused UNAUTHENTICATED, logged on both sides without the secret, and serves 503', async () => {
+    // The data broker and the proxy of the previous test serve on; a session made there is sent to
+    // a second proxy with the same cookie_secret (it opens the cookie) but another shared_secret.
+    const broker = d.broker()!;
+    const brokerLog = () => broker.log();
+    const cookie = await d.signIn();
+    const other = await freePort();
+    const wrong = await d.startProxy({ SHARED_SECRET: WRONG_SECRET }, other);
+    const r = await get(other, `app.localhost:${d.port()}`, cookie);
+    expect(r.status).toBe(503);
+    expect((await get(other, `public.localhost:${d.port()}`, '')).status).toBe(200);
+    await until(() => /UNAUTHENTICATED/.test(wrong.log()), 10_000);
+    expect(wrong.log()).toMatch(/refused by svc\.databroker\.v1\.DataBroker at .*UNAUTHENTICATED \(check that every service has the same shared_secret\)/);
+    await until(() => /gRPC call refused: UNAUTHENTICATED/.test(brokerLog()), 10_000);
+    expect(brokerLog()).toContain('bad-signature');
+    for (const log of [wrong.log(), brokerLog()]) {
+      expect(log).not.toContain(WRONG_SECRET);
+      expect(log).not.toContain(TEST_SECRET);
+      expect(log).not.toMatch(/Bearer|eyJ[\w-]+\./);
+    }
+  }, 60_000);
+});
+
+describe('a data broker process and a proxy using it over gRPC with TLS (grpc_insecure: false)', () => {
+  const d = deployment(true);
+  beforeAll(d.setup, 30_000);
+  afterAll(d.close);
+
+  it('serves sessions over TLS, the certificate checked against databroker_internal_service_url (a proxy with two workers)', async () => {
+    const broker = await d.startBroker();
+    expect(broker.log()).toMatch(/"msg":"serving the data broker over gRPC".*"tls":true/);
+    // With workers, the primary is the data broker's client and serves its workers over IPC.
+    await d.startProxy({}, undefined, 2);
+    const port = d.port();
+    const cookie = await d.signIn();
+    expect((await get(port, `app.localhost:${port}`, cookie)).status).toBe(200);
+  }, 60_000);
+});
