@@ -6,7 +6,6 @@
  * all-in-one mode (the identity provider settings the identity manager uses); a reload that changes
  * the storage or gRPC settings is refused (restart required).
  */
-import { watch, type FSWatcher } from 'chokidar';
 import type { PlanEnvelope } from '../../compiler/plan/types.ts';
 import { isSessionDirectory } from '../databroker/session-store.ts';
 import { managerSettings } from '../identity/identity-manager.ts';
@@ -16,7 +15,8 @@ import { hasStorePool, openObservedStore } from '../observe/metrics/observed-sto
 import { metricsFor, startLoaderMetrics, type LoaderMetrics } from '../observe/metrics/run-metrics.ts';
 import { lazyEphemeralKey, startGenerations } from './generation.ts';
 import { serveDatabrokerGrpc, type DatabrokerGrpc } from './grpc-databroker.ts';
-import { createReloader, type ReloadResult } from './reload.ts';
+import type { ReloadResult } from './reload.ts';
+import { startWatchedReload } from './watched-reload.ts';
 import { loadForRun, startIdentityManager, type RunOptions } from './run.ts';
 
 export interface DatabrokerRunning {
@@ -79,37 +79,12 @@ export async function runDatabroker(options: RunOptions): Promise<DatabrokerRunn
     throw e;
   }
 
-  let watcher: FSWatcher | undefined;
-  const source = options.planPath ?? options.configPath;
-  const watchedFiles = (p: PlanEnvelope) => [...new Set([...(source !== undefined ? [source] : []), ...p.inputs])];
-  const reloader = createReloader({
-    load: () => loadForRun(options),
-    current: () => store.current.plan,
-    prepare: (p) => (observed ? observed.prepare(p, store.current.plan, (next) => generations.prepare(next)) : generations.prepare(p)),
-    ...(options.log ? { log: options.log } : {}),
-  });
-  const reload = async (): Promise<ReloadResult> => {
-    const r = await reloader.reload();
-    observed?.reloaded(r);
-    if (r.ok && r.result === 'swapped') {
-      watcher?.add(watchedFiles(store.current.plan));
-      options.onPlan?.(store.current.plan);
-    }
-    return r;
-  };
-  if (options.watch !== false) {
-    watcher = watch(watchedFiles(plan), { ignoreInitial: true, awaitWriteFinish: { stabilityThreshold: 50, pollInterval: 10 } });
-    let timer: NodeJS.Timeout | undefined;
-    watcher.on('all', () => {
-      clearTimeout(timer);
-      timer = setTimeout(() => void reload(), 30);
-    });
-    await new Promise<void>((resolve) => watcher!.once('ready', () => resolve()));
-  }
+  const reloads = await startWatchedReload(options, plan, generations, () => observed);
+  const reload = reloads.reload;
 
   const stop = async (graceMs: number) => {
     closing = true;
-    await watcher?.close();
+    await reloads.close();
     // The lease goes first, so another instance's identity manager takes over without waiting for its expiry.
     await manager?.close();
     await grpc.close(graceMs);
@@ -122,7 +97,7 @@ export async function runDatabroker(options: RunOptions): Promise<DatabrokerRunn
     identityManager: manager,
     plan: () => store.current.plan,
     reload,
-    lastReload: () => reloader.last(),
+    lastReload: () => reloads.last(),
     close: () => stop(0),
     drain: (timeoutMs) => stop(Math.min(timeoutMs, 5_000)),
   };

@@ -5,7 +5,6 @@
  * in-flight requests finish on the generation they started with.
  */
 import { readFileSync } from 'node:fs';
-import { watch, type FSWatcher } from 'chokidar';
 import { compile, renderText, isSecretPath } from '../../compiler/index.ts';
 import type { PlanEnvelope } from '../../compiler/plan/types.ts';
 import { startAutocert } from '../listen/acme/start.ts';
@@ -17,7 +16,8 @@ import { hasStorePool, openObservedStore } from '../observe/metrics/observed-sto
 import { metricsFor, startLoaderMetrics, type LoaderMetrics } from '../observe/metrics/run-metrics.ts';
 import { upstreamSnapshots } from './state.ts';
 import { lazyEphemeralKey, startGenerations, type ServedStore } from './generation.ts';
-import { createReloader, type ReloadResult } from './reload.ts';
+import type { ReloadResult } from './reload.ts';
+import { startWatchedReload } from './watched-reload.ts';
 import { serve, type Listening, type ServeOptions } from './serve.ts';
 import { publicSessionId } from '../authn/session-cache.ts';
 import { isSessionDirectory, type SessionStore } from '../databroker/session-store.ts';
@@ -192,36 +192,8 @@ export async function run(options: RunOptions): Promise<Running> {
     await closeSessions();
     throw e;
   }
-  let watcher: FSWatcher | undefined;
-  const source = options.planPath ?? options.configPath;
-  const watchedFiles = (p: PlanEnvelope) => [...new Set([...(source !== undefined ? [source] : []), ...p.inputs])];
-  const reloader = createReloader({
-    load: () => loadForRun(options),
-    current: () => store.current.plan,
-    prepare: (p) => (observed ? observed.prepare(p, store.current.plan, (next) => generations.prepare(next)) : generations.prepare(p)),
-    ...(options.log ? { log: options.log } : {}),
-  });
-  const reload = async (): Promise<ReloadResult> => {
-    const r = await reloader.reload();
-    observed?.reloaded(r);
-    // A new plan may refer to new files (a certificate added): watch them too.
-    if (r.ok && r.result === 'swapped') {
-      watcher?.add(watchedFiles(store.current.plan));
-      autocert?.update(store.current.plan.body);
-      options.onPlan?.(store.current.plan);
-    }
-    return r;
-  };
-
-  if (options.watch !== false) {
-    watcher = watch(watchedFiles(plan), { ignoreInitial: true, awaitWriteFinish: { stabilityThreshold: 50, pollInterval: 10 } });
-    let timer: NodeJS.Timeout | undefined;
-    watcher.on('all', () => {
-      clearTimeout(timer);
-      timer = setTimeout(() => void reload(), 30);
-    });
-    await new Promise<void>((resolve) => watcher!.once('ready', () => resolve()));
-  }
+  const reloads = await startWatchedReload(options, plan, generations, () => observed, (p) => autocert?.update(p.body));
+  const reload = reloads.reload;
 
   return {
     store,
@@ -229,12 +201,12 @@ export async function run(options: RunOptions): Promise<Running> {
     listening,
     grpc,
     reload,
-    lastReload: () => reloader.last(),
+    lastReload: () => reloads.last(),
     autocert,
     close: async () => {
       closing = true;
       autocert?.close();
-      await watcher?.close();
+      await reloads.close();
       await manager?.close();
       await observed?.close();
       await listening.close();
@@ -244,7 +216,7 @@ export async function run(options: RunOptions): Promise<Running> {
     },
     drain: async (timeoutMs) => {
       closing = true;
-      await watcher?.close();
+      await reloads.close();
       // The lease goes first, so another instance's identity manager takes over without waiting for its expiry.
       await manager?.close();
       await listening.drain(timeoutMs);
