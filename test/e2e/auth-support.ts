@@ -130,3 +130,25 @@ export async function startAuthWorld(options: AuthWorldOptions): Promise<AuthWor
     },
   };
 }
+
+/**
+ * A development identity provider with one client (`c`/`s`) for a svc whose origins are
+ * `http://<name>.localhost:<port>` (sign-in on `authenticate`, signed out back to `app`).
+ */
+export function startLocalhostIdp(port: number): Promise<DevIdp> {
+  const origin = (name: string) => `http://${name}.localhost:${port}`;
+  return startDevIdp({ clients: [{ clientId: 'c', clientSecret: 's', redirectUris: [`${origin('authenticate')}/oauth2/callback`], postLogoutRedirectUris: [`${origin('app')}/`] }] });
+}
+
+/** The sign-in settings of a plain-HTTP svc on `*.localhost:<port>` using `idp` from {@link startLocalhostIdp}. */
+export function localhostSignInSettings(port: number, idp: DevIdp): Record<string, unknown> {
+  const origin = (name: string) => `http://${name}.localhost:${port}`;
+  return {
+    cookie_secure: false,
+    authenticate_service_url: origin('authenticate'),
+    signout_redirect_url: `${origin('app')}/`,
+    idp_provider_url: idp.issuer,
+    idp_client_id: 'c',
+    idp_client_secret: 's',
+  };
+}

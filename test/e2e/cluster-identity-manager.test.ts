@@ -7,10 +7,10 @@
 import { request } from 'node:http';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDevIdp, type DevIdp } from '../../demo/dev-idp.ts';
+import type { DevIdp } from '../../demo/dev-idp.ts';
 import { BASE_SETTINGS } from '../support/compile-text.ts';
 import { HttpBrowser, type Hop } from '../support/http-browser.ts';
-import { freePort } from './auth-support.ts';
+import { freePort, localhostSignInSettings, startLocalhostIdp } from './auth-support.ts';
 import { startSvcProcess, type SvcProcess } from './svc-process.ts';
 import { configDir, echo, startUpstream, type Upstream } from './support.ts';
 
@@ -36,18 +36,13 @@ describe('identity manager across svc run --workers 2', () => {
 
   beforeAll(async () => {
     port = await freePort();
-    const origin = (name: string) => `http://${name}.localhost:${port}`;
-    idp = await startDevIdp({ clients: [{ clientId: 'c', clientSecret: 's', redirectUris: [`${origin('authenticate')}/oauth2/callback`], postLogoutRedirectUris: [`${origin('app')}/`] }] });
+    idp = await startLocalhostIdp(port);
     up = await startUpstream(echo);
     cfg.writeRaw(
       stringify({
         ...BASE_SETTINGS,
         address: `127.0.0.1:${port}`,
-        cookie_secure: false,
-        authenticate_service_url: origin('authenticate'),
-        idp_provider_url: idp.issuer,
-        idp_client_id: 'c',
-        idp_client_secret: 's',
+        ...localhostSignInSettings(port, idp),
         idp_refresh_directory_interval: '1s',
         routes: [{ from: `https://app.localhost:${port}`, to: up.url, policy: 'allow if groups has "staff"' }],
       }),

@@ -9,10 +9,10 @@ import { request } from 'node:http';
 import { decodeProtectedHeader, jwtVerify } from 'jose';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDevIdp, type DevIdp } from '../../demo/dev-idp.ts';
+import type { DevIdp } from '../../demo/dev-idp.ts';
 import { BASE_SETTINGS } from '../support/compile-text.ts';
 import { HttpBrowser, type Hop } from '../support/http-browser.ts';
-import { freePort } from './auth-support.ts';
+import { freePort, localhostSignInSettings, startLocalhostIdp } from './auth-support.ts';
 import { startSvcProcess, type SvcProcess } from './svc-process.ts';
 import { configDir, echo, startUpstream, type Upstream } from './support.ts';
 
@@ -63,19 +63,13 @@ describe('sessions across svc run --workers 2', () => {
 
   beforeAll(async () => {
     port = await freePort();
-    const origin = (name: string) => `http://${name}.localhost:${port}`;
-    idp = await startDevIdp({ clients: [{ clientId: 'c', clientSecret: 's', redirectUris: [`${origin('authenticate')}/oauth2/callback`], postLogoutRedirectUris: [`${origin('app')}/`] }] });
+    idp = await startLocalhostIdp(port);
     up = await startUpstream(echo);
     cfg.writeRaw(
       stringify({
         ...BASE_SETTINGS,
         address: `127.0.0.1:${port}`,
-        cookie_secure: false,
-        authenticate_service_url: origin('authenticate'),
-        signout_redirect_url: `${origin('app')}/`,
-        idp_provider_url: idp.issuer,
-        idp_client_id: 'c',
-        idp_client_secret: 's',
+        ...localhostSignInSettings(port, idp),
         routes: [{ from: `https://app.localhost:${port}`, to: up.url, policy: 'allow if domain is "example.com"', pass_identity_headers: true }],
       }),
     );

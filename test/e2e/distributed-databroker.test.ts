@@ -12,11 +12,11 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDevIdp, type DevIdp } from '../../demo/dev-idp.ts';
+import type { DevIdp } from '../../demo/dev-idp.ts';
 import { generateSelfSigned } from '../../runtime/listen/self-signed.ts';
 import { BASE_SETTINGS, TEST_SECRET } from '../support/compile-text.ts';
 import { HttpBrowser } from '../support/http-browser.ts';
-import { freePort } from './auth-support.ts';
+import { freePort, localhostSignInSettings, startLocalhostIdp } from './auth-support.ts';
 import { configDir, echo, startUpstream, type Upstream } from './support.ts';
 
 const SVC = join(import.meta.dirname, '../../bin/svc');
@@ -88,8 +88,7 @@ function deployment(tls: boolean) {
   const setup = async (): Promise<void> => {
     port = await freePort();
     brokerPort = await freePort();
-    const origin = (name: string) => `http://${name}.localhost:${port}`;
-    idp = await startDevIdp({ clients: [{ clientId: 'c', clientSecret: 's', redirectUris: [`${origin('authenticate')}/oauth2/callback`], postLogoutRedirectUris: [`${origin('app')}/`] }] });
+    idp = await startLocalhostIdp(port);
     up = await startUpstream(echo);
     // grpc_insecure defaults differ by role (true all-in-one, false otherwise): one file sets it.
     const tlsSettings: Record<string, unknown> = { grpc_insecure: true };
@@ -108,12 +107,7 @@ function deployment(tls: boolean) {
       stringify({
         ...BASE_SETTINGS,
         address: `127.0.0.1:${port}`,
-        cookie_secure: false,
-        authenticate_service_url: origin('authenticate'),
-        signout_redirect_url: `${origin('app')}/`,
-        idp_provider_url: idp.issuer,
-        idp_client_id: 'c',
-        idp_client_secret: 's',
+        ...localhostSignInSettings(port, idp),
         grpc_address: `127.0.0.1:${brokerPort}`,
         grpc_client_timeout: '1s',
         databroker_service_url: `${tls ? 'https' : 'http'}://127.0.0.1:${brokerPort}`,

@@ -10,12 +10,12 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startDevIdp, type DevIdp } from '../../demo/dev-idp.ts';
+import type { DevIdp } from '../../demo/dev-idp.ts';
 import { BASE_SETTINGS } from '../support/compile-text.ts';
 import { HttpBrowser } from '../support/http-browser.ts';
 import { cli, startRedis, type RedisProcess } from '../support/redis-server.ts';
 import { describeWithCommands } from '../support/system.ts';
-import { freePort } from './auth-support.ts';
+import { freePort, startLocalhostIdp } from './auth-support.ts';
 import { configDir, echo, startUpstream, type Upstream } from './support.ts';
 
 const SVC = join(import.meta.dirname, '../../bin/svc');
@@ -78,7 +78,7 @@ describeWithCommands(['redis-server', 'redis-cli'], 'two svc instances sharing o
     port = await freePort();
     redis = await startRedis({ password: PASSWORD });
     const origin = (name: string) => `http://${name}.localhost:${port}`;
-    idp = await startDevIdp({ clients: [{ clientId: 'c', clientSecret: 's', redirectUris: [`${origin('authenticate')}/oauth2/callback`], postLogoutRedirectUris: [`${origin('app')}/`] }] });
+    idp = await startLocalhostIdp(port);
     up = await startUpstream(echo);
     cfg.writeRaw(
       stringify({
