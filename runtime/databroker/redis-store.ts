@@ -22,6 +22,7 @@ import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { deriveKey } from '../authn/keys.ts';
+import { GuardedSentinelConnector, GuardedStandaloneConnector } from './redis-connector.ts';
 import { KeyLayout } from './redis-keys.ts';
 import { redisTarget, secretsOf, type RedisTarget, type StorageSettings } from './redis-options.ts';
 import { ValueSeal } from './redis-seal.ts';
@@ -311,9 +312,11 @@ function connect(target: RedisTarget, extra: { subscriber?: boolean } = {}): Cli
     return { ...rest, enableOfflineQueue: true, maxRetriesPerRequest: null };
   };
   if (target.kind === 'cluster') {
-    return new Cluster(target.nodes, { ...target.options, ...(sub ? { enableOfflineQueue: true } : {}), redisOptions: forSub(target.options.redisOptions ?? {}) });
+    const nodeOptions = { ...forSub(target.options.redisOptions ?? {}), Connector: GuardedStandaloneConnector };
+    return new Cluster(target.nodes, { ...target.options, ...(sub ? { enableOfflineQueue: true } : {}), redisOptions: nodeOptions });
   }
-  return new Redis(forSub(target.options));
+  const Connector = target.options.sentinels !== undefined ? GuardedSentinelConnector : GuardedStandaloneConnector;
+  return new Redis({ ...forSub(target.options), Connector });
 }
 
 function isRevoked(value: Buffer): boolean {
