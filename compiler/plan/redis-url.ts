@@ -64,7 +64,8 @@ export function durationMs(text: string): number | undefined {
 export function parseRedisUrl(url: string): ParsedRedisUrl | string {
   const m = /^([a-z+]+):\/\/(?:([^@/]*)@)?([^/?#]*)(\/[^?#]*)?(?:\?([^#]*))?$/i.exec(url.trim());
   if (!m) return 'expected `scheme://[credentials@]host:port[/...]`';
-  const scheme = SCHEMES[m[1]!.toLowerCase()];
+  const name = m[1]!.toLowerCase();
+  const scheme = Object.hasOwn(SCHEMES, name) ? SCHEMES[name] : undefined;
   if (!scheme) return `unknown scheme \`${m[1]}\``;
   let username: string | null = null;
   let password: string | null = null;

@@ -3,13 +3,18 @@ import type { Reporter } from '../diagnostics/diagnostic.ts';
 import { REMOVED_KEYS, REMOVED_ROUTE_FIELDS } from '../settings/table.ts';
 import { listNode, mapNode, type MapNode, type Node } from '../source/tree.ts';
 
+/** The replacement named for a removed key; undefined for any other key, `constructor` and `toString` included. */
+function removedReplacement(table: Readonly<Record<string, string>>, key: string): string | undefined {
+  return Object.hasOwn(table, key) ? table[key] : undefined;
+}
+
 function dropFromRoutes(node: Node, r: Reporter, top: string): Node {
   if (node.kind !== 'list') return node;
   return listNode(
     node.items.map((item, i) => {
       if (item.kind !== 'map') return item;
       const kept = item.entries.filter((e) => {
-        const replacement = REMOVED_ROUTE_FIELDS[e.key];
+        const replacement = removedReplacement(REMOVED_ROUTE_FIELDS, e.key);
         if (replacement === undefined) return true;
         r.report(D.RemovedKey, e.keySpan, { key: e.key, replacement }, `${top}[${i}].${e.key}`);
         return false;
@@ -27,7 +32,7 @@ function dropFromRoutes(node: Node, r: Reporter, top: string): Node {
 export function dropRemovedKeys(root: MapNode, r: Reporter): MapNode {
   const entries = [];
   for (const e of root.entries) {
-    const replacement = REMOVED_KEYS[e.key];
+    const replacement = removedReplacement(REMOVED_KEYS, e.key);
     if (replacement !== undefined) {
       r.report(D.RemovedKey, e.keySpan, { key: e.key, replacement }, e.key);
       continue;

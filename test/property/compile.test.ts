@@ -122,6 +122,27 @@ describe('compiler properties', () => {
     );
   });
 
+  // Names every plain object inherits: a lookup table indexed by config text must not find them
+  // (fast-check drew `tracing_provider: valueOf` once, in CI; this checks every setting each run).
+  const INHERITED = ['constructor', 'toString', 'valueOf', 'hasOwnProperty', '__proto__'];
+
+  it('a name every object inherits, as any setting\'s value, from the file or the environment, never throws', () => {
+    for (const { key } of SETTINGS) {
+      for (const name of INHERITED) {
+        noInternalError(compileText(stringify({ ...BASE_SETTINGS, [key]: name })));
+        noInternalError(compileText(stringify(BASE_SETTINGS), 'config.yaml', { [key.toUpperCase()]: name }));
+      }
+    }
+  });
+
+  it('a name every object inherits, as a key, is an unknown key (never a removed one)', () => {
+    for (const name of INHERITED.filter((n) => n !== '__proto__')) {
+      const result = compileText(stringify({ ...BASE_SETTINGS, [name]: 1, routes: [{ from: 'https://a.example.com', to: 'http://b:1', allow_any_authenticated_user: true, [name]: 1 }] }));
+      noInternalError(result);
+      expect(result.diagnostics.filter((d) => d.message.includes(`\`${name}\``)).map((d) => d.name)).toEqual(['unknown-key', 'unknown-key']);
+    }
+  });
+
   it('arbitrary values in any route field never throw', () => {
     const fields = ['from', 'to', 'path', 'prefix', 'regex', 'policy', 'timeout', 'redirect', 'set_request_headers', 'allowed_idp_claims', 'health_checks', 'host_rewrite', 'regex_rewrite_pattern', 'tls_custom_ca', 'rewrite_response_headers'];
     fc.assert(

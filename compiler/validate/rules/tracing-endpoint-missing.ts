@@ -14,7 +14,8 @@ export const tracingEndpointMissing: ValidationRule = {
   reports: [TracingEndpointMissing],
   check(input, r) {
     const provider = input.config['tracing_provider'];
-    if (typeof provider !== 'string') return;
+    // Only the table's own keys: a provider named `valueOf` needs nothing (and is reported elsewhere).
+    if (typeof provider !== 'string' || !Object.hasOwn(NEEDS, provider)) return;
     for (const key of NEEDS[provider] ?? []) {
       if (!isGiven(input.config, key)) r.report(TracingEndpointMissing, spanOf(input, 'tracing_provider'), { provider, key }, key);
     }

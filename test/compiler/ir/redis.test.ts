@@ -23,6 +23,8 @@ describe('redis connection strings (spec 2.6)', () => {
   });
   it.each([
     ['http://cache:6379', /unknown scheme/],
+    ['constructor://cache:6379', /unknown scheme/],
+    ['toString://cache:6379', /unknown scheme/],
     ['redis://', /no host/],
     ['redis://a:1,b:2', /several hosts/],
     ['redis://cache/16', /database/],
