@@ -45,12 +45,12 @@ export function grpcBindAddress(settings: PlanSettings, override?: { readonly ho
 
 /**
  * True when this process uses a data broker service instead of holding the store itself: always
- * in the proxy and authenticate roles; in all-in-one mode when `databroker_service_url(s)` names
+ * in the proxy, authenticate and authorize roles; in all-in-one mode when `databroker_service_url(s)` names
  * another place than the all-in-one default.
  */
 export function usesRemoteDatabroker(settings: PlanSettings): boolean {
   const s = settings.mode.services;
-  if (s === 'databroker' || s === 'authorize') return false;
+  if (s === 'databroker') return false;
   if (s !== 'all') return true;
   const urls = settings.databroker.serviceUrls;
   return !(urls.length === 1 && urls[0] === LOCAL_DATABROKER_URL);
@@ -84,14 +84,37 @@ export function databrokerCertificateName(settings: PlanSettings): string {
   return hostOf(settings.databroker.internalServiceUrls[0]) ?? hostOf(settings.databroker.serviceUrls[0]) ?? 'localhost';
 }
 
+/** The name the authorize service's certificate is chosen for. */
+export function authorizeCertificateName(settings: PlanSettings): string {
+  return hostOf(settings.authorize.internalServiceUrl ?? undefined) ?? hostOf(settings.authorize.serviceUrls[0]) ?? 'localhost';
+}
+
 /**
  * The server TLS of the data broker, or null with `grpc_insecure`. `material`: the HTTPS listener's
  * (null with `insecure_server`, then the plan's certificates are read here).
  */
 export async function databrokerServerTls(body: PlanBody, material: TlsMaterial | null): Promise<ServerTls | null> {
+  return grpcServerTls(body, material, databrokerCertificateName(body.settings));
+}
+
+/** The server TLS of the authorize service, or null with `grpc_insecure`. */
+export async function authorizeServerTls(body: PlanBody, material: TlsMaterial | null): Promise<ServerTls | null> {
+  return grpcServerTls(body, material, authorizeCertificateName(body.settings));
+}
+
+/** The client TLS options for the authorize service, or null with `grpc_insecure`. */
+export function authorizeClientTls(settings: PlanSettings): ClientTls | null {
+  if (settings.grpc.insecure) return null;
+  const ca = settings.tls.certificateAuthority;
+  const internal = settings.authorize.internalServiceUrl;
+  const serverName = settings.tls.overrideCertificateName ?? (internal !== null ? hostOf(internal) : undefined);
+  return { ...(ca ? { ca: [...rootCertificates, readPemSource(ca, 'certificate_authority')].join('\n') } : {}), ...(serverName ? { serverName } : {}) };
+}
+
+/** A gRPC server's TLS: the certificate chosen for `name` (a configured or managed one, else a generated one). */
+async function grpcServerTls(body: PlanBody, material: TlsMaterial | null, name: string): Promise<ServerTls | null> {
   if (body.settings.grpc.insecure) return null;
   const m = material ?? (await loadTlsMaterial(body));
-  const name = databrokerCertificateName(body.settings);
   const choice = m.certificates.choose(name);
   if (choice.kind === 'configured' && choice.match !== 'default') return { cert: choice.entry.certPem, key: choice.entry.keyPem };
   if (choice.kind === 'managed') return { cert: choice.certificate.chainPem, key: choice.certificate.keyPem };

@@ -26,3 +26,17 @@ export function databrokerService(): grpc.ServiceDefinition {
   }
   return databroker;
 }
+
+/** The fully qualified name of the authorize service. */
+export const AUTHORIZE_SERVICE = 'svc.authorize.v1.Authorize';
+
+let authorize: grpc.ServiceDefinition | undefined;
+
+/** The authorize service's definition (loaded once per process). */
+export function authorizeService(): grpc.ServiceDefinition {
+  if (authorize === undefined) {
+    const definition = protoLoader.loadSync('svc/authorize/v1/authorize.proto', LOAD_OPTIONS);
+    authorize = definition[AUTHORIZE_SERVICE] as grpc.ServiceDefinition;
+  }
+  return authorize;
+}

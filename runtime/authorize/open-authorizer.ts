@@ -1,0 +1,23 @@
+/**
+ * The proxy role's authorize client from the plan (spec 2.3, 2.5): `authorize_service_url(s)` (several
+ * are balanced and failed over), the credential from `shared_secret`, TLS unless `grpc_insecure`
+ * (checked against `authorize_internal_service_url`'s host or `override_certificate_name`), and
+ * `grpc_client_timeout`.
+ */
+import type { PlanSettings } from '../../compiler/plan/types.ts';
+import type { SessionStore } from '../databroker/session-store.ts';
+import { authorizeClientTls, planCredentialKey } from '../grpc/plan-options.ts';
+import type { GrpcObserver } from '../observe/metrics/grpc.ts';
+import { RemoteAuthorizer } from './remote-authorizer.ts';
+
+export function openAuthorizer(settings: PlanSettings, store: SessionStore, options: { readonly observer?: GrpcObserver; readonly log?: (entry: Record<string, unknown>) => void } = {}): RemoteAuthorizer {
+  return new RemoteAuthorizer({
+    urls: settings.authorize.serviceUrls,
+    credentialKey: planCredentialKey(settings),
+    tls: authorizeClientTls(settings),
+    timeoutMs: settings.grpc.clientTimeoutMs,
+    store,
+    ...(options.observer ? { observer: options.observer } : {}),
+    ...(options.log ? { log: options.log } : {}),
+  });
+}

@@ -1,0 +1,154 @@
+/**
+ * The proxy's side of the authorize service (`services: proxy`, spec 1.3): the policy verdict of a
+ * route for a request, from the decision cache (decision-cache.ts) when it holds one, else asked
+ * over gRPC (schemas/proto/svc/authorize/v1/authorize.proto) and then cached.
+ *
+ * What is sent and what keys the cache is exactly what the route's policy reads (policy-reads.ts):
+ * the session id only when it reads the identity, the headers it reads, and so on.
+ *
+ * INVARIANT (fail closed): an authorize service that cannot be reached within `grpc_client_timeout`,
+ * that does not have the route (another plan), or that answers something malformed, rejects with
+ * {@link AuthorizeUnavailable}; the gate answers 503, never forwards.
+ */
+import type { Route } from '../../compiler/plan/types.ts';
+import type { PolicyInput } from '../authz/program.ts';
+import type { SessionStore } from '../databroker/session-store.ts';
+import { ERROR_CODE_TRAILER, GrpcClient, type GrpcClientOptions } from '../grpc/client.ts';
+import { AUTHORIZE_SERVICE, authorizeService } from '../grpc/proto.ts';
+import { RateLimitedLog } from '../grpc/rate-limited-log.ts';
+import { answerOfMessage, ROUTE_MISMATCH, type CheckRequestMessage, type CheckResponseMessage } from './check-message.ts';
+import { DecisionCache, type PolicyAnswer } from './decision-cache.ts';
+import { policyReads, type PolicyReads } from './policy-reads.ts';
+import { routeDigest } from './route-digest.ts';
+
+/** Why a decision could not be had: the gate's 503 reason. */
+export type AuthorizeProblem = 'authorize-unavailable' | 'authorize-route-mismatch';
+
+export class AuthorizeUnavailable extends Error {
+  constructor(
+    readonly problem: AuthorizeProblem,
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+    this.name = 'AuthorizeUnavailable';
+  }
+}
+
+/** One route's policy question: the route (its index in the plan), the request as the policy sees it, the session. */
+export interface PolicyQuestion {
+  readonly route: Route;
+  readonly routeIndex: number;
+  readonly input: PolicyInput;
+  /** The session's record id; empty when anonymous. */
+  readonly sessionId: string;
+}
+
+export interface RemoteAuthorizerOptions extends Omit<GrpcClientOptions, 'log'> {
+  /** The proxy's session store: its changes drop the answers given for a session. */
+  readonly store: SessionStore;
+  readonly cache?: { readonly ttlMs?: number; readonly maxEntries?: number };
+  readonly log?: (entry: Record<string, unknown>) => void;
+}
+
+const reads = new WeakMap<Route, PolicyReads>();
+
+function readsOf(route: Route): PolicyReads {
+  let r = reads.get(route);
+  if (r === undefined) reads.set(route, (r = policyReads(route.policy)));
+  return r;
+}
+
+export class RemoteAuthorizer {
+  readonly #client: GrpcClient;
+  readonly #cache: DecisionCache;
+  readonly #mismatch: RateLimitedLog;
+  readonly #offChange: () => void;
+  readonly #offFlush: () => void;
+  /** Calls made and answers taken from the cache (for tests and the benchmark's report). */
+  readonly counts = { calls: 0, cached: 0 };
+
+  constructor(options: RemoteAuthorizerOptions) {
+    const { store, cache, ...client } = options;
+    this.#client = new GrpcClient(AUTHORIZE_SERVICE, authorizeService(), client);
+    this.#cache = new DecisionCache(cache);
+    this.#mismatch = new RateLimitedLog(options.log);
+    this.#offChange = store.onChange((id) => this.#cache.forgetSession(id));
+    this.#offFlush = store.onFlush?.(() => this.#cache.clear()) ?? (() => undefined);
+  }
+
+  /** The cached answer to `q`, or undefined (then {@link check} asks the service). */
+  cached(q: PolicyQuestion): PolicyAnswer | undefined {
+    const key = this.#key(q);
+    const a = key === null ? undefined : this.#cache.get(key, Date.now());
+    if (a !== undefined) this.counts.cached++;
+    return a;
+  }
+
+  /** Asks the authorize service (and caches a clock-independent answer). Rejects with {@link AuthorizeUnavailable}. */
+  async check(q: PolicyQuestion, planChecksum: string): Promise<PolicyAnswer> {
+    this.counts.calls++;
+    const r = readsOf(q.route);
+    const i = q.input;
+    const request: CheckRequestMessage = {
+      plan_checksum: planChecksum,
+      route_index: q.routeIndex,
+      route_digest: routeDigest(q.route),
+      ...(r.identity && q.sessionId !== '' ? { session_id: q.sessionId } : {}),
+      ...(r.method ? { method: i.method } : {}),
+      ...(r.path ? { path: i.path } : {}),
+      ...(r.headers.length > 0 ? { headers: headersMessage(i, r.headers) } : {}),
+      ...(r.clientAddress ? { client_address: i.clientAddress } : {}),
+      ...(r.clientCertificate && i.clientCertificate !== null ? { client_certificate: { fingerprint: i.clientCertificate.fingerprint, valid: i.clientCertificate.valid } } : {}),
+      ...(r.time ? { now_ms: i.nowMs } : {}),
+    };
+    let response: CheckResponseMessage;
+    try {
+      response = await this.#client.unary<CheckRequestMessage, CheckResponseMessage>('Check', request);
+    } catch (err) {
+      const e = err as { details?: unknown; metadata?: { get(k: string): unknown[] } };
+      const details = typeof e.details === 'string' ? e.details : 'no answer';
+      if (e.metadata?.get(ERROR_CODE_TRAILER)[0] === ROUTE_MISMATCH) {
+        throw new AuthorizeUnavailable('authorize-route-mismatch', `the authorize service does not have this route (another plan?): ${details}`, { cause: err });
+      }
+      throw new AuthorizeUnavailable('authorize-unavailable', `the authorize service did not answer: ${details}`, { cause: err });
+    }
+    const answer = answerOfMessage(response);
+    if (answer === undefined) throw new AuthorizeUnavailable('authorize-unavailable', 'the authorize service answered something malformed');
+    const theirs = response.plan_checksum ?? '';
+    if (theirs !== planChecksum) {
+      this.#mismatch.log(`${planChecksum} ${theirs}`, { level: 'warn', msg: 'plan checksum mismatch: this proxy and the authorize service run different plans (a half-rolled-out config?)', checksum: planChecksum, authorizeChecksum: theirs });
+    }
+    const key = this.#key(q);
+    if (key !== null) this.#cache.set(key, r.identity ? q.sessionId : '', answer, Date.now());
+    return answer;
+  }
+
+  close(): void {
+    this.#offChange();
+    this.#offFlush();
+    this.#client.close();
+    this.#cache.clear();
+  }
+
+  /** The cache key of `q`, or null when its answer may not be cached (the policy reads the clock). */
+  #key(q: PolicyQuestion): string | null {
+    const r = readsOf(q.route);
+    if (r.time) return null;
+    const i = q.input;
+    // NUL cannot occur in a session id, method, canonical path, address or fingerprint.
+    let key = `${routeDigest(q.route)}\0${q.routeIndex}\0${r.identity ? q.sessionId : ''}\0${r.method ? i.method : ''}\0${r.path ? i.path : ''}\0${r.clientAddress ? i.clientAddress : ''}\0`;
+    if (r.clientCertificate) key += i.clientCertificate === null ? '-' : `${i.clientCertificate.fingerprint}:${i.clientCertificate.valid ? 1 : 0}`;
+    if (r.headers.length > 0) key += `\0${JSON.stringify(headersMessage(i, r.headers))}`;
+    return key;
+  }
+}
+
+function headersMessage(i: PolicyInput, names: readonly string[]): Record<string, { values: string[] }> {
+  const out: Record<string, { values: string[] }> = {};
+  for (const n of names) {
+    const v = i.headers[n];
+    if (v !== undefined) out[n] = { values: [...v] };
+  }
+  return out;
+}
