@@ -39,7 +39,16 @@ export interface DecideOptions {
    * normalizes once and uses that form for the session lookup too: DESIGN §2.2).
    */
   readonly canonical?: Canonical | undefined;
+  /**
+   * Decides a route's policy elsewhere (the proxy role: the authorize service, through its cache;
+   * runtime/authorize/): the verdict and reasons for the route, instead of its program's. Not used
+   * for public routes, which have no policy.
+   */
+  readonly policy?: PolicyOracle | undefined;
 }
+
+/** A route's policy verdict and reasons for a request, decided outside the core. */
+export type PolicyOracle = (route: CompiledRoute, input: PolicyInput) => { readonly verdict: Verdict; readonly reasons: readonly string[] };
 
 /**
  * A request's canonical form (DESIGN §2.2), or the 400 decision for a request that has none.
@@ -142,10 +151,16 @@ function run(index: PlanIndex, request: DecisionRequest, identity: Identity | nu
       clientCertificate: (certificateFor ? certificateFor(r.route) : request.clientCertificate) ?? null,
       nowMs: request.nowMs,
     };
-    verdict = r.program.verdict(input);
-    if (wantTrace || verdict !== 'allow' || wantReasons) {
-      trace = r.program.explain(input);
-      reasons = trace.reasons;
+    if (options.policy) {
+      const answer = options.policy(r, input);
+      verdict = answer.verdict;
+      reasons = answer.reasons;
+    } else {
+      verdict = r.program.verdict(input);
+      if (wantTrace || verdict !== 'allow' || wantReasons) {
+        trace = r.program.explain(input);
+        reasons = trace.reasons;
+      }
     }
   }
   return { route: r.route, policy: trace, canonical: req, decision: answer(index, r, verdict, reasons, req, request, identity, pick) };
@@ -218,8 +233,8 @@ export function connectAuthority(target: string): string | undefined {
  * `tcp://` upstream to open. Anonymous callers get 401, never a sign-in redirect (no browser does
  * CONNECT through svc); a tunnel's identity comes from its `Proxy-Authorization` token (docs/tcp.md).
  */
-export function decideConnect(index: PlanIndex, request: DecisionRequest, identity: Identity | null, options: Pick<DecideOptions, 'pickUpstream' | 'clientCertificate'> = {}): Decision {
-  return runConnect(index, request, identity, false, options.pickUpstream, options.clientCertificate).decision;
+export function decideConnect(index: PlanIndex, request: DecisionRequest, identity: Identity | null, options: Pick<DecideOptions, 'pickUpstream' | 'clientCertificate' | 'policy'> = {}): Decision {
+  return runConnect(index, request, identity, false, options.pickUpstream, options.clientCertificate, options.policy).decision;
 }
 
 /** A CONNECT decision with its route and full policy trace, for `svc explain -X CONNECT`. */
@@ -227,7 +242,7 @@ export function explainConnect(index: PlanIndex, request: DecisionRequest, ident
   return runConnect(index, request, identity, true);
 }
 
-function runConnect(index: PlanIndex, request: DecisionRequest, identity: Identity | null, wantTrace: boolean, pick?: DecideOptions['pickUpstream'], certificateFor?: DecideOptions['clientCertificate']): DecisionExplanation {
+function runConnect(index: PlanIndex, request: DecisionRequest, identity: Identity | null, wantTrace: boolean, pick?: DecideOptions['pickUpstream'], certificateFor?: DecideOptions['clientCertificate'], oracle?: PolicyOracle): DecisionExplanation {
   const none = { route: null, policy: null, canonical: null };
   const authority = connectAuthority(request.target);
   if (authority === undefined) return { ...none, decision: { outcome: 'bad_request', status: 400, problem: 'target-not-origin-form', reasons: ['target-not-origin-form'] } };
@@ -241,9 +256,16 @@ function runConnect(index: PlanIndex, request: DecisionRequest, identity: Identi
   let reasons: readonly string[] = ['public-route'];
   let trace: PolicyExplanation | null = null;
   if (!r.route.public) {
-    trace = r.program.explain({ identity, method: 'CONNECT', path: '/', headers: request.headers, clientAddress: address, clientCertificate: (certificateFor ? certificateFor(r.route) : request.clientCertificate) ?? null, nowMs: request.nowMs });
-    verdict = trace.verdict;
-    reasons = trace.reasons;
+    const input: PolicyInput = { identity, method: 'CONNECT', path: '/', headers: request.headers, clientAddress: address, clientCertificate: (certificateFor ? certificateFor(r.route) : request.clientCertificate) ?? null, nowMs: request.nowMs };
+    if (oracle) {
+      const answer = oracle(r, input);
+      verdict = answer.verdict;
+      reasons = answer.reasons;
+    } else {
+      trace = r.program.explain(input);
+      verdict = trace.verdict;
+      reasons = trace.reasons;
+    }
   }
   const decision = ((): Decision => {
     if (verdict === 'deny') return { outcome: 'deny', status: 403, route, reasons };

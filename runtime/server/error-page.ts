@@ -29,6 +29,8 @@ const EXPLAIN: Readonly<Record<number, string>> = {
 /** Explanations of reasons that say more than their status's general one. */
 const EXPLAIN_REASON: Readonly<Record<string, string>> = {
   'session-store-unavailable': 'Sessions cannot be read right now (the session store is unreachable), so svc cannot tell who you are. You were not signed out: try again in a moment.',
+  'authorize-unavailable': 'The authorize service cannot be reached right now, so svc cannot decide whether you may open this page. Try again in a moment.',
+  'authorize-route-mismatch': 'This proxy and the authorize service run different configurations for this route (a change being rolled out?), so svc cannot decide. Try again in a moment.',
 };
 
 /** Tells whether an `Accept` header prefers JSON (an API client). */

@@ -32,6 +32,10 @@ import type { CanonicalRequest } from '../http/canonical-request.ts';
 import type { UpstreamOutcome } from './handler.ts';
 import type { PoolOptions } from './pools.ts';
 import type { RequestTrace } from '../observe/trace/request-trace.ts';
+import type { PolicyOracle } from '../decide/decide.ts';
+import type { PolicyAnswer } from '../authorize/decision-cache.ts';
+import { AuthorizeUnavailable, type PolicyQuestion, type RemoteAuthorizer } from '../authorize/remote-authorizer.ts';
+import { roleAnswers } from './role.ts';
 
 /** The ways into svc. */
 export type EntryKind = 'request' | 'upgrade' | 'connect';
@@ -63,6 +67,11 @@ export interface GateOptions {
   readonly authn?: Authn;
   /** Told how every request, upgrade and tunnel ended (metrics); absent without a metrics listener. */
   readonly observe?: RequestObserver;
+  /**
+   * The proxy role (`services: proxy`): route policies are decided by the authorize service, through
+   * its cache (runtime/authorize/remote-authorizer.ts), never by this process.
+   */
+  readonly authorizer?: RemoteAuthorizer;
 }
 
 /** The upstream an allowed forward goes to: chosen through the route's upstream set. */
@@ -152,23 +161,58 @@ export function admit(gen: ServedGeneration, entry: Entry, options: GateOptions,
   const trace = entry.trace;
   const lookupSpan = trace && authn && auth && host !== '' ? trace.child('session lookup') : undefined;
   if (authn && auth && host !== '') lookup = authority === undefined ? authn.resolve(auth, entry.headers, host) : authn.resolveTunnel(auth, entry.headers, host);
-  const decide = (session: ResolvedSession | null) => (trace ? tracedDecision(trace, gen, entry, options, canonical, session, auth) : decideEntry(gen, entry, options, canonical, session, auth));
-  const decideWith = (session: Awaited<SessionLookup>) => (session === STORE_UNAVAILABLE ? withoutStore(decide(null)) : decide(session));
+  const decide = (session: ResolvedSession | null, oracle?: PolicyOracle) => (trace ? tracedDecision(trace, gen, entry, options, canonical, session, auth, oracle) : decideEntry(gen, entry, options, canonical, session, auth, oracle));
+  const decideWith = (session: Awaited<SessionLookup>): void => {
+    const known = session === STORE_UNAVAILABLE ? null : session;
+    const finish = (r: GateResult) => then(session === STORE_UNAVAILABLE ? withoutStore(r) : r);
+    const authorizer = options.authorizer;
+    if (authorizer === undefined) return finish(decide(known));
+    // The proxy role: the cached answer, else the authorize service is asked and the request decided
+    // again with its answer (the first decision, made on a placeholder, is dropped unused).
+    let asked: PolicyQuestion | undefined;
+    const first = decide(known, (r, input) => {
+      const q: PolicyQuestion = { route: r.route, routeIndex: r.ref.index, input, sessionId: known?.record.id ?? '' };
+      const hit = authorizer.cached(q);
+      if (hit !== undefined) return hit;
+      asked = q;
+      return PENDING;
+    });
+    if (asked === undefined) return finish(first);
+    const q = asked;
+    authorizer.check(q, gen.plan.checksum).then(
+      (answer: PolicyAnswer) => finish(decide(known, () => answer)),
+      (err: unknown) => finish(authorizeUnavailable(first, err)),
+    );
+  };
   if (lookup instanceof Promise)
     void lookup.then((session) => {
       lookupSpan?.end();
-      then(decideWith(session));
+      decideWith(session);
     });
   else {
     lookupSpan?.end();
-    then(decideWith(lookup));
+    decideWith(lookup);
   }
 }
 
+/** The placeholder verdict while the authorize service is asked: never acted on (a deny picks no upstream). */
+const PENDING: PolicyAnswer = { verdict: 'deny', reasons: ['authorize-pending'] };
+
+/**
+ * The answer when the authorize service could not decide (unreachable, another plan): 503 with the
+ * problem as reason, never forwarded, never a sign-in redirect. `placeholder` is the decision made
+ * while asking (its route is the one the request reached).
+ */
+function authorizeUnavailable(placeholder: GateResult, err: unknown): GateResult {
+  if (!placeholder.admitted || !('route' in placeholder.decision)) return placeholder;
+  const problem = err instanceof AuthorizeUnavailable ? err.problem : 'authorize-unavailable';
+  return { ...placeholder, decision: { outcome: 'unavailable', status: 503, route: placeholder.decision.route, reasons: [problem] }, upstream: undefined };
+}
+
 /** `decideEntry` as the `route decision` span of a traced request. */
-function tracedDecision(trace: RequestTrace, gen: ServedGeneration, entry: Entry, options: GateOptions, canonical: Canonical | undefined, session: ResolvedSession | null, auth: AuthState | undefined): GateResult {
+function tracedDecision(trace: RequestTrace, gen: ServedGeneration, entry: Entry, options: GateOptions, canonical: Canonical | undefined, session: ResolvedSession | null, auth: AuthState | undefined, oracle?: PolicyOracle): GateResult {
   const span = trace.child('route decision');
-  const r = decideEntry(gen, entry, options, canonical, session, auth);
+  const r = decideEntry(gen, entry, options, canonical, session, auth, oracle);
   span.setAttribute('svc.decision', r.admitted ? r.decision.outcome : r.problem);
   span.end();
   return r;
@@ -197,7 +241,7 @@ const REFUSED_TOO_MANY_HEADERS: Refusal = { admitted: false, status: 431, proble
 const REFUSED_MISDIRECTED: Refusal = { admitted: false, status: 421, problem: 'misdirected-request' };
 const REFUSED_CERTIFICATE: Refusal = { admitted: false, status: 495, problem: 'client-certificate-required' };
 
-function decideEntry(gen: ServedGeneration, entry: Entry, options: GateOptions, canonical: Canonical | undefined, session: ResolvedSession | null, auth: AuthState | undefined): GateResult {
+function decideEntry(gen: ServedGeneration, entry: Entry, options: GateOptions, canonical: Canonical | undefined, session: ResolvedSession | null, auth: AuthState | undefined, policy?: PolicyOracle): GateResult {
   const tls = gen.tls;
   const socket = tls ? (entry.socket as TLSSocket | undefined) : undefined;
   const forward = gen.forward;
@@ -207,10 +251,13 @@ function decideEntry(gen: ServedGeneration, entry: Entry, options: GateOptions, 
   const pickUpstream = forward.pick ? (r: CompiledRoute) => (picked = forward.pick!(r, peer, entry.method))?.index : undefined;
   const clientCertificate = tls && socket ? (route: Route) => tls.clientCertificate(route, socket) : undefined;
   const identity = session?.identity ?? null;
-  const decision =
+  const decided =
     canonical === undefined
-      ? decideConnect(gen.index, request, identity, { pickUpstream, clientCertificate })
-      : decide(gen.index, request, identity, { reasons: false, canonical, pickUpstream, clientCertificate });
+      ? decideConnect(gen.index, request, identity, { pickUpstream, clientCertificate, policy })
+      : decide(gen.index, request, identity, { reasons: false, canonical, pickUpstream, clientCertificate, policy });
+  // A split deployment's roles each answer their part only (role.ts).
+  const decision = roleAnswers(gen.plan.body.settings.mode.services, decided);
+  if (decision !== decided) picked?.done({});
 
   if (tls && socket) {
     const scope = clientCertificateScope(gen, decision);

@@ -281,7 +281,8 @@ function respond(gen: ServedGeneration, a: Admission, req: Req, res: Res, reques
       return;
     }
     case 'unavailable':
-      sendError(res, 503, requestId, d.reasons.includes(SESSION_STORE_UNAVAILABLE) ? SESSION_STORE_UNAVAILABLE : 'no-healthy-upstream', accept, false);
+      // One reason: no healthy upstream, the session store or the authorize service unreachable (gate.ts).
+      sendError(res, 503, requestId, d.reasons[0] ?? 'no-healthy-upstream', accept, false);
       return;
     case 'unauthenticated':
       if (d.location !== null) {
