@@ -126,9 +126,23 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
 
   const { run, RunError, loadForRun } = await import('../runtime/run/run.ts');
   try {
-    // The role decides the process shape: the data broker role serves gRPC only, in this process.
+    // The role decides the process shape: the data broker and authorize roles serve gRPC only, in this process.
     const { isDatabrokerRole, runDatabroker } = await import('../runtime/run/databroker-run.ts');
-    if (isDatabrokerRole(loadForRun(source))) {
+    const { isAuthorizeRole, runAuthorize } = await import('../runtime/run/authorize-run.ts');
+    const first = loadForRun(source);
+    if (isAuthorizeRole(first)) {
+      const authorize = await runAuthorize({ ...source, ...common, onWarnings });
+      const g = authorize.grpc.address;
+      logs.announce({ msg: 'listening', services: 'authorize', grpcAddress: `${g.host}:${g.port}`, checksum: authorize.plan().checksum });
+      return await stopped(
+        async () => {
+          logs.announce({ msg: 'stopping', drainTimeoutMs });
+          await authorize.drain(drainTimeoutMs);
+        },
+        () => undefined,
+      );
+    }
+    if (isDatabrokerRole(first)) {
       const broker = await runDatabroker({ ...source, ...common, onWarnings });
       const g = broker.grpc.address;
       logs.announce({ msg: 'listening', services: 'databroker', grpcAddress: `${g.host}:${g.port}`, checksum: broker.plan().checksum });

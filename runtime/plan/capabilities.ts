@@ -78,14 +78,11 @@ const set = (key: string) => (cx: UseContext) => cx.explicit(key);
 /** Upgrades (websocket, SPDY) to an https upstream: they open their own TLS connection (runtime/server/upgrade.ts). */
 
 export const CAPABILITIES: readonly Capability[] = [
-  // Mode: svc run is all-in-one.
-  // `all` (with the data broker also served over gRPC) and `databroker` (runtime/run/databroker-run.ts).
-  refused(
-    ['services'],
-    ['settings.mode.services', 'settings.mode.allInOne'],
-    'svc run serves `services: all` and `services: databroker`; the proxy, authenticate and authorize roles of a split deployment are not implemented yet (docs/distributed.md)',
-    (cx) => cx.settings.mode.services !== 'all' && cx.settings.mode.services !== 'databroker',
-  ),
+  // Mode: every role (spec 1.3, docs/distributed.md): `all` (with the data broker also served over
+  // gRPC), `databroker` (runtime/run/databroker-run.ts), `authorize` (runtime/run/authorize-run.ts),
+  // `proxy` (routes, policies asked of the authorize service: runtime/authorize/) and `authenticate`
+  // (its own host's endpoints only: runtime/server/role.ts).
+  honoured(['services'], 'settings.mode.services', 'settings.mode.allInOne'),
   honoured(['shared_secret', 'shared_secret_file'], 'settings.mode.sharedSecret'),
 
   // Listener and global timeouts.
@@ -167,20 +164,11 @@ export const CAPABILITIES: readonly Capability[] = [
   honoured(['idp_refresh_directory_interval'], 'settings.idp.refreshDirectoryIntervalMs'),
   honoured(['idp_refresh_directory_timeout'], 'settings.idp.refreshDirectoryTimeoutMs'),
 
-  // Other services: svc run is all of them, in one process.
-  refused(
-    ['authorize_service_url', 'authorize_service_urls'],
-    ['settings.authorize.serviceUrls'],
-    'svc run authorizes every request in its own process; it never calls an authorize service',
-    // The data broker role never calls authorize: one config file may serve every role.
-    (cx) => cx.settings.mode.services !== 'databroker' && (cx.explicit('authorize_service_url') || cx.explicit('authorize_service_urls') || !sameList(cx.settings.authorize.serviceUrls, [LOCAL_GRPC_URL])),
-  ),
-  refused(
-    ['authorize_internal_service_url'],
-    ['settings.authorize.internalServiceUrl'],
-    'svc run authorizes every request in its own process; it never calls an authorize service',
-    (cx) => cx.settings.mode.services !== 'databroker' && (cx.explicit('authorize_internal_service_url') || cx.settings.authorize.internalServiceUrl !== LOCAL_GRPC_URL),
-  ),
+  // The authorize service, asked by the proxy role (runtime/authorize/open-authorizer.ts): several
+  // URLs are balanced and failed over; the internal URL names the certificate. Other roles never call
+  // it, so one config file serves every role (an all-in-one plan setting them is a compile error: SVC3021).
+  honoured(['authorize_service_url', 'authorize_service_urls'], 'settings.authorize.serviceUrls'),
+  honoured(['authorize_internal_service_url'], 'settings.authorize.internalServiceUrl'),
   // A data broker service over gRPC (runtime/databroker/grpc-store.ts, runtime/grpc/plan-options.ts):
   // several URLs are balanced and failed over; the internal URL names the certificate.
   honoured(['databroker_service_url', 'databroker_service_urls'], 'settings.databroker.serviceUrls'),

@@ -25,6 +25,8 @@ import { IdentityManager, managerSettings, type IdentityManagerOptions } from '.
 import { SessionRefresher, type SessionRefresherOptions } from '../identity/session-refresher.ts';
 import { usesRemoteDatabroker } from '../grpc/plan-options.ts';
 import { serveDatabrokerGrpc, type DatabrokerGrpc } from './grpc-databroker.ts';
+import { openAuthorizer } from '../authorize/open-authorizer.ts';
+import type { RemoteAuthorizer } from '../authorize/remote-authorizer.ts';
 
 export interface RunOptions extends ServeOptions {
   /** Exactly one of the two. */
@@ -164,6 +166,7 @@ export async function run(options: RunOptions): Promise<Running> {
   let observed: LoaderMetrics | undefined;
   let closing = false;
   let grpc: DatabrokerGrpc | undefined;
+  let authorizer: RemoteAuthorizer | undefined;
   try {
     // Spec 1.4: the all-in-one process also serves its data broker over gRPC (for tools and extra
     // proxies), unless it is itself a client of a data broker service.
@@ -175,7 +178,9 @@ export async function run(options: RunOptions): Promise<Running> {
         ...(options.log ? { log: options.log } : {}),
       });
     }
-    listening = await serve(store, { ...options, ...(metrics ? { observe: metrics } : {}), sessionStore: sessions, sessionRefresher: refresher, ...(autocert ? { acmeChallenges: autocert.challenges, ocsp: autocert.ocsp } : {}) });
+    // The proxy role asks the authorize service for policy verdicts (runtime/authorize/).
+    if (plan.body.settings.mode.services === 'proxy') authorizer = openAuthorizer(plan.body.settings, sessions, { ...(metrics ? { observer: metrics.grpc } : {}), ...(options.log ? { log: options.log } : {}) });
+    listening = await serve(store, { ...options, ...(metrics ? { observe: metrics } : {}), sessionStore: sessions, sessionRefresher: refresher, ...(autocert ? { acmeChallenges: autocert.challenges, ocsp: autocert.ocsp } : {}), ...(authorizer ? { authorizer } : {}) });
     if (metrics) {
       const up = listening;
       // Ready: a plan is in service (from here on), the listeners listen until close, the store answers.
@@ -186,6 +191,7 @@ export async function run(options: RunOptions): Promise<Running> {
     }
   } catch (e) {
     autocert?.close();
+    authorizer?.close();
     await grpc?.close(0);
     await manager?.close();
     await generations.close();
@@ -210,6 +216,7 @@ export async function run(options: RunOptions): Promise<Running> {
       await manager?.close();
       await observed?.close();
       await listening.close();
+      authorizer?.close();
       await grpc?.close(0);
       await generations.close();
       await closeSessions();
@@ -220,6 +227,7 @@ export async function run(options: RunOptions): Promise<Running> {
       // The lease goes first, so another instance's identity manager takes over without waiting for its expiry.
       await manager?.close();
       await listening.drain(timeoutMs);
+      authorizer?.close();
       // Other services may use this data broker until the listeners are drained.
       await grpc?.close();
       autocert?.close();

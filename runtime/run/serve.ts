@@ -198,7 +198,7 @@ export async function serve(store: ServedStore, options: ServeOptions = {}): Pro
   const scheme = insecure ? 'http' : 'https';
   // Upgrades only where the route enables them, after authorization; never h2c (S20).
   // Every way in passes the same gate, with the same listener checks (gate.ts).
-  const gate: GateOptions = { scheme, authn, ...(options.observe ? { observe: options.observe } : {}) };
+  const gate: GateOptions = { scheme, authn, ...(options.observe ? { observe: options.observe } : {}), ...(options.authorizer ? { authorizer: options.authorizer } : {}) };
   const observer = { inFlight, ...(options.access ? { access: options.access } : {}) };
   server.on('upgrade', createUpgradeHandler(store, gate, observer));
   // CONNECT host:port (HTTP/1.1 and HTTP/2): tunnels of `tcp+https` routes, after authorization.

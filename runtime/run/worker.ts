@@ -6,6 +6,7 @@
  * primary's `commit` swaps it in, its `abort` drops it. It imports runtime code only, never the
  * compiler, so a worker holds no more than it serves with.
  */
+import { openAuthorizer } from '../authorize/open-authorizer.ts';
 import cluster from 'node:cluster';
 import type { PlanEnvelope } from '../../compiler/plan/types.ts';
 import { importEphemeralKey, SigningKeyError, type SigningKey } from '../authn/signing-key.ts';
@@ -156,7 +157,9 @@ export async function runWorker(options: WorkerOptions): Promise<ServingWorker> 
   autocertOf = autocert;
   // Sessions live in the primary's one store (spec 2.6); this worker reaches it over IPC.
   const sessionStore = new WorkerStore();
-  const l = await serve(g.store, { ...options, workerId: process.pid, sessionStore, ...(metrics ? { observe: metrics } : {}), ...(autocert ? { acmeChallenges: autocert.challenges, ocsp: autocert.ocsp } : {}) });
+  // The proxy role: each worker asks the authorize service itself and keeps its own decision cache.
+  const authorizer = plan.body.settings.mode.services === 'proxy' ? openAuthorizer(plan.body.settings, sessionStore, { ...(metrics ? { observer: metrics.grpc } : {}), ...(options.log ? { log: options.log } : {}) }) : undefined;
+  const l = await serve(g.store, { ...options, workerId: process.pid, sessionStore, ...(metrics ? { observe: metrics } : {}), ...(autocert ? { acmeChallenges: autocert.challenges, ocsp: autocert.ocsp } : {}), ...(authorizer ? { authorizer } : {}) });
   reloader = createReloader({
     load: () => {
       throw new Error('a worker reloads only the plans its primary sends');
@@ -172,6 +175,7 @@ export async function runWorker(options: WorkerOptions): Promise<ServingWorker> 
   return {
     drain: async (timeoutMs) => {
       await l.drain(timeoutMs);
+      authorizer?.close();
       await g.close();
       await sessionStore.close();
     },

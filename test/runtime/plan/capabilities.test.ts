@@ -149,10 +149,7 @@ describe('uses of refused and partly honoured settings', () => {
 
   /** For each refused setting: settings (and files) that use it. */
   const REFUSED: Record<string, () => { settings: Record<string, unknown>; routes?: unknown[]; files?: Record<string, string> }> = {
-    services: () => ({ settings: { services: 'proxy', authorize_service_url: 'https://authz.internal', databroker_service_url: 'https://db.internal' } }),
     idp_service_account: () => ({ settings: { idp_service_account: 'c2VydmljZS1hY2NvdW50' } }),
-    authorize_service_url: () => ({ settings: { services: 'proxy', authorize_service_url: 'https://authz.internal', databroker_service_url: 'https://db.internal' } }),
-    authorize_internal_service_url: () => ({ settings: { authorize_internal_service_url: 'https://authz.internal' } }),
     grpc_client_dns_roundrobin: () => ({ settings: { grpc_client_dns_roundrobin: false } }),
     hostedcloud_serverless_authentication_service_account: () => ({ settings: { hostedcloud_serverless_authentication_service_account: 'e30=' } }),
     dp_admin_address: () => ({ settings: { dp_admin_address: ':9901' } }),
@@ -179,6 +176,15 @@ describe('uses of refused and partly honoured settings', () => {
     expect(u.at).toBe(at);
     expect(refusal(p)!.split('\n')).toContain(`${at}: error ${UNSUPPORTED_SETTING} ${u.key}: ${u.route !== undefined ? `route ${u.route}: ` : ''}${u.reason}`);
     expect(noteLine(u)).toMatch(new RegExp(`^${at}: note: ${u.key}.* is not supported by svc run yet: `));
+  });
+
+  it('every role of a split deployment is honoured, with the authorize service URLs of the proxy role', () => {
+    const split = { shared_secret: 'c2hhcmVkIHNlY3JldCBvZiBjYXBhYmlsaXRpZXMgdGU=', authorize_service_urls: ['https://authz1.internal', 'https://authz2.internal'], authorize_internal_service_url: 'https://authz.internal', databroker_service_url: 'https://db.internal' };
+    for (const services of ['proxy', 'authorize', 'authenticate', 'databroker']) {
+      const p = plan({ ...split, services });
+      expect(settingUses(p).filter((u) => u.support === 'refused'), services).toEqual([]);
+      expect(refusal(p), services).toBeUndefined();
+    }
   });
 
   it('a setting from the environment is located by its variable', () => {

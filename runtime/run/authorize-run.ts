@@ -1,0 +1,97 @@
+/**
+ * `svc run` with `services: authorize` (spec 1.3, 4 rule 2, docs/distributed.md): decides route
+ * policies for proxies over gRPC on `grpc_address`, and nothing else: no HTTP listener (TCP health
+ * checks only; the metrics listener, when set, serves `/metrics`, `/healthz` and `/readyz`). Sessions
+ * are read from the data broker service (`databroker_service_url(s)`). Reloads follow the config as
+ * in the other roles; a reload that changes the gRPC settings is refused (restart required).
+ */
+import type { PlanEnvelope } from '../../compiler/plan/types.ts';
+import { authorizeGrpcService } from '../authorize/authorize-service.ts';
+import { authorizeServerTls, grpcBindAddress, planCredentialKey } from '../grpc/plan-options.ts';
+import { startGrpcServer, type GrpcServerHandle } from '../grpc/server.ts';
+import { storeAnswers } from '../observe/metrics/health.ts';
+import { openObservedStore } from '../observe/metrics/observed-store.ts';
+import { metricsFor, startLoaderMetrics, type LoaderMetrics } from '../observe/metrics/run-metrics.ts';
+import { lazyEphemeralKey, startGenerations } from './generation.ts';
+import type { ReloadResult } from './reload.ts';
+import { loadForRun, type RunOptions } from './run.ts';
+import { startWatchedReload } from './watched-reload.ts';
+
+export interface AuthorizeRunning {
+  /** The gRPC listener's address (the bound port when `--grpc-listen` asked for 0). */
+  readonly grpc: { readonly address: { readonly host: string; readonly port: number } };
+  /** The plan in service. */
+  plan(): PlanEnvelope;
+  reload(): Promise<ReloadResult>;
+  readonly lastReload: () => ReloadResult | undefined;
+  close(): Promise<void>;
+  /** Stops gracefully: calls in flight finish (at most `timeoutMs`, capped at 5 s), then the store closes. */
+  drain(timeoutMs: number): Promise<void>;
+}
+
+/** True when the plan is the authorize role. */
+export function isAuthorizeRole(plan: PlanEnvelope): boolean {
+  return plan.body.settings.mode.services === 'authorize';
+}
+
+/** Starts the authorize role. Resolves once the gRPC listener listens; rejects when it cannot. */
+export async function runAuthorize(options: RunOptions): Promise<AuthorizeRunning> {
+  const plan = loadForRun(options);
+  if (!isAuthorizeRole(plan)) throw new Error('runAuthorize needs a plan with services: authorize');
+  options.onPlan?.(plan);
+  const metrics = metricsFor(plan, 'loader', {});
+  const generations = await startGenerations(plan, {
+    scheme: plan.body.settings.server.insecure ? 'http' : 'https',
+    ephemeralKey: lazyEphemeralKey(options.log),
+    ...(options.log ? { log: options.log } : {}),
+  });
+  const store = generations.store;
+  const sessions = options.sessionStore ?? openObservedStore(plan.body.settings, metrics?.store ?? options.storeObserver, options.log, metrics?.grpc).store;
+  const service = authorizeGrpcService({ current: () => ({ index: store.current.index, checksum: store.current.plan.checksum }), sessions, ...(options.log ? { log: options.log } : {}) });
+  const settings = plan.body.settings;
+  const address = grpcBindAddress(settings, options.grpcListen);
+  let server: GrpcServerHandle;
+  let observed: LoaderMetrics | undefined;
+  let closing = false;
+  try {
+    const tls = await authorizeServerTls(plan.body, store.current.tls?.material ?? null);
+    try {
+      server = await startGrpcServer({ address, credentialKey: planCredentialKey(settings), tls, ...(metrics ? { observer: metrics.grpc } : {}), ...(options.log ? { log: options.log } : {}) }, [service]);
+    } catch (e) {
+      throw new Error(`grpc_address: ${(e as Error).message}`, { cause: e });
+    }
+    options.log?.({ msg: 'serving the authorize service over gRPC', address: `${address.replace(/:\d+$/, '')}:${server.port}`, tls: tls !== null });
+    if (metrics) {
+      const up = server;
+      observed = await startLoaderMetrics(metrics, plan, { ready: { plan: () => true, listeners: () => !closing, databroker: storeAnswers(() => sessions) }, ...(options.log ? { log: options.log } : {}) }).catch(async (e: unknown) => {
+        await up.close(0);
+        throw e;
+      });
+    }
+  } catch (e) {
+    service.close();
+    await generations.close();
+    if (!options.sessionStore) await sessions.close();
+    throw e;
+  }
+  const reloads = await startWatchedReload(options, plan, generations, () => observed);
+  const host = address.replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1');
+
+  const stop = async (graceMs: number) => {
+    closing = true;
+    await reloads.close();
+    await server.close(graceMs);
+    service.close();
+    await observed?.close();
+    await generations.close();
+    if (!options.sessionStore) await sessions.close();
+  };
+  return {
+    grpc: { address: { host, port: server.port } },
+    plan: () => store.current.plan,
+    reload: reloads.reload,
+    lastReload: () => reloads.last(),
+    close: () => stop(0),
+    drain: (timeoutMs) => stop(Math.min(timeoutMs, 5_000)),
+  };
+}
