@@ -7,9 +7,6 @@
  * recovers by itself. A proxy with the wrong shared secret is refused UNAUTHENTICATED (logged on
  * both sides, no secret in either log) and serves 503. The same over TLS (`grpc_insecure: false`).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { request } from 'node:http';
-import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DevIdp } from '../../demo/dev-idp.ts';
@@ -18,61 +15,10 @@ import { BASE_SETTINGS, TEST_SECRET } from '../support/compile-text.ts';
 import { HttpBrowser } from '../support/http-browser.ts';
 import { freePort, localhostSignInSettings, startLocalhostIdp } from './auth-support.ts';
 import { configDir, echo, startUpstream, type Upstream } from './support.ts';
+import { get, startSvc, stopSvc, until, type Svc } from './role-process.ts';
 
-const SVC = join(import.meta.dirname, '../../bin/svc');
 /** Another valid test-only secret (32 bytes of 2). */
 const WRONG_SECRET = Buffer.alloc(32, 2).toString('base64');
-
-function get(port: number, host: string, cookie: string, path = '/'): Promise<{ status: number; body: string; headers: import('node:http').IncomingHttpHeaders }> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, agent: false, headers: { host, cookie, accept: 'text/html' } }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
-    });
-    req.setTimeout(15_000, () => req.destroy(new Error('no answer in 15 s')));
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-async function until(check: () => Promise<boolean> | boolean, timeoutMs: number): Promise<void> {
-  const started = Date.now();
-  while (!(await check())) {
-    if (Date.now() - started > timeoutMs) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-/** A `svc run` child process and everything it printed. */
-interface Svc {
-  readonly child: ChildProcess;
-  readonly log: () => string;
-}
-
-/** Starts `svc run` on the config with `env`; resolves once it says it listens. */
-async function startSvc(configPath: string, env: Record<string, string>, args: readonly string[] = [], workers = 1): Promise<Svc> {
-  let log = '';
-  const child = spawn(process.execPath, [SVC, 'run', '-config', configPath, '--workers', String(workers), ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] ?? '', ...env } });
-  await new Promise<void>((resolve, reject) => {
-    const onData = (c: Buffer) => {
-      log += c.toString();
-      if (/"msg":"listening"/.test(log)) resolve();
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`svc exited with ${code}: ${log}`)));
-  });
-  return { child, log: () => log };
-}
-
-async function stopSvc(svc: Svc | undefined, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
-  if (!svc || svc.child.exitCode !== null || svc.child.signalCode !== null) return;
-  const exited = new Promise((r) => svc.child.once('exit', r));
-  svc.child.kill(signal);
-  await exited;
-}
 
 /** One deployment: a data broker and a proxy using it, from one config file. */
 function deployment(tls: boolean) {

@@ -1,0 +1,188 @@
+/**
+ * Distributed mode (issue 16): the four roles as four real `svc run` processes on loopback, from
+ * one config file, the role from `SERVICES`: the data broker, the authorize service, the
+ * authenticate service on `authenticate.localhost`, and proxies on `app.localhost`, with a real
+ * OpenID provider and a real upstream. Started in the "wrong" order (proxy first): order does not
+ * matter. Alice signs in through the authenticate service; authorize allows her, and the upstream
+ * receives her identity signed with the key the authenticate service publishes (JWKS); Bob gets 403.
+ * A restarted proxy keeps serving the session; with authorize killed an uncached decision fails
+ * closed (503, public routes 200) and recovers when authorize is back; a sign-out through one proxy
+ * is honoured by another at once; a proxy with a wrong shared secret serves nothing protected. The
+ * same deployment with TLS between services (`grpc_insecure: false`).
+ */
+import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
+import { stringify } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDevIdp, type DevIdp } from '../../demo/dev-idp.ts';
+import { generateSelfSigned } from '../../runtime/listen/self-signed.ts';
+import { BASE_SETTINGS } from '../support/compile-text.ts';
+import { HttpBrowser } from '../support/http-browser.ts';
+import { freePort, testSigningKey } from './auth-support.ts';
+import { get, startSvc, stopSvc, until, type Svc } from './role-process.ts';
+import { configDir, echo, startUpstream, type Upstream } from './support.ts';
+
+/** Another valid test-only secret (32 bytes of 3). */
+const WRONG_SECRET = Buffer.alloc(32, 3).toString('base64');
+
+function deployment(tls: boolean) {
+  const cfg = configDir();
+  const ports = { proxy: 0, authenticate: 0, authorize: 0, databroker: 0 };
+  let idp: DevIdp;
+  let up: Upstream;
+  const running: Svc[] = [];
+  const role = { proxy: undefined as Svc | undefined, authorize: undefined as Svc | undefined };
+
+  const setup = async () => {
+    for (const k of Object.keys(ports) as (keyof typeof ports)[]) ports[k] = await freePort();
+    const origin = (name: string) => `http://${name}.localhost:${name === 'authenticate' ? ports.authenticate : ports.proxy}`;
+    idp = await startDevIdp({ clients: [{ clientId: 'c', clientSecret: 's', redirectUris: [`${origin('authenticate')}/oauth2/callback`], postLogoutRedirectUris: [`${origin('app')}/`] }] });
+    up = await startUpstream(echo);
+    const grpcTls: Record<string, unknown> = { grpc_insecure: true };
+    if (tls) {
+      // TEST KEYS ONLY: one certificate for both gRPC services' internal names, trusted as certificate_authority.
+      const cert = await generateSelfSigned('services.localhost');
+      Object.assign(grpcTls, {
+        grpc_insecure: false,
+        certificate_file: cfg.file('services.pem', cert.certPem),
+        certificate_key_file: cfg.file('services.key', cert.keyPem),
+        certificate_authority_file: cfg.file('ca.pem', cert.certPem),
+        override_certificate_name: 'services.localhost',
+        authorize_internal_service_url: 'https://services.localhost',
+        databroker_internal_service_url: 'https://services.localhost',
+      });
+    }
+    const scheme = tls ? 'https' : 'http';
+    cfg.writeRaw(
+      stringify({
+        ...BASE_SETTINGS,
+        cookie_secure: false,
+        authenticate_service_url: origin('authenticate'),
+        signout_redirect_url: `${origin('app')}/`,
+        idp_provider_url: idp.issuer,
+        idp_client_id: 'c',
+        idp_client_secret: 's',
+        signing_key: testSigningKey(),
+        grpc_client_timeout: '1s',
+        authorize_service_url: `${scheme}://127.0.0.1:${ports.authorize}`,
+        databroker_service_url: `${scheme}://127.0.0.1:${ports.databroker}`,
+        ...grpcTls,
+        routes: [
+          { from: `https://app.localhost:${ports.proxy}`, to: up.url, policy: 'allow if domain is "example.com"', pass_identity_headers: true },
+          { from: `https://public.localhost:${ports.proxy}`, to: up.url, allow_public_unauthenticated_access: true },
+        ],
+      }),
+    );
+  };
+
+  const start = async (services: 'proxy' | 'authenticate' | 'authorize' | 'databroker', env: Record<string, string> = {}, listenPort?: number): Promise<Svc> => {
+    const args = services === 'proxy' || services === 'authenticate' ? ['--listen', `127.0.0.1:${listenPort ?? ports[services]}`] : ['--grpc-listen', `127.0.0.1:${ports[services]}`];
+    const s = await startSvc(cfg.path, { SERVICES: services, ...env }, args);
+    running.push(s);
+    if (services === 'proxy' && listenPort === undefined) role.proxy = s;
+    if (services === 'authorize') role.authorize = s;
+    return s;
+  };
+
+  const browser = () => new HttpBrowser((url) => (url.hostname === 'authenticate.localhost' ? { port: ports.authenticate } : url.hostname.endsWith('.localhost') ? { port: ports.proxy } : url.port === String(idp.port) ? { port: idp.port } : undefined));
+  const signIn = async (login: string): Promise<{ cookie: string; status: number; browser: HttpBrowser }> => {
+    const b = browser();
+    const hops = await b.signIn(`http://app.localhost:${ports.proxy}/`, login);
+    return { cookie: `_svc=${b.cookies('app.localhost')['_svc']}`, status: hops.at(-1)!.status, browser: b };
+  };
+  const close = async () => {
+    for (const s of running) await stopSvc(s);
+    await up?.close();
+    await idp?.close();
+    cfg.remove();
+  };
+  return { setup, start, signIn, close, ports, role };
+}
+
+function scenario(tls: boolean) {
+  const d = deployment(tls);
+  beforeAll(d.setup, 30_000);
+  afterAll(d.close);
+
+  it('sign-in through authenticate, policy by authorize, identity signed with the published key; Bob 403; a proxy restart keeps the session', async () => {
+    // Any order: the proxy first, its services later.
+    await d.start('proxy');
+    await d.start('authenticate');
+    const authorize = await d.start('authorize');
+    expect(authorize.log()).toMatch(/"msg":"listening","services":"authorize","grpcAddress":"127\.0\.0\.1:\d+"/);
+    await d.start('databroker');
+    const p = d.ports;
+    const app = `app.localhost:${p.proxy}`;
+
+    const alice = await d.signIn('alice@example.com');
+    expect(alice.status).toBe(200);
+    const r = await get(p.proxy, app, alice.cookie);
+    expect(r.status).toBe(200);
+    const assertion = (JSON.parse(r.body) as { headers: Record<string, string> }).headers['x-svc-jwt-assertion']!;
+    const jwks = JSON.parse((await get(p.authenticate, `authenticate.localhost:${p.authenticate}`, '', '/.well-known/svc/jwks.json')).body) as JSONWebKeySet;
+    expect(jwks.keys).toHaveLength(1);
+    const { payload } = await jwtVerify(assertion, createLocalJWKSet(jwks));
+    expect(payload['email']).toBe('alice@example.com');
+
+    const bob = await d.signIn('bob@other.example');
+    expect(bob.status).toBe(403);
+    expect((await get(p.proxy, app, bob.cookie)).status).toBe(403);
+
+    // The authenticate service serves no route, the proxy not the authenticate host's endpoints.
+    expect((await get(p.authenticate, app, alice.cookie)).status).toBe(404);
+    expect((await get(p.proxy, `authenticate.localhost:${p.authenticate}`, '', '/.well-known/svc/jwks.json')).status).toBe(404);
+
+    await stopSvc(d.role.proxy);
+    await d.start('proxy');
+    expect((await get(p.proxy, app, alice.cookie)).status).toBe(200);
+  }, 120_000);
+
+  it('authorize down: an uncached decision fails closed (503), public routes serve, cached answers serve; authorize back: recovered', async () => {
+    const p = d.ports;
+    const app = `app.localhost:${p.proxy}`;
+    const cached = await d.signIn('alice@example.com');
+    expect((await get(p.proxy, app, cached.cookie)).status).toBe(200);
+    await stopSvc(d.role.authorize, 'SIGKILL');
+    // A new session: no answer cached for it.
+    const fresh = await d.signIn('alice@example.com');
+    expect(fresh.status).toBe(503);
+    const down = await get(p.proxy, app, fresh.cookie);
+    expect(down.status).toBe(503);
+    expect(down.body, down.body).toContain('authorize-unavailable');
+    expect((await get(p.proxy, `public.localhost:${p.proxy}`, '')).status).toBe(200);
+    expect((await get(p.proxy, app, cached.cookie)).status).toBe(200);
+
+    await d.start('authorize');
+    await until(async () => (await get(p.proxy, app, fresh.cookie)).status === 200, 20_000);
+  }, 120_000);
+
+  it('a sign-out through one proxy is honoured by another at once', async () => {
+    const p = d.ports;
+    const app = `app.localhost:${p.proxy}`;
+    const other = await freePort();
+    await d.start('proxy', {}, other);
+    const alice = await d.signIn('alice@example.com');
+    expect((await get(p.proxy, app, alice.cookie)).status).toBe(200);
+    expect((await get(other, app, alice.cookie)).status).toBe(200);
+    // The sign-out form (its CSRF token), posted to the first proxy.
+    const page = await alice.browser.request(`http://${app}/.svc/signout`);
+    const csrf = /name="svc_csrf" value="([^"]+)"/.exec(page.body)![1]!;
+    const out = await alice.browser.request(`http://${app}/.svc/signout/`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `svc_csrf=${encodeURIComponent(csrf)}` });
+    expect(out.status).toBe(302);
+    await until(async () => (await get(other, app, alice.cookie)).status === 302, 5_000);
+  }, 120_000);
+
+  it('a proxy with the wrong shared_secret serves nothing protected (503) and says why', async () => {
+    const p = d.ports;
+    const alice = await d.signIn('alice@example.com');
+    const other = await freePort();
+    const wrong = await d.start('proxy', { SHARED_SECRET: WRONG_SECRET }, other);
+    const r = await get(other, `app.localhost:${p.proxy}`, alice.cookie);
+    expect(r.status).toBe(503);
+    expect((await get(other, `public.localhost:${p.proxy}`, '')).status).toBe(200);
+    await until(() => /UNAUTHENTICATED/.test(wrong.log()), 10_000);
+    expect(wrong.log()).not.toContain(WRONG_SECRET);
+  }, 120_000);
+}
+
+describe('four roles as four processes over plaintext gRPC', () => scenario(false));
+describe('four roles as four processes over gRPC with TLS (grpc_insecure: false)', () => scenario(true));
