@@ -6,8 +6,7 @@
  * INVARIANT (complete): every criterion name maps to what its leaf (runtime/authz/criteria.ts)
  * reads; a new criterion fails to compile here until it is listed (the `never` check).
  */
-import type { PolicyIR } from '../../compiler/plan/types.ts';
-import { criteriaOf } from '../../compiler/policy/ir.ts';
+import type { Criterion, Expr, PolicyIR } from '../../compiler/plan/types.ts';
 
 export interface PolicyReads {
   /** The session's identity (user, email, groups, claims, device). */
@@ -38,7 +37,7 @@ export function policyReads(policy: PolicyIR): PolicyReads {
   let clientCertificate = false;
   let time = false;
   const headers = new Set<string>();
-  for (const c of criteriaOf(policy)) {
+  for (const c of leaves(policy)) {
     const name = c.name;
     switch (name) {
       case 'accept':
@@ -82,4 +81,16 @@ export function policyReads(policy: PolicyIR): PolicyReads {
     }
   }
   return { identity, method, path, headers: [...headers].sort(), clientAddress, clientCertificate, time };
+}
+
+/** Every criterion leaf of `policy`. */
+function leaves(policy: PolicyIR): Criterion[] {
+  const out: Criterion[] = [];
+  const walk = (e: Expr): void => {
+    if (e.op === 'criterion') out.push(e);
+    else if (e.op === 'not') walk(e.arg);
+    else for (const a of e.args) walk(a);
+  };
+  for (const r of policy.rules) walk(r.when);
+  return out;
 }
