@@ -74,7 +74,7 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
   // process that loads plans (not by every worker).
   const said = new Set<string>();
   const onPlan = (plan: PlanEnvelope) => {
-    logs.apply(plan.body.settings.logging);
+    logs.apply(plan.body.settings);
     tracing.apply(plan.body.settings);
     if (worker) return;
     for (const entry of partialUses(plan)) {

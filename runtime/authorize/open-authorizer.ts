@@ -1,8 +1,8 @@
 /**
  * The proxy role's authorize client from the plan (spec 2.3, 2.5): `authorize_service_url(s)` (several
  * are balanced and failed over), the credential from `shared_secret`, TLS unless `grpc_insecure`
- * (checked against `authorize_internal_service_url`'s host or `override_certificate_name`), and
- * `grpc_client_timeout`.
+ * (checked against `authorize_internal_service_url`'s host or `override_certificate_name`),
+ * `grpc_client_timeout` and `grpc_client_dns_roundrobin`.
  */
 import type { PlanSettings } from '../../compiler/plan/types.ts';
 import type { SessionStore } from '../databroker/session-store.ts';
@@ -16,6 +16,7 @@ export function openAuthorizer(settings: PlanSettings, store: SessionStore, opti
     credentialKey: planCredentialKey(settings),
     tls: authorizeClientTls(settings),
     timeoutMs: settings.grpc.clientTimeoutMs,
+    dnsRoundRobin: settings.grpc.clientDnsRoundRobin,
     store,
     ...(options.observer ? { observer: options.observer } : {}),
     ...(options.log ? { log: options.log } : {}),

@@ -33,6 +33,7 @@ export function openSessionStore(settings: PlanSettings, options: OpenStoreOptio
       credentialKey: planCredentialKey(settings),
       tls: databrokerClientTls(settings),
       timeoutMs: settings.grpc.clientTimeoutMs,
+      dnsRoundRobin: settings.grpc.clientDnsRoundRobin,
       ...(options.grpcObserver ? { observer: options.grpcObserver } : {}),
       ...(options.log ? { log: options.log } : {}),
     });

@@ -9,13 +9,25 @@
  * by themselves with a short backoff (at most {@link MAX_RECONNECT_BACKOFF_MS}), so a service
  * that comes back is used again within about a second.
  *
+ * `dnsRoundRobin` (`grpc_client_dns_roundrobin`, spec 2.3, default true): each URL's host name is
+ * resolved through DNS (again when a connection is lost, at most every 30 s) and the calls sent to
+ * that URL are balanced round robin over every address it resolves to that is connected
+ * (grpc-js `round_robin`); false: one address per URL, the first that connects (`pick_first`).
+ * Either way the URLs themselves are taken in turn as above. The load-balancing policy is svc's:
+ * a service config published in DNS TXT records is not looked up.
+ *
  * TLS unless `tls` is null (`grpc_insecure: true`): the server's certificate is checked against
- * `tls.ca` (or the system's roots) and `tls.serverName` (or the URL's host name).
+ * `tls.ca` (or the system's roots) and `tls.serverName` (or the URL's host name, never the address
+ * it resolved to).
+ *
+ * Keepalive (keepalive.ts): a connection to a peer that vanished without closing it is dropped
+ * after at most 40 s of silence, so calls fail over instead of waiting for their deadline.
  */
 import { performance } from 'node:perf_hooks';
 import * as grpc from '@grpc/grpc-js';
 import type { GrpcObserver } from '../observe/metrics/grpc.ts';
 import { CredentialMinter, METADATA_KEY } from './credential.ts';
+import { clientKeepaliveOptions, type KeepaliveTiming } from './keepalive.ts';
 import { RateLimitedLog } from './rate-limited-log.ts';
 
 /** The trailer a server sets on an error that is its own answer (not "unreachable"). */
@@ -40,6 +52,10 @@ export interface GrpcClientOptions {
   readonly tls: ClientTls | null;
   /** How long a call may take in all, retries included, in ms (`grpc_client_timeout`). */
   readonly timeoutMs: number;
+  /** Round robin over every DNS address of a URL's host (`grpc_client_dns_roundrobin`), else one address. */
+  readonly dnsRoundRobin: boolean;
+  /** Keepalive timing; default svc's (keepalive.ts `KEEPALIVE`); tests shorten it. */
+  readonly keepalive?: KeepaliveTiming;
   readonly observer?: GrpcObserver;
   readonly log?: (entry: Record<string, unknown>) => void;
 }
@@ -49,7 +65,30 @@ export function grpcTarget(url: string): string {
   if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) return url;
   const u = new URL(url);
   const port = u.port || (u.protocol === 'https:' ? '443' : '80');
-  return `${u.hostname.includes(':') ? `[${u.hostname}]` : u.hostname}:${port}`;
+  // (An IPv6 host name is bracketed by URL already: `[::1]`.)
+  return `${u.hostname}:${port}`;
+}
+
+/** The grpc-js target of a service URL: its `host:port` resolved by grpc-js's DNS resolver. */
+export function channelTarget(url: string): string {
+  return `dns:///${grpcTarget(url)}`;
+}
+
+/** grpc-js's round-robin policy, as a service config (the `grpc.service_config` channel option). */
+export const ROUND_ROBIN_SERVICE_CONFIG = JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] });
+
+/** The grpc-js channel options of a client with `options` (one channel per URL). */
+export function clientChannelOptions(options: Pick<GrpcClientOptions, 'tls' | 'dnsRoundRobin' | 'keepalive'>): grpc.ChannelOptions {
+  return {
+    'grpc.initial_reconnect_backoff_ms': 100,
+    'grpc.max_reconnect_backoff_ms': MAX_RECONNECT_BACKOFF_MS,
+    ...clientKeepaliveOptions(options.keepalive),
+    // svc chooses the policy: no TXT lookup (`_grpc_config.<host>`) may change it.
+    'grpc.service_config_disable_resolution': 1,
+    ...(options.dnsRoundRobin ? { 'grpc.service_config': ROUND_ROBIN_SERVICE_CONFIG } : {}),
+    // The certificate's name: the URL's host (grpc-js's default authority), or this one.
+    ...(options.tls?.serverName ? { 'grpc.ssl_target_name_override': options.tls.serverName, 'grpc.default_authority': options.tls.serverName } : {}),
+  };
 }
 
 /** True when `error` means the service was not reached (worth trying another URL or again). */
@@ -78,13 +117,9 @@ export class GrpcClient {
     this.#options = options;
     this.#minter = new CredentialMinter(options.credentialKey);
     this.#refusals = new RateLimitedLog(options.log);
-    const channelOptions: grpc.ChannelOptions = {
-      'grpc.initial_reconnect_backoff_ms': 100,
-      'grpc.max_reconnect_backoff_ms': MAX_RECONNECT_BACKOFF_MS,
-      ...(options.tls?.serverName ? { 'grpc.ssl_target_name_override': options.tls.serverName, 'grpc.default_authority': options.tls.serverName } : {}),
-    };
+    const channelOptions = clientChannelOptions(options);
     const credentials = options.tls === null ? grpc.credentials.createInsecure() : grpc.credentials.createSsl(options.tls.ca === undefined ? null : Buffer.from(options.tls.ca));
-    this.#clients = options.urls.map((url) => new grpc.Client(grpcTarget(url), credentials, channelOptions));
+    this.#clients = options.urls.map((url) => new grpc.Client(channelTarget(url), credentials, channelOptions));
   }
 
   /**

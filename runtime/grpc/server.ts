@@ -4,6 +4,9 @@
  * and reports every call to the metrics (`svc_grpc_server_*`). Handlers are unary or
  * server-streaming (all svc's gRPC methods are).
  *
+ * Keepalive (keepalive.ts): the server pings its clients, so a stream to a client that vanished
+ * without closing its connection ends; it accepts svc's clients' pings.
+ *
  * A bind failure rejects `startGrpcServer` (svc's start fails loudly; it never runs without the
  * listener the plan asked for).
  */
@@ -11,6 +14,7 @@ import { performance } from 'node:perf_hooks';
 import * as grpc from '@grpc/grpc-js';
 import type { GrpcObserver } from '../observe/metrics/grpc.ts';
 import { CredentialChecker, METADATA_KEY, type CredentialProblem } from './credential.ts';
+import { serverKeepaliveOptions, type KeepaliveTiming } from './keepalive.ts';
 import { RateLimitedLog } from './rate-limited-log.ts';
 
 /** A certificate chain and its key, PEM, for the server's TLS. */
@@ -28,6 +32,13 @@ export interface GrpcServerOptions {
   readonly tls: ServerTls | null;
   readonly observer?: GrpcObserver;
   readonly log?: (entry: Record<string, unknown>) => void;
+  /** Keepalive timing; default svc's (keepalive.ts `KEEPALIVE`); tests shorten it. */
+  readonly keepalive?: KeepaliveTiming;
+}
+
+/** The grpc-js server options of a server with `options`. */
+export function serverOptions(options: Pick<GrpcServerOptions, 'keepalive'>): grpc.ServerOptions {
+  return { 'grpc.max_receive_message_length': 4 * 1024 * 1024, ...serverKeepaliveOptions(options.keepalive) };
 }
 
 /** One service to serve: its definition (proto.ts) and the handlers, by method name. */
@@ -53,7 +64,7 @@ const REFUSED_DETAILS = 'missing, wrong or expired svc service credential (check
 
 /** Starts serving `services` on `options.address`. Rejects when the address cannot be bound. */
 export async function startGrpcServer(options: GrpcServerOptions, services: readonly ServedService[]): Promise<GrpcServerHandle> {
-  const server = new grpc.Server({ 'grpc.max_receive_message_length': 4 * 1024 * 1024 });
+  const server = new grpc.Server(serverOptions(options));
   const refusals = new RateLimitedLog(options.log);
   for (const service of services) {
     const implementation: grpc.UntypedServiceImplementation = {};

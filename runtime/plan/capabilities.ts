@@ -61,7 +61,6 @@ const honoured = (keys: readonly string[], ...paths: string[]): Capability => ({
 /** All-in-one defaults the compiler fills in (compiler/ir/lower-settings.ts). */
 const LOCAL_GRPC_URL = 'http://localhost:5443/';
 
-const NO_DNS_ROUND_ROBIN = 'svc balances over the data broker URLs listed (databroker_service_urls), not over the DNS addresses of one URL; the setting is not implemented';
 const NO_JAEGER_AGENT = 'svc sends spans to tracing_jaeger_collector_endpoint (HTTP Thrift) only, never to the jaeger agent (UDP)';
 const NO_DIRECTORY =
   "directory APIs with a service account are not implemented; groups come from the identity provider's `groups` claim (ID token, and userinfo every idp_refresh_directory_interval)";
@@ -189,8 +188,8 @@ export const CAPABILITIES: readonly Capability[] = [
   honoured(['grpc_address'], 'settings.grpc.address'),
   honoured(['grpc_insecure'], 'settings.grpc.insecure'),
   honoured(['grpc_client_timeout'], 'settings.grpc.clientTimeoutMs'),
-  // grpc-js connects to the first address a URL's name resolves to (pick first), not to each in turn.
-  refused(['grpc_client_dns_roundrobin'], ['settings.grpc.clientDnsRoundRobin'], NO_DNS_ROUND_ROBIN, (cx) => cx.explicit('grpc_client_dns_roundrobin') || !cx.settings.grpc.clientDnsRoundRobin),
+  // Round robin over every DNS address of a service URL's host, or one address (runtime/grpc/client.ts).
+  honoured(['grpc_client_dns_roundrobin'], 'settings.grpc.clientDnsRoundRobin'),
 
   // Identity.
   honoured(['signing_key', 'signing_key_file'], 'settings.identity.signingKey'),

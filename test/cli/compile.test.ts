@@ -97,13 +97,13 @@ describe('svc compile', () => {
   });
 
   it('settings svc run does not implement are notes: the exit code stays 0, the summary announces no such listener', () => {
-    const dir = workdir({ ...valid, dp_admin_address: ':9901', grpc_client_dns_roundrobin: false, dns_lookup_family: 'V4_ONLY' });
+    const dir = workdir({ ...valid, dp_admin_address: ':9901', dp_bind_config_source_address: '10.0.0.1', dns_lookup_family: 'V4_ONLY' });
     const r = svc(['compile', '--summary', '-config', 'config.yaml'], dir);
     expect(r.code).toBe(0);
     expect(r.err).toMatch(/^config\.yaml:\d+:\d+: note: dp_admin_address is not supported by svc run yet: data-plane bootstrap options are not implemented/m);
-    expect(r.err).toMatch(/^config\.yaml:\d+:\d+: note: grpc_client_dns_roundrobin is not supported by svc run yet: /m);
+    expect(r.err).toMatch(/^config\.yaml:\d+:\d+: note: dp_bind_config_source_address is not supported by svc run yet: /m);
     expect(r.err).toMatch(/^config\.yaml:\d+:\d+: note: dns_lookup_family is honoured only partly by svc run: /m);
-    expect(r.out).not.toMatch(/admin|9901|roundrobin/i);
+    expect(r.out).not.toMatch(/admin|9901|10\.0\.0\.1/i);
     expect(svc(['compile', '--check', '-config', 'config.yaml'], dir).code).toBe(0);
     // JSON diagnostics stay diagnostics only.
     expect(svc(['compile', '--check', '-config', 'config.yaml', '--format', 'json'], dir).err).toBe('');

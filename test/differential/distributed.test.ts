@@ -38,7 +38,7 @@ describe('the proxy role decides as all-in-one does', () => {
 
   beforeAll(async () => {
     server = await startGrpcServer({ address: '127.0.0.1:0', credentialKey: KEY, tls: null }, [service]);
-    authorizer = new RemoteAuthorizer({ urls: [`127.0.0.1:${server.port}`], credentialKey: KEY, tls: null, timeoutMs: 5_000, store });
+    authorizer = new RemoteAuthorizer({ urls: [`127.0.0.1:${server.port}`], credentialKey: KEY, tls: null, timeoutMs: 5_000, dnsRoundRobin: false, store });
   });
   afterAll(async () => {
     authorizer?.close();

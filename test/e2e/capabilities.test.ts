@@ -53,7 +53,6 @@ function freePort(): Promise<number> {
 const IGNORED: readonly { readonly name: string; readonly settings: Record<string, unknown>; readonly key: string }[] = [
   { name: 'a data-plane admin listener', settings: { dp_admin_address: '127.0.0.1:9901' }, key: 'dp_admin_address' },
   { name: 'a directory service account', settings: { idp_service_account: 'c2VydmljZS1hY2NvdW50' }, key: 'idp_service_account' },
-  { name: 'DNS round robin between gRPC addresses', settings: { grpc_client_dns_roundrobin: false }, key: 'grpc_client_dns_roundrobin' },
 ];
 
 describe('svc run refuses settings it does not implement', () => {
@@ -72,13 +71,13 @@ describe('svc run refuses settings it does not implement', () => {
   });
 
   it('`svc run config.yaml` exits 1 with one error line per setting, from the file and the environment', () => {
-    cfg.write({ address: '127.0.0.1:8443', dp_admin_address: '127.0.0.1:9901', grpc_client_dns_roundrobin: false }, [route('http://127.0.0.1:9')]);
+    cfg.write({ address: '127.0.0.1:8443', dp_admin_address: '127.0.0.1:9901', dp_bind_config_source_address: '10.0.0.1' }, [route('http://127.0.0.1:9')]);
     const res = spawnSync(process.execPath, [SVC, 'run', '--grpc-listen', '127.0.0.1:0', cfg.path, '--workers', '1'], { encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '', DP_ADMIN_PROFILE_PATH: '/tmp/profile' }, timeout: 30_000 });
     expect(res.status).toBe(1);
     const errors = res.stderr.split('\n').filter((l) => l.includes('error SVC_ERR_UNSUPPORTED_SETTING'));
     expect(errors).toEqual([
       `${located(cfg.path, 'dp_admin_address')}: error SVC_ERR_UNSUPPORTED_SETTING dp_admin_address: data-plane bootstrap options are not implemented: svc run proxies in its own process, with no separate data plane to configure`,
-      expect.stringMatching(new RegExp(`^${located(cfg.path, 'grpc_client_dns_roundrobin')}: error SVC_ERR_UNSUPPORTED_SETTING grpc_client_dns_roundrobin: `)),
+      expect.stringMatching(new RegExp(`^${located(cfg.path, 'dp_bind_config_source_address')}: error SVC_ERR_UNSUPPORTED_SETTING dp_bind_config_source_address: `)),
       expect.stringMatching(/^env:DP_ADMIN_PROFILE_PATH: error SVC_ERR_UNSUPPORTED_SETTING dp_admin_profile_path: /),
       'error SVC_ERR_UNSUPPORTED_SETTING: svc cannot start',
     ]);

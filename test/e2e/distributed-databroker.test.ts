@@ -101,6 +101,10 @@ describe('a data broker process and a proxy using it over gRPC (plaintext)', () 
     let broker = await d.startBroker();
     expect(broker.log()).toMatch(/"msg":"listening","services":"databroker","grpcAddress":"127\.0\.0\.1:\d+"/);
     let proxy = await d.startProxy();
+    // The service label of the logs (spec 1.9): svc-databroker for the role, svc all-in-one.
+    expect(broker.log()).toMatch(/"service":"svc-databroker","msg":"listening"/);
+    expect(broker.log()).not.toMatch(/"service":"svc"/);
+    expect(proxy.log()).toMatch(/"service":"svc","msg":"listening"/);
     const port = d.port();
     const app = `app.localhost:${port}`;
     const cookie = await d.signIn();

@@ -43,7 +43,7 @@ describe('logs of a full sign-in at debug', () => {
         access: logs.access,
         tracing,
         onPlan: (p) => {
-          logs.apply(p.body.settings.logging);
+          logs.apply(p.body.settings);
           tracing.apply(p.body.settings);
         },
         onWarnings: (t) => out.push(t),

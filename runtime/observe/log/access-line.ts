@@ -1,8 +1,8 @@
 /**
  * The access line of `svc run`: one per request (and two per CONNECT tunnel or websocket upgrade:
  * `open` and `close`), written straight into pino's destination in pino's own format: exactly the
- * bytes `pino({ base: { service: 'svc' } })[level](entry)` writes for the same entry and time
- * (property-tested against pino in test/runtime/observe/log/access-line.test.ts). pino's generic
+ * bytes `pino({ base: { service } })[level](entry)` writes for the same entry, time and service
+ * label (property-tested against pino in test/runtime/observe/log/access-line.test.ts). pino's generic
  * serializer was about a quarter of what svc adds per request on top of a bare Node proxy.
  *
  * CONTRACT (no secrets): an entry holds no header value except the Host, no query string, no cookie
@@ -55,9 +55,12 @@ export function accessLevel(entry: AccessEntry): number {
   return entry.status >= 500 || entry.cut === true ? WARN : INFO;
 }
 
-/** The line (with its newline) pino would write for `entry` at `timeMs`, service `svc`, at `accessLevel`. */
-export function accessLine(e: AccessEntry, timeMs: number): string {
-  let s = `{"level":${accessLevel(e)},"time":${timeMs},"service":"svc","msg":"${e.msg}"`;
+/**
+ * The line (with its newline) pino would write for `entry` at `timeMs`, at `accessLevel`, with the
+ * `service` label (runtime/observe/service-label.ts; `svc` in all-in-one mode).
+ */
+export function accessLine(e: AccessEntry, timeMs: number, service = 'svc'): string {
+  let s = `{"level":${accessLevel(e)},"time":${timeMs},"service":${JSON.stringify(service)},"msg":"${e.msg}"`;
   if (e.event !== undefined) s += `,"event":"${e.event}"`;
   s += `,"requestId":${JSON.stringify(e.requestId)}`;
   if (e.method !== undefined) s += `,"method":${JSON.stringify(e.method)}`;

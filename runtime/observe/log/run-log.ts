@@ -7,6 +7,8 @@
  *   else info.
  * - `proxy_log_level`: the least level of the access lines (access-line.ts: info, or warn for a 5xx
  *   answer or a cut response), whatever `log_level` is (default: `log_level`).
+ * - `services`: every line carries the `service` label of the process (spec 1.9, service-label.ts):
+ *   `svc` in all-in-one mode, `svc-<service>` in distributed mode; `svc` until the first plan.
  * - `svc_debug`: colored human-readable lines instead of JSON, by pino-pretty as a pino transport:
  *   the formatting runs in a worker thread, off the request path. The transport is started the
  *   first time a plan asks for it and kept (a reload back to JSON stops writing to it).
@@ -14,6 +16,7 @@
 import { createRequire } from 'node:module';
 import { pino } from 'pino';
 import type { LogLevel, PlanSettings } from '../../../compiler/plan/types.ts';
+import { serviceLabel } from '../service-label.ts';
 import { accessLevel, accessLine, type AccessEntry } from './access-line.ts';
 
 /** The level of svc's own messages that are not info (runtime/ logs message text, not levels). */
@@ -52,8 +55,8 @@ export interface RunLog {
   access(entry: AccessEntry): void;
   /** Logs an info line and flushes at once (startup lines). */
   announce(entry: Record<string, unknown>): void;
-  /** Applies a plan's log settings (at start and on every reload). */
-  apply(logging: PlanSettings['logging']): void;
+  /** Applies a plan's log settings and `service` label (at start and on every reload). */
+  apply(settings: Pick<PlanSettings, 'logging' | 'mode'>): void;
   /** Writes out whatever is buffered (svc stopping). */
   flushSync(): void;
 }
@@ -72,7 +75,10 @@ export function createRunLog(out: Sink, options: RunLogOptions = {}): RunLog {
   let proxyLevel = LEVEL_VALUES.info;
   // Every line goes through here: to standard output as JSON, or to the pretty transport (svc_debug).
   const sink = { write: (line: string) => target.write(line) };
-  const logger = pino({ base: { service: 'svc' }, level: 'info', ...(options.now ? { timestamp: () => `,"time":${now()}` } : {}) }, sink);
+  // pino writes its `base` once into every line's prefix; another label needs another logger.
+  const loggerFor = (service: string, level: string) => pino({ base: { service }, level, ...(options.now ? { timestamp: () => `,"time":${now()}` } : {}) }, sink);
+  let service = 'svc';
+  let logger = loggerFor(service, 'info');
   const own = (entry: Record<string, unknown>) => {
     const named = entry['level'];
     const level = typeof named === 'string' && Object.hasOwn(LEVEL_VALUES, named) ? (named as LogLevel) : (LEVELS[String(entry['msg'])] ?? 'info');
@@ -86,14 +92,19 @@ export function createRunLog(out: Sink, options: RunLogOptions = {}): RunLog {
   return {
     log: own,
     access: (entry) => {
-      if (accessLevel(entry) >= proxyLevel) target.write(accessLine(entry, now()));
+      if (accessLevel(entry) >= proxyLevel) target.write(accessLine(entry, now(), service));
     },
     announce: (entry) => {
       own(entry);
       target.flush?.();
     },
-    apply: (logging) => {
-      logger.level = logging.level;
+    apply: (settings) => {
+      const logging = settings.logging;
+      const label = serviceLabel(settings);
+      if (label !== service) {
+        service = label;
+        logger = loggerFor(service, logging.level);
+      } else logger.level = logging.level;
       proxyLevel = LEVEL_VALUES[logging.proxyLevel];
       if (logging.debug) {
         pretty ??= (options.pretty ?? (() => prettyTransport(options.color ?? false)))();

@@ -3,7 +3,7 @@
  * host, path or header of a request. An operator's config bounds the route label; the rest are
  * fixed sets.
  */
-import type { PlanSettings, Route } from '../../../compiler/plan/types.ts';
+import type { Route } from '../../../compiler/plan/types.ts';
 
 /** The route label of a request that matched no route (or was refused before routing). */
 export const NO_ROUTE = '(none)';
@@ -30,7 +30,5 @@ export function statusClass(status: number | undefined): string {
   return `${Math.floor(status / 100)}xx`;
 }
 
-/** The `service` label (spec 1.9): `svc` in all-in-one mode, `svc-<service>` for one service. */
-export function serviceLabel(settings: Pick<PlanSettings, 'mode'>): string {
-  return settings.mode.services === 'all' ? 'svc' : `svc-${settings.mode.services}`;
-}
+/** The `service` label (spec 1.9), shared with the logs and traces. */
+export { serviceLabel } from '../service-label.ts';

@@ -8,7 +8,7 @@ import type { PlanEnvelope } from '../../../compiler/plan/types.ts';
 import type { Prepared } from '../../run/generation.ts';
 import type { ReloadResult } from '../../run/reload.ts';
 import type { ReadinessChecks } from './health.ts';
-import { serviceLabel } from './labels.ts';
+import { serviceLabel } from '../service-label.ts';
 import { startMetricsListener, type MetricsListener, type Scrape } from './listener.ts';
 import { createMetrics, type MetricsOptions, type SvcMetrics } from './registry.ts';
 

@@ -3,7 +3,9 @@
  * `tracing_provider` `zipkin` (OpenTelemetry's Zipkin exporter), `jaeger` (the collector's HTTP
  * Thrift endpoint, jaeger-exporter.ts) or `apm` (the vendor agent's v0.4 intake, apm-exporter.ts);
  * sampled at `tracing_sample_rate`, parent-based (a continued trace keeps its parent's decision).
- * The resource's `service.name` is `svc` (all-in-one).
+ * The resource's `service.name` (and the service the exporters name) is the process's `service`
+ * label (spec 1.9, runtime/observe/service-label.ts): `svc` in all-in-one mode, `svc-<service>` in
+ * distributed mode.
  *
  * The switch holds the tracer of the plan served: `current` is null when tracing is off, and a new
  * plan with other tracing settings replaces the tracer (the old one flushes its spans and stops).
@@ -14,12 +16,10 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { AlwaysOnSampler, BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { ZipkinExporter } from '@opentelemetry/exporter-zipkin';
 import type { PlanSettings } from '../../../compiler/plan/types.ts';
+import { serviceLabel } from '../service-label.ts';
 import { ApmExporter } from './apm-exporter.ts';
 import { JaegerThriftExporter } from './jaeger-exporter.ts';
 import type { TraceSetup } from './request-trace.ts';
-
-/** The `service` name of svc's spans (spec §1.9: `svc` in all-in-one mode). */
-export const SERVICE_NAME = 'svc';
 
 /** How often spans are sent to the collector (a batch goes out sooner when full). */
 const EXPORT_DELAY_MS = 1_000;
@@ -44,7 +44,7 @@ export function createTracingSwitch(log?: (entry: Record<string, unknown>) => vo
     apply(settings) {
       const t = settings.tracing;
       const trustIncoming = settings.server.xffNumTrustedHops > 0;
-      const next = JSON.stringify(t.provider === null ? null : [t, trustIncoming]);
+      const next = JSON.stringify(t.provider === null ? null : [t, trustIncoming, serviceLabel(settings)]);
       if (next === shape) return;
       shape = next;
       const old = current;
@@ -60,9 +60,10 @@ export function createTracingSwitch(log?: (entry: Record<string, unknown>) => vo
 }
 
 function start(settings: PlanSettings, trustIncoming: boolean, log: ((entry: Record<string, unknown>) => void) | undefined): TraceSetup & { readonly provider: BasicTracerProvider } {
-  const exporter = reported(exporterFor(settings.tracing), log);
+  const service = serviceLabel(settings);
+  const exporter = reported(exporterFor(settings.tracing, service), log);
   const provider = new BasicTracerProvider({
-    resource: resourceFromAttributes({ 'service.name': SERVICE_NAME }),
+    resource: resourceFromAttributes({ 'service.name': service }),
     // New traces are sampled before any span exists (startRequestTrace, at tracing_sample_rate); a
     // continued trace follows its parent's sampled flag.
     sampler: new ParentBasedSampler({ root: new AlwaysOnSampler() }),
@@ -73,16 +74,16 @@ function start(settings: PlanSettings, trustIncoming: boolean, log: ((entry: Rec
   return { provider, tracer: provider.getTracer('svc'), propagator, trustIncoming, sampleRate: settings.tracing.sampleRate };
 }
 
-function exporterFor(t: PlanSettings['tracing']): SpanExporter {
+function exporterFor(t: PlanSettings['tracing'], service: string): SpanExporter {
   switch (t.provider) {
     case 'zipkin':
-      return new ZipkinExporter({ url: t.zipkinEndpoint!, serviceName: SERVICE_NAME });
+      return new ZipkinExporter({ url: t.zipkinEndpoint!, serviceName: service });
     case 'jaeger':
       // Spans go to the collector only; the compiler asks for it besides the agent (spec 2.3).
       if (t.jaegerCollectorEndpoint === null) throw new Error(`jaeger: spans are sent to tracing_jaeger_collector_endpoint only, not to the agent at ${t.jaegerAgentEndpoint?.host ?? '?'}`);
-      return new JaegerThriftExporter(t.jaegerCollectorEndpoint, SERVICE_NAME);
+      return new JaegerThriftExporter(t.jaegerCollectorEndpoint, service);
     case 'apm':
-      return new ApmExporter(t.apmAddress, SERVICE_NAME);
+      return new ApmExporter(t.apmAddress, service);
     default:
       throw new Error(`no exporter for tracing provider ${String(t.provider)}`);
   }

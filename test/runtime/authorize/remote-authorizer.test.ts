@@ -77,7 +77,7 @@ describe('the authorize client and service over gRPC', () => {
 
   beforeAll(async () => {
     server = await startGrpcServer({ address: '127.0.0.1:0', credentialKey: KEY, tls: null }, [service]);
-    client = new RemoteAuthorizer({ urls: [`127.0.0.1:${server.port}`], credentialKey: KEY, tls: null, timeoutMs: 2_000, store, log: (e) => clientLogs.push(e) });
+    client = new RemoteAuthorizer({ urls: [`127.0.0.1:${server.port}`], credentialKey: KEY, tls: null, timeoutMs: 2_000, dnsRoundRobin: false, store, log: (e) => clientLogs.push(e) });
   });
   afterAll(async () => {
     client?.close();
@@ -150,7 +150,7 @@ describe('the authorize client and service over gRPC', () => {
     })();
     const svc = authorizeGrpcService({ current: () => ({ index, checksum }), sessions: failing });
     const s = await startGrpcServer({ address: '127.0.0.1:0', credentialKey: KEY, tls: null }, [svc]);
-    const c = new RemoteAuthorizer({ urls: [`127.0.0.1:${s.port}`], credentialKey: KEY, tls: null, timeoutMs: 2_000, store });
+    const c = new RemoteAuthorizer({ urls: [`127.0.0.1:${s.port}`], credentialKey: KEY, tls: null, timeoutMs: 2_000, dnsRoundRobin: false, store });
     try {
       await expect(c.check(question('identity', 'some-session'), checksum)).rejects.toMatchObject({ problem: 'authorize-unavailable' });
     } finally {
@@ -162,8 +162,8 @@ describe('the authorize client and service over gRPC', () => {
   });
 
   it('a wrong credential or no service at all: unavailable, within grpc_client_timeout', async () => {
-    const wrong = new RemoteAuthorizer({ urls: [`127.0.0.1:${server.port}`], credentialKey: serviceCredentialKey(Buffer.alloc(32, 6)), tls: null, timeoutMs: 1_000, store });
-    const nobody = new RemoteAuthorizer({ urls: [`127.0.0.1:${await freePort()}`], credentialKey: KEY, tls: null, timeoutMs: 500, store });
+    const wrong = new RemoteAuthorizer({ urls: [`127.0.0.1:${server.port}`], credentialKey: serviceCredentialKey(Buffer.alloc(32, 6)), tls: null, timeoutMs: 1_000, dnsRoundRobin: false, store });
+    const nobody = new RemoteAuthorizer({ urls: [`127.0.0.1:${await freePort()}`], credentialKey: KEY, tls: null, timeoutMs: 500, dnsRoundRobin: false, store });
     try {
       await expect(wrong.check(question('nothing', ''), checksum)).rejects.toBeInstanceOf(AuthorizeUnavailable);
       await expect(nobody.check(question('nothing', ''), checksum)).rejects.toMatchObject({ problem: 'authorize-unavailable' });

@@ -30,7 +30,7 @@ export async function startBroker(store: SessionStore & SessionDirectory, over: 
 
 /** A client of the brokers at `urls`, its Watch stream established (unless `wait` is false). */
 export async function grpcStore(urls: readonly string[], over: Partial<GrpcStoreOptions> = {}, wait = true): Promise<GrpcStore> {
-  const s = new GrpcStore({ urls, credentialKey: serviceCredentialKey(GRPC_TEST_SECRET), tls: null, timeoutMs: 3_000, ...over });
+  const s = new GrpcStore({ urls, credentialKey: serviceCredentialKey(GRPC_TEST_SECRET), tls: null, timeoutMs: 3_000, dnsRoundRobin: true, ...over });
   if (wait && !(await s.ready())) throw new Error('the data broker watch stream did not open');
   return s;
 }

@@ -69,7 +69,7 @@ describe('gRPC service credential on the wire', () => {
 
   it('an all-wrong client is not retried as "unreachable" (it fails at once, not at grpc_client_timeout)', async () => {
     const b = await broker();
-    const client = new GrpcClient(DATABROKER_SERVICE, databrokerService(), { urls: [b.url], credentialKey: serviceCredentialKey(WRONG_SECRET), tls: null, timeoutMs: 60_000 });
+    const client = new GrpcClient(DATABROKER_SERVICE, databrokerService(), { urls: [b.url], credentialKey: serviceCredentialKey(WRONG_SECRET), tls: null, timeoutMs: 60_000, dnsRoundRobin: true });
     cleanup.push(() => client.close());
     await expect(client.unary('Get', { id: 'x' })).rejects.toMatchObject({ code: grpc.status.UNAUTHENTICATED });
   });

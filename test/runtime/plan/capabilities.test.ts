@@ -150,7 +150,6 @@ describe('uses of refused and partly honoured settings', () => {
   /** For each refused setting: settings (and files) that use it. */
   const REFUSED: Record<string, () => { settings: Record<string, unknown>; routes?: unknown[]; files?: Record<string, string> }> = {
     idp_service_account: () => ({ settings: { idp_service_account: 'c2VydmljZS1hY2NvdW50' } }),
-    grpc_client_dns_roundrobin: () => ({ settings: { grpc_client_dns_roundrobin: false } }),
     hostedcloud_serverless_authentication_service_account: () => ({ settings: { hostedcloud_serverless_authentication_service_account: 'e30=' } }),
     dp_admin_address: () => ({ settings: { dp_admin_address: ':9901' } }),
     dp_admin_access_log_path: () => ({ settings: { dp_admin_access_log_path: '/var/log/admin.log' } }),
@@ -188,19 +187,19 @@ describe('uses of refused and partly honoured settings', () => {
   });
 
   it('a setting from the environment is located by its variable', () => {
-    const p = plan({}, [route], { GRPC_CLIENT_DNS_ROUNDROBIN: 'false', DP_ADMIN_ADDRESS: ':9901', DP_ADMIN_PROFILE_PATH: '/tmp/profile' });
+    const p = plan({}, [route], { DP_BIND_CONFIG_SOURCE_ADDRESS: '10.0.0.1', DP_ADMIN_ADDRESS: ':9901', DP_ADMIN_PROFILE_PATH: '/tmp/profile' });
     expect(refusal(p)!.split('\n')).toEqual([
       expect.stringMatching(/^env:DP_ADMIN_ADDRESS: error SVC_ERR_UNSUPPORTED_SETTING dp_admin_address: data-plane bootstrap options are not implemented/),
       expect.stringMatching(/^env:DP_ADMIN_PROFILE_PATH: error SVC_ERR_UNSUPPORTED_SETTING dp_admin_profile_path: /),
-      expect.stringMatching(/^env:GRPC_CLIENT_DNS_ROUNDROBIN: error SVC_ERR_UNSUPPORTED_SETTING grpc_client_dns_roundrobin: /),
+      expect.stringMatching(/^env:DP_BIND_CONFIG_SOURCE_ADDRESS: error SVC_ERR_UNSUPPORTED_SETTING dp_bind_config_source_address: /),
     ]);
   });
 
-  it('the data broker over gRPC is honoured: the role, grpc_address/insecure/client_timeout, the data broker URLs and certificate name', () => {
+  it('the data broker over gRPC is honoured: the role, grpc_address/insecure/client_timeout/client_dns_roundrobin, the data broker URLs and certificate name', () => {
     for (const settings of [
       { services: 'databroker', grpc_address: ':5443', grpc_insecure: false },
-      { databroker_service_urls: ['https://db1.internal', 'https://db2.internal'], databroker_internal_service_url: 'https://db.internal', grpc_insecure: false, grpc_client_timeout: '5s', override_certificate_name: 'db.internal' },
-      { grpc_address: '127.0.0.1:7443', grpc_insecure: true },
+      { databroker_service_urls: ['https://db1.internal', 'https://db2.internal'], databroker_internal_service_url: 'https://db.internal', grpc_insecure: false, grpc_client_timeout: '5s', grpc_client_dns_roundrobin: false, override_certificate_name: 'db.internal' },
+      { grpc_address: '127.0.0.1:7443', grpc_insecure: true, grpc_client_dns_roundrobin: true },
     ]) {
       const p = plan(settings);
       // (insecure_server makes codec_type partly honoured in the data broker role's defaults: unrelated.)
@@ -223,7 +222,7 @@ describe('uses of refused and partly honoured settings', () => {
   });
 
   it('errors come in source order, one line per setting', () => {
-    const p = plan({ dp_admin_address: ':9901', dp_admin_profile_path: '/tmp/profile', grpc_client_dns_roundrobin: false });
+    const p = plan({ dp_admin_address: ':9901', dp_admin_profile_path: '/tmp/profile', dp_bind_config_source_address: '10.0.0.1' });
     expect(refusal(p)!.split('\n').map((l) => /^config\.yaml:(\d+):/.exec(l)?.[1])).toEqual(['10', '11', '12']);
   });
 

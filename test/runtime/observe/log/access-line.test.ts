@@ -5,8 +5,8 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { accessLevel, accessLine, pathOf, type AccessEntry } from '../../../../runtime/observe/log/access-line.ts';
 
-/** What `pino({ base: { service: 'svc' } })[level](entry)` writes, as run-log.ts configures it. */
-function pinoLine(entry: Record<string, unknown>, level: number): string {
+/** What `pino({ base: { service } })[level](entry)` writes, as run-log.ts configures it. */
+function pinoLine(entry: Record<string, unknown>, level: number, service = 'svc'): string {
   let out = '';
   const sink = new Writable({
     write(chunk: Buffer, _enc, done) {
@@ -15,7 +15,7 @@ function pinoLine(entry: Record<string, unknown>, level: number): string {
     },
   });
   // pino writes synchronously to a plain stream.
-  const logger = pino({ base: { service: 'svc' } }, sink);
+  const logger = pino({ base: { service } }, sink);
   if (level === 40) logger.warn(entry);
   else logger.info(entry);
   return out;
@@ -61,6 +61,16 @@ describe('accessLine', () => {
         expect(accessLine(entry, timeOf(expected))).toBe(expected);
       }),
       { numRuns: 500 },
+    );
+  });
+
+  it("equals pino's line under each service label (spec 1.9)", () => {
+    fc.assert(
+      fc.property(entryArb, fc.constantFrom('svc', 'svc-proxy', 'svc-authorize', 'svc-authenticate', 'svc-databroker'), (entry, service) => {
+        const expected = pinoLine({ ...entry }, accessLevel(entry), service);
+        expect(accessLine(entry, timeOf(expected), service)).toBe(expected);
+      }),
+      { numRuns: 100 },
     );
   });
 

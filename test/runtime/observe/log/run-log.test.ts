@@ -1,6 +1,7 @@
 /**
  * runtime/observe/log/run-log.ts: svc run's lines follow the plan's `log_level`, `proxy_log_level`
- * and `svc_debug`, and a change applies at once (a reload).
+ * and `svc_debug`, and a change applies at once (a reload); every line carries the `service` label
+ * of the plan's `services`.
  */
 import { describe, expect, it } from 'vitest';
 import type { PlanSettings } from '../../../../compiler/plan/types.ts';
@@ -9,7 +10,11 @@ import { accessLine, type AccessEntry } from '../../../../runtime/observe/log/ac
 
 const request: AccessEntry = { msg: 'request', requestId: 'r-1', method: 'GET', host: 'app.example.com', path: '/', status: 200, ms: 3, decision: 'allow', plan: 1 };
 const failed: AccessEntry = { ...request, status: 502 };
-const logging = (l: Partial<PlanSettings['logging']> = {}): PlanSettings['logging'] => ({ debug: false, level: 'info', proxyLevel: 'info', ...l });
+type Services = PlanSettings['mode']['services'];
+const logging = (l: Partial<PlanSettings['logging']> = {}, services: Services = 'all'): Pick<PlanSettings, 'logging' | 'mode'> => ({
+  logging: { debug: false, level: 'info', proxyLevel: 'info', ...l },
+  mode: { services, allInOne: services === 'all', sharedSecret: null },
+});
 
 function capture() {
   const lines: string[] = [];
@@ -80,5 +85,31 @@ describe('svc run logs', () => {
     log.log({ msg: 'listening' });
     expect(pretty.map((l) => (JSON.parse(l) as { msg: string }).msg)).toEqual(['reload failed; keeping the current plan', 'request']);
     expect(lines.map((l) => (JSON.parse(l) as { msg: string }).msg)).toEqual(['listening']);
+  });
+
+  it('every line carries the service label: svc all-in-one, svc-<service> in distributed mode (spec 1.9)', () => {
+    const { log, lines } = capture();
+    log.log({ msg: 'before any plan' });
+    log.apply(logging({ level: 'warn' }, 'databroker'));
+    log.log({ msg: 'listening' }); // info: out (the level follows the plan under a new label too)
+    log.log({ msg: 'reload failed; keeping the current plan', error: 'x' });
+    log.access(request);
+    log.apply(logging({}, 'proxy'));
+    log.log({ msg: 'listening' });
+    log.access(failed);
+    log.apply(logging());
+    log.log({ msg: 'listening' });
+    const services = lines.map((l) => [(JSON.parse(l) as { service: string; msg: string }).service, (JSON.parse(l) as { msg: string }).msg]);
+    expect(services).toEqual([
+      ['svc', 'before any plan'],
+      ['svc-databroker', 'reload failed; keeping the current plan'],
+      ['svc-databroker', 'request'],
+      ['svc-proxy', 'listening'],
+      ['svc-proxy', 'request'],
+      ['svc', 'listening'],
+    ]);
+    // The access line stays the bytes pino writes, label included.
+    expect(lines[2]).toBe(accessLine(request, 1_700_000_000_000, 'svc-databroker'));
+    expect(lines.every((l) => l.match(/"service"/g)?.length === 1)).toBe(true);
   });
 });

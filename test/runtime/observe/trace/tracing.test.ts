@@ -1,0 +1,44 @@
+/**
+ * runtime/observe/trace/tracing.ts: the spans' service name is the process's `service` label (spec
+ * 1.9): `svc` all-in-one, `svc-<service>` in distributed mode, as a zipkin endpoint receives it.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { createTracingSwitch } from '../../../../runtime/observe/trace/tracing.ts';
+import { BASE_SETTINGS, compileText } from '../../../support/compile-text.ts';
+
+/** The service names of the spans a zipkin endpoint on loopback receives from a switch following `services`. */
+async function serviceNames(services: string): Promise<string[]> {
+  const bodies: string[] = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      bodies.push(body);
+      res.writeHead(202).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const { port } = server.address() as AddressInfo;
+    const result = compileText(stringify({ ...BASE_SETTINGS, services, tracing_provider: 'zipkin', tracing_zipkin_endpoint: `http://127.0.0.1:${port}/api/v2/spans`, tracing_sample_rate: 1 }));
+    expect(result.plan, JSON.stringify(result.diagnostics)).toBeDefined();
+    const tracing = createTracingSwitch();
+    tracing.apply(result.plan!.body.settings);
+    tracing.current!.tracer.startSpan('a span').end();
+    await tracing.shutdown(); // flushes
+    return bodies.flatMap((b) => (JSON.parse(b) as { localEndpoint: { serviceName: string } }[]).map((s) => s.localEndpoint.serviceName));
+  } finally {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
+
+describe('tracing service name', () => {
+  it('svc in all-in-one mode, svc-databroker for the data broker role', async () => {
+    expect(await serviceNames('all')).toEqual(['svc']);
+    expect(await serviceNames('databroker')).toEqual(['svc-databroker']);
+  });
+});
