@@ -130,26 +130,15 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
     const { isDatabrokerRole, runDatabroker } = await import('../runtime/run/databroker-run.ts');
     const { isAuthorizeRole, runAuthorize } = await import('../runtime/run/authorize-run.ts');
     const first = loadForRun(source);
-    if (isAuthorizeRole(first)) {
-      const authorize = await runAuthorize({ ...source, ...common, onWarnings });
-      const g = authorize.grpc.address;
-      logs.announce({ msg: 'listening', services: 'authorize', grpcAddress: `${g.host}:${g.port}`, checksum: authorize.plan().checksum });
+    const grpcRole = isAuthorizeRole(first) ? 'authorize' : isDatabrokerRole(first) ? 'databroker' : undefined;
+    if (grpcRole !== undefined) {
+      const role = await (grpcRole === 'authorize' ? runAuthorize : runDatabroker)({ ...source, ...common, onWarnings });
+      const g = role.grpc.address;
+      logs.announce({ msg: 'listening', services: grpcRole, grpcAddress: `${g.host}:${g.port}`, checksum: role.plan().checksum });
       return await stopped(
         async () => {
           logs.announce({ msg: 'stopping', drainTimeoutMs });
-          await authorize.drain(drainTimeoutMs);
-        },
-        () => undefined,
-      );
-    }
-    if (isDatabrokerRole(first)) {
-      const broker = await runDatabroker({ ...source, ...common, onWarnings });
-      const g = broker.grpc.address;
-      logs.announce({ msg: 'listening', services: 'databroker', grpcAddress: `${g.host}:${g.port}`, checksum: broker.plan().checksum });
-      return await stopped(
-        async () => {
-          logs.announce({ msg: 'stopping', drainTimeoutMs });
-          await broker.drain(drainTimeoutMs);
+          await role.drain(drainTimeoutMs);
         },
         () => undefined,
       );

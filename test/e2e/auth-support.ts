@@ -135,14 +135,19 @@ export async function startAuthWorld(options: AuthWorldOptions): Promise<AuthWor
  * A development identity provider with one client (`c`/`s`) for a svc whose origins are
  * `http://<name>.localhost:<port>` (sign-in on `authenticate`, signed out back to `app`).
  */
-export function startLocalhostIdp(port: number): Promise<DevIdp> {
-  const origin = (name: string) => `http://${name}.localhost:${port}`;
+export function startLocalhostIdp(port: number, authenticatePort = port): Promise<DevIdp> {
+  const origin = localhostOrigins(port, authenticatePort);
   return startDevIdp({ clients: [{ clientId: 'c', clientSecret: 's', redirectUris: [`${origin('authenticate')}/oauth2/callback`], postLogoutRedirectUris: [`${origin('app')}/`] }] });
 }
 
+/** `http://<name>.localhost:<port>`, the authenticate host on its own port when it has one (split deployments). */
+function localhostOrigins(port: number, authenticatePort: number): (name: string) => string {
+  return (name) => `http://${name}.localhost:${name === 'authenticate' ? authenticatePort : port}`;
+}
+
 /** The sign-in settings of a plain-HTTP svc on `*.localhost:<port>` using `idp` from {@link startLocalhostIdp}. */
-export function localhostSignInSettings(port: number, idp: DevIdp): Record<string, unknown> {
-  const origin = (name: string) => `http://${name}.localhost:${port}`;
+export function localhostSignInSettings(port: number, idp: DevIdp, authenticatePort = port): Record<string, unknown> {
+  const origin = localhostOrigins(port, authenticatePort);
   return {
     cookie_secure: false,
     authenticate_service_url: origin('authenticate'),

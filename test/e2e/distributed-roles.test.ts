@@ -13,11 +13,11 @@
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDevIdp, type DevIdp } from '../../demo/dev-idp.ts';
+import type { DevIdp } from '../../demo/dev-idp.ts';
 import { generateSelfSigned } from '../../runtime/listen/self-signed.ts';
 import { BASE_SETTINGS } from '../support/compile-text.ts';
 import { HttpBrowser } from '../support/http-browser.ts';
-import { freePort, testSigningKey } from './auth-support.ts';
+import { freePort, localhostSignInSettings, startLocalhostIdp, testSigningKey } from './auth-support.ts';
 import { get, startSvc, stopSvc, until, type Svc } from './role-process.ts';
 import { configDir, echo, startUpstream, type Upstream } from './support.ts';
 
@@ -34,8 +34,7 @@ function deployment(tls: boolean) {
 
   const setup = async () => {
     for (const k of Object.keys(ports) as (keyof typeof ports)[]) ports[k] = await freePort();
-    const origin = (name: string) => `http://${name}.localhost:${name === 'authenticate' ? ports.authenticate : ports.proxy}`;
-    idp = await startDevIdp({ clients: [{ clientId: 'c', clientSecret: 's', redirectUris: [`${origin('authenticate')}/oauth2/callback`], postLogoutRedirectUris: [`${origin('app')}/`] }] });
+    idp = await startLocalhostIdp(ports.proxy, ports.authenticate);
     up = await startUpstream(echo);
     const grpcTls: Record<string, unknown> = { grpc_insecure: true };
     if (tls) {
@@ -55,12 +54,7 @@ function deployment(tls: boolean) {
     cfg.writeRaw(
       stringify({
         ...BASE_SETTINGS,
-        cookie_secure: false,
-        authenticate_service_url: origin('authenticate'),
-        signout_redirect_url: `${origin('app')}/`,
-        idp_provider_url: idp.issuer,
-        idp_client_id: 'c',
-        idp_client_secret: 's',
+        ...localhostSignInSettings(ports.proxy, idp, ports.authenticate),
         signing_key: testSigningKey(),
         grpc_client_timeout: '1s',
         authorize_service_url: `${scheme}://127.0.0.1:${ports.authorize}`,
