@@ -31,9 +31,9 @@
  * all counted in its CPU. alice signs in through the proxy and the authenticate service (her
  * session lives in the data broker) and svc-auth's checks run. Two phases then load the same
  * deployment: `cached`, the same session on the bench host, whose verdict the proxy's decision cache
- * holds (target: within 10 % of svc-auth, and no gRPC call: the authorize service's and the proxy's
- * `svc_grpc_*_requests_total`, read from their metrics listeners around the measured run, must not
- * move); `uncached`, `clock.<host>`, whose policy also reads the clock (`date after …`, always true)
+ * holds (target: within 10 % of svc-auth, and no gRPC round trip: the `svc_grpc_server_requests_total`
+ * of the authorize service (Check) and of the data broker (session reads), read from their metrics
+ * listeners around the measured run, must not move; the proxy has no metrics listener, as svc-auth); `uncached`, `clock.<host>`, whose policy also reads the clock (`date after …`, always true)
  * and so is never cached: every request a Check call. After each phase one connection for 5 s gives
  * the latency of one request at a time; the report gives the uncached decision's extra CPU and
  * latency per request.
@@ -625,19 +625,22 @@ function svcAuthConfig(port: number, upstreamPort: number, echoPort: number, iss
 const UNCACHED_POLICY = `${ADMINS_POLICY} and date after "2000-01-01T00:00:00Z"`;
 
 /**
- * The gRPC methods a proxy calls for a request (authorize's Check, the data broker's session reads);
- * the others (leases, Watch) are background work whose count does not follow the load.
+ * The data broker's gRPC methods a proxy calls for a request (session reads); the others (leases,
+ * Watch) are background work whose count does not follow the load.
  */
-const REQUEST_PATH_METHODS: ReadonlySet<string> = new Set(['Check', 'Get', 'IsRevoked']);
+const REQUEST_PATH_METHODS: ReadonlySet<string> = new Set(['Get', 'IsRevoked']);
 
-/** The ports of svc-distributed's four `svc run` processes and of the two metrics listeners read. */
+/**
+ * The ports of svc-distributed's four `svc run` processes and of the metrics listeners of the two
+ * gRPC services: the proxy has none, as svc-auth has none (its metrics cost every request CPU).
+ */
 interface DistributedPorts {
   readonly proxy: number;
   readonly authenticate: number;
   readonly authorize: number;
   readonly databroker: number;
-  readonly proxyMetrics: number;
   readonly authorizeMetrics: number;
+  readonly databrokerMetrics: number;
 }
 
 /**
@@ -797,8 +800,8 @@ interface DistributedFigures {
   /** Check calls the authorize service answered (its `svc_grpc_server_requests_total`) during the warm-up and during the measured run. */
   readonly checksWarmup: number;
   readonly checksMeasured: number;
-  /** gRPC calls the proxy made during the measured run (its `svc_grpc_client_requests_total`), by method. */
-  readonly proxyCalls: ReadonlyMap<string, number>;
+  /** gRPC calls the data broker answered during the measured run (its `svc_grpc_server_requests_total`), by method. */
+  readonly brokerCalls: ReadonlyMap<string, number>;
   /** CPU of each role's processes over the measured run, in cores. */
   readonly cpuByRole: ReadonlyMap<string, number>;
   /** wrk with one connection after the measured run: the latency of one request at a time. */
@@ -1104,12 +1107,12 @@ async function main(): Promise<number> {
    * proxy and the authenticate service (the session lives in the data broker), the checks of
    * svc-auth run, then two phases in the same deployment: the cached route (the same session on
    * every request: the proxy's decision cache answers) and the uncached one (`clock.<host>`: every
-   * request a Check call). Around each measured run the authorize service's and the proxy's gRPC
-   * counters are read from their metrics listeners; after it, one connection for 5 s gives the
+   * request a Check call). Around each measured run the authorize service's and the data broker's
+   * gRPC server counters are read from their metrics listeners; after it, one connection for 5 s gives the
    * latency of one request at a time.
    */
   const runSvcDistributed = async () => {
-    const ports: DistributedPorts = { proxy: await freePort(), authenticate: await freePort(), authorize: await freePort(), databroker: await freePort(), proxyMetrics: await freePort(), authorizeMetrics: await freePort() };
+    const ports: DistributedPorts = { proxy: await freePort(), authenticate: await freePort(), authorize: await freePort(), databroker: await freePort(), authorizeMetrics: await freePort(), databrokerMetrics: await freePort() };
     const idp = await startDevIdp({ clients: [{ ...BENCH_CLIENT, redirectUris: [`http://authenticate.localhost:${ports.authenticate}/oauth2/callback`], postLogoutRedirectUris: ['https://example.com/'] }] });
     const echo = await startEcho();
     const conf = join(dir, 'svc-distributed.yaml');
@@ -1117,7 +1120,7 @@ async function main(): Promise<number> {
     const roles = (['databroker', 'authorize', 'authenticate', 'proxy'] as const).map((role) => {
       const log = join(dir, `svc-distributed-${role}.log`);
       const args = role === 'proxy' || role === 'authenticate' ? ['--listen', `127.0.0.1:${ports[role]}`] : ['--grpc-listen', `127.0.0.1:${ports[role]}`];
-      const metrics = role === 'proxy' ? ports.proxyMetrics : role === 'authorize' ? ports.authorizeMetrics : undefined;
+      const metrics = role === 'authorize' ? ports.authorizeMetrics : role === 'databroker' ? ports.databrokerMetrics : undefined;
       const env: Record<string, string> = { SERVICES: role, ...(metrics !== undefined ? { METRICS_ADDRESS: `127.0.0.1:${metrics}` } : {}) };
       return { role, log, ...startSvc(conf, 1, PROXY, log, { args, env }) };
     });
@@ -1139,7 +1142,7 @@ async function main(): Promise<number> {
       if (!('status' in clock) || clock.status !== 200 || clock.body !== 'ok\n') throw new CheckError(`svc-distributed: the uncached route did not answer 200 ok to alice\n${JSON.stringify(clock)}\n${logs()}`);
       // The proxy asked the authorize service: its Check counter moved during the checks.
       const checks = async () => countersBy(await scrape(ports.authorizeMetrics), 'svc_grpc_server_requests_total', 'grpc_method').get('Check') ?? 0;
-      const proxyCalls = async () => countersBy(await scrape(ports.proxyMetrics), 'svc_grpc_client_requests_total', 'grpc_method');
+      const brokerCalls = async () => countersBy(await scrape(ports.databrokerMetrics), 'svc_grpc_server_requests_total', 'grpc_method');
       const checked = await checks();
       if (checked === 0) throw new CheckError(`svc-distributed: the authorize service answered no Check call during the checks: the proxy did not ask it\n${logs()}`);
       const roots = roles.map((r) => r.child.pid!);
@@ -1155,11 +1158,11 @@ async function main(): Promise<number> {
         const around = {
           afterWarmup: async () => {
             checks1 = await checks();
-            calls1 = await proxyCalls();
+            calls1 = await brokerCalls();
           },
           afterMeasured: async () => {
             checks2 = await checks();
-            calls2 = await proxyCalls();
+            calls2 = await brokerCalls();
           },
         };
         const row = await measure(label, kind, 1, ports.proxy, roots, cores, proxy.log, { routes: 3, headers: [`Cookie: ${cookie}`], host, around });
@@ -1170,10 +1173,10 @@ async function main(): Promise<number> {
           cpuByRole.set(role, (cpuByRole.get(role) ?? 0) + p.cores);
         }
         const one = (await wrk(wrkBin, ports.proxy, '5s', 1, LOAD, roots, join(dir, 'wrk.out'), [`Cookie: ${cookie}`], host)).wrk;
-        const figures: DistributedFigures = { checksWarmup: checks1 - checks0, checksMeasured: checks2 - checks1, proxyCalls: moved(calls1, calls2), cpuByRole, oneConnection: one };
+        const figures: DistributedFigures = { checksWarmup: checks1 - checks0, checksMeasured: checks2 - checks1, brokerCalls: moved(calls1, calls2), cpuByRole, oneConnection: one };
         rows[rows.indexOf(row)] = { ...row, distributed: figures };
-        const calls = [...figures.proxyCalls].map(([m, n]) => `${m} ${n}`).join(', ') || 'none';
-        console.log(`  ${''.padEnd(30)} Check calls answered by authorize: ${figures.checksWarmup} in the warm-up, ${figures.checksMeasured} in the measured run (${row.result.wrk.requests} requests); gRPC calls by the proxy in the measured run: ${calls}`);
+        const calls = [...figures.brokerCalls].map(([m, n]) => `${m} ${n}`).join(', ') || 'none';
+        console.log(`  ${''.padEnd(30)} Check calls answered by authorize: ${figures.checksWarmup} in the warm-up, ${figures.checksMeasured} in the measured run (${row.result.wrk.requests} requests); calls answered by the data broker in the measured run: ${calls}`);
         console.log(`  ${''.padEnd(30)} CPU by role: ${[...cpuByRole].map(([r, c]) => `${r} ${c.toFixed(2)}`).join(', ')} cores; one connection: p50 ${fmtMs(one.p50Ms)}, p99 ${fmtMs(one.p99Ms)}, ${fmtRps(one.rps)} req/s`);
       };
       await phase(`svc distributed, cached${proxy.from}`, 'svc-distributed', HOST);
@@ -1331,13 +1334,13 @@ function report(rows: readonly Row[], connections: number, hasWorkers: boolean):
     } else if (distributed) console.log('  svc-distributed/svc-auth: run svc-auth too (`--only svc-auth,svc-distributed`) for the ratio');
     const f = distributed?.distributed;
     if (distributed && f) {
-      const onPath = [...f.proxyCalls].filter(([m]) => REQUEST_PATH_METHODS.has(m));
-      const background = [...f.proxyCalls].filter(([m]) => !REQUEST_PATH_METHODS.has(m));
+      const onPath = [...f.brokerCalls].filter(([m]) => REQUEST_PATH_METHODS.has(m));
+      const background = [...f.brokerCalls].filter(([m]) => !REQUEST_PATH_METHODS.has(m));
       const onPathCalls = onPath.reduce((a, [, n]) => a + n, 0);
       console.log(
-        `  cached decision, no gRPC round trip: ${f.checksMeasured} Check calls answered by authorize in the measured run (${f.checksWarmup} in the warm-up); the proxy's request-path gRPC calls (${[...REQUEST_PATH_METHODS].join(', ')}): ${onPathCalls}, for ${distributed.result.wrk.requests} requests   target 0: ${verdict(f.checksMeasured === 0 && onPathCalls === 0)}`,
+        `  cached decision, no gRPC round trip: in the measured run authorize answered ${f.checksMeasured} Check calls (${f.checksWarmup} in the warm-up), the data broker ${onPathCalls} session reads (${[...REQUEST_PATH_METHODS].join(', ')}), for ${distributed.result.wrk.requests} requests   target 0: ${verdict(f.checksMeasured === 0 && onPathCalls === 0)}`,
       );
-      if (background.length > 0) console.log(`    (the proxy's background calls meanwhile, not per request: ${background.map(([m, n]) => `${m} ${n}`).join(', ')})`);
+      if (background.length > 0) console.log(`    (the data broker's background calls meanwhile, from any role, not per request: ${background.map(([m, n]) => `${m} ${n}`).join(', ')})`);
       console.log('    (the session and decision caches keep an entry 30 s: a run that outlasts it sees each refreshed, by up to one call per connection at once)');
     }
     const u = uncached?.distributed;
