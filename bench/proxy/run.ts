@@ -25,6 +25,19 @@
  * each process was allowed to run, read back from /proc. Both proxies keep their access log on
  * (svc logs one JSON line per request to a file; nginx writes its access log to a file).
  *
+ * `svc-distributed` (not in the default set: `--only svc-auth,svc-distributed`) is svc-auth's
+ * identity work split over four `svc run` processes from one config (issue 16): the data broker,
+ * the authorize service, the authenticate service and the proxy, all pinned to the proxy's core and
+ * all counted in its CPU. alice signs in through the proxy and the authenticate service (her
+ * session lives in the data broker) and svc-auth's checks run. Two phases then load the same
+ * deployment: `cached`, the same session on the bench host, whose verdict the proxy's decision cache
+ * holds (target: within 10 % of svc-auth, and no gRPC round trip: the `svc_grpc_server_requests_total`
+ * of the authorize service (Check) and of the data broker (session reads), read from their metrics
+ * listeners around the measured run, must not move; the proxy has no metrics listener, as svc-auth); `uncached`, `clock.<host>`, whose policy also reads the clock (`date after …`, always true)
+ * and so is never cached: every request a Check call. After each phase one connection for 5 s gives
+ * the latency of one request at a time; the report gives the uncached decision's extra CPU and
+ * latency per request.
+ *
  * `svc-traced` (not in the default set: `--only svc,svc-traced`) is the one-core svc with tracing
  * on at the default sample rate (`tracing_provider: apm`, `tracing_sample_rate` unset: 0.0001),
  * sending its few spans to a sink in the bench process; the report gives svc-traced/svc against the
@@ -32,7 +45,7 @@
  *
  * Needs nginx and wrk (Debian: `apt-get install -y nginx wrk`; svc-auth-redis also redis-server and
  * redis-cli); CI does not run it. Run: `npm run bench:proxy` (`--duration 10s`, `--connections 64`,
- * `--only svc,nginx,direct,svc-auth,svc-auth-redis,nginx-authreq,svc-traced`, `--warmup 2s`, `--cpu-prof DIR` to write V8 CPU
+ * `--only svc,nginx,direct,svc-auth,svc-auth-redis,nginx-authreq,svc-traced,svc-distributed`, `--warmup 2s`, `--cpu-prof DIR` to write V8 CPU
  * profiles of the svc processes into DIR). Every child process and the temp dir are removed on exit,
  * Ctrl-C or error.
  */
@@ -69,7 +82,7 @@ function seconds(text: string, option: string): number {
 
 class UsageError extends Error {}
 
-const TARGETS = ['svc', 'nginx', 'direct', 'svc-auth', 'svc-auth-redis', 'nginx-authreq', 'svc-traced'] as const;
+const TARGETS = ['svc', 'nginx', 'direct', 'svc-auth', 'svc-auth-redis', 'nginx-authreq', 'svc-traced', 'svc-distributed'] as const;
 /** The targets run without `--only`. */
 const DEFAULT_TARGETS = ['svc', 'nginx', 'direct', 'svc-auth', 'nginx-authreq'] as const;
 type Target = (typeof TARGETS)[number];
@@ -277,8 +290,8 @@ interface LoadResult {
   readonly peak: Sample;
   /** CPU the proxy's processes used during the measured run, in cores (1.0 = one core busy). */
   readonly cpuCores: number;
-  /** The same per process (command name, cores), the root first. */
-  readonly cpuByProcess: readonly { readonly comm: string; readonly cores: number }[];
+  /** The same per process (pid, command name, cores), the root first. */
+  readonly cpuByProcess: readonly { readonly pid: number; readonly comm: string; readonly cores: number }[];
   readonly wrkCores: string;
 }
 
@@ -314,11 +327,11 @@ function describe(s: Sample): string {
 }
 
 /**
- * Runs wrk once against `port` (with the bench Host header and `headers`), sampling the proxy's
+ * Runs wrk once against `port` (with the Host header `host`, default the bench's, and `headers`), sampling the proxy's
  * process trees rooted at `roots` every 250 ms meanwhile.
  */
-function wrk(bin: string, port: number, duration: string, connections: number, cpuList: string | undefined, roots: readonly number[], logFile: string, headers: readonly string[]): Promise<LoadResult> {
-  const args = ['-t1', `-c${connections}`, `-d${duration}`, '--latency', '-H', `Host: ${HOST}`, ...headers.flatMap((h) => ['-H', h]), `http://127.0.0.1:${port}/`];
+function wrk(bin: string, port: number, duration: string, connections: number, cpuList: string | undefined, roots: readonly number[], logFile: string, headers: readonly string[], host = HOST): Promise<LoadResult> {
+  const args = ['-t1', `-c${connections}`, `-d${duration}`, '--latency', '-H', `Host: ${host}`, ...headers.flatMap((h) => ['-H', h]), `http://127.0.0.1:${port}/`];
   const [file, argv] = cpuList !== undefined && taskset !== undefined ? [taskset, ['-c', cpuList, bin, ...args]] : [bin, args];
   return new Promise((resolve, reject) => {
     const child = spawn(file, argv, { stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT });
@@ -353,7 +366,7 @@ function wrk(bin: string, port: number, duration: string, connections: number, c
       writeFileSync(logFile, out, { flag: 'a' });
       if (code !== 0) return reject(new Error(`wrk exited ${code}:\n${out}`));
       const secondsRun = (lastT - t0) / 1000;
-      const cpuByProcess = [...lastTicks].map(([p, t]) => ({ comm: names.get(p) ?? comm(p), cores: secondsRun > 0 ? (t - (ticks0.get(p) ?? 0)) / CLK_TCK / secondsRun : Number.NaN }));
+      const cpuByProcess = [...lastTicks].map(([p, t]) => ({ pid: p, comm: names.get(p) ?? comm(p), cores: secondsRun > 0 ? (t - (ticks0.get(p) ?? 0)) / CLK_TCK / secondsRun : Number.NaN }));
       const cpuCores = cpuByProcess.reduce((a, p) => a + p.cores, 0);
       resolve({ wrk: parseWrk(out), end: last, peak, cpuCores, cpuByProcess, wrkCores });
     });
@@ -603,6 +616,104 @@ function svcAuthConfig(port: number, upstreamPort: number, echoPort: number, iss
   });
 }
 
+/**
+ * The policy of svc-distributed's uncached route: ADMINS_POLICY and a clock criterion that always
+ * holds. A verdict that reads the clock is never cached (runtime/authorize/policy-reads.ts), so
+ * every request on that route is a Check call to the authorize service; `date` is the cheapest
+ * clock criterion (one comparison, no time-zone work).
+ */
+const UNCACHED_POLICY = `${ADMINS_POLICY} and date after "2000-01-01T00:00:00Z"`;
+
+/**
+ * The data broker's gRPC methods a proxy calls for a request (session reads); the others (leases,
+ * Watch) are background work whose count does not follow the load.
+ */
+const REQUEST_PATH_METHODS: ReadonlySet<string> = new Set(['Get', 'IsRevoked']);
+
+/**
+ * The ports of svc-distributed's four `svc run` processes and of the metrics listeners of the two
+ * gRPC services: the proxy has none, as svc-auth has none (its metrics cost every request CPU).
+ */
+interface DistributedPorts {
+  readonly proxy: number;
+  readonly authenticate: number;
+  readonly authorize: number;
+  readonly databroker: number;
+  readonly authorizeMetrics: number;
+  readonly databrokerMetrics: number;
+}
+
+/**
+ * svc-distributed's one config, shared by its four role processes (the role from `SERVICES`, the
+ * listeners from `--listen`/`--grpc-listen`, the metrics listener from `METRICS_ADDRESS`): the same
+ * identity settings as svc-auth, the authenticate service on its own port, plaintext gRPC on
+ * loopback between the roles. Routes: the measured one on the bench host (ADMINS_POLICY, its
+ * verdict cached by the proxy), the echo route for the checks, and `clock.<host>` with
+ * UNCACHED_POLICY (never cached).
+ */
+function svcDistributedConfig(ports: DistributedPorts, upstreamPort: number, echoPort: number, issuer: string, signingKey: string): string {
+  const route = (from: string, to: string, policy = ADMINS_POLICY) => ({ from, to, policy, pass_identity_headers: true });
+  const upstream = `http://127.0.0.1:${upstreamPort}`;
+  return stringify({
+    insecure_server: true,
+    shared_secret: TEST_SECRET,
+    cookie_secret: TEST_SECRET,
+    cookie_secure: false,
+    authenticate_service_url: `http://authenticate.localhost:${ports.authenticate}`,
+    signout_redirect_url: 'https://example.com/',
+    idp_provider: 'oidc',
+    idp_provider_url: issuer,
+    idp_client_id: BENCH_CLIENT.clientId,
+    idp_client_secret: BENCH_CLIENT.clientSecret,
+    signing_key: signingKey,
+    jwt_claims_headers: ['email', 'groups'],
+    grpc_insecure: true,
+    authorize_service_url: `http://127.0.0.1:${ports.authorize}`,
+    databroker_service_url: `http://127.0.0.1:${ports.databroker}`,
+    routes: [route(`https://${HOST}`, upstream), route(`https://echo.${HOST}`, `http://127.0.0.1:${echoPort}`), route(`https://clock.${HOST}`, upstream, UNCACHED_POLICY)],
+  });
+}
+
+/** The text of a `/metrics` scrape on loopback `port`. */
+async function scrape(port: number): Promise<string> {
+  const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+  if (!res.ok) throw new CheckError(`the metrics listener on ${port} answered ${res.status}`);
+  return res.text();
+}
+
+/**
+ * The samples of counter `name` in a Prometheus text scrape, summed by the value of `label` (the
+ * other labels summed over). A hand-written reader: prom-client writes, it does not parse.
+ */
+function countersBy(text: string, name: string, label: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})?\s+(\S+)/.exec(line);
+    if (m?.[1] !== name) continue;
+    const key = new RegExp(`(?:^|,)${label}="([^"]*)"`).exec(m[2] ?? '')?.[1] ?? '';
+    out.set(key, (out.get(key) ?? 0) + Number(m[3]));
+  }
+  return out;
+}
+
+/** `after − before` per key, keeping the keys that moved. */
+function moved(before: ReadonlyMap<string, number>, after: ReadonlyMap<string, number>): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const [k, v] of after) if (v !== (before.get(k) ?? 0)) out.set(k, v - (before.get(k) ?? 0));
+  return out;
+}
+
+/** Waits until `logFile` has a line that `re` matches; fails early when `child` exits. */
+async function waitLogLine(name: string, child: ChildProcess, logFile: string, re: RegExp, timeoutMs: number): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${name} exited (${child.exitCode ?? child.signalCode}) before it listened:\n${tail(logFile)}`);
+    if (existsSync(logFile) && re.test(readFileSync(logFile, 'utf8'))) return;
+    await new Promise((res) => setTimeout(res, 100));
+  }
+  throw new Error(`${name} did not log ${re.source} within ${timeoutMs} ms:\n${tail(logFile)}`);
+}
+
 /** A P-256 signing key as the config takes it (base64 of the PKCS#8 PEM). Bench-only, never saved. */
 function benchSigningKey(): string {
   const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
@@ -638,12 +749,69 @@ async function startEcho(): Promise<{ port: number; close(): Promise<void> }> {
 
 class CheckError extends Error {}
 
+/**
+ * Signs alice in through svc for real (route → authenticate service → dev IdP login → callback →
+ * hand-off → route) and checks, stopping on failure: her cookie gets `200 ok` on the bench host;
+ * an anonymous request gets 401; the echo route's upstream receives an assertion and the claim
+ * headers for alice in admins and no `_svc` cookie; bob (groups: guests) signs in and gets 403.
+ * Returns alice's session-cookie value. `who`: the target, for messages; `logs`: the log tails to
+ * show on failure.
+ */
+async function signInAndCheck(who: string, port: number, browser: () => HttpBrowser, logs: () => string): Promise<string> {
+  const fail = (what: string, detail: string) => new CheckError(`${who}: ${what}\n${detail}\n${logs()}`);
+  const hopsText = (hops: readonly { url: string; status: number }[]) => hops.map((h) => `  ${h.status} ${h.url.length > 120 ? `${h.url.slice(0, 120)}…` : h.url}`).join('\n');
+
+  const alice = browser();
+  const hops = await alice.signIn(`http://${HOST}/`, 'alice@example.com');
+  const last = hops[hops.length - 1];
+  const value = alice.cookies(HOST)['_svc'];
+  if (last?.status !== 200 || last.body !== 'ok\n' || value === undefined) throw fail('signing alice in did not end with 200 ok and a session cookie', hopsText(hops));
+  const cookie = `_svc=${value}`;
+  const signed = await probe(port, { host: HOST, cookie });
+  const anonymous = await probe(port, { host: HOST, accept: 'application/json' });
+  if (!('status' in signed) || signed.status !== 200 || signed.body !== 'ok\n') throw fail('the session cookie did not get 200 ok', JSON.stringify(signed));
+  if (!('status' in anonymous) || anonymous.status !== 401) throw fail('an anonymous request did not get 401', JSON.stringify(anonymous));
+  // The same settings on the echo route: what an upstream receives.
+  const echoed = await probe(port, { host: `echo.${HOST}`, cookie });
+  if (!('status' in echoed) || echoed.status !== 200) throw fail('the echo route did not answer 200', JSON.stringify(echoed));
+  const seen = (JSON.parse(echoed.body) as { headers: Record<string, string | undefined> }).headers;
+  const claims = jwtClaims(seen['x-svc-jwt-assertion']);
+  const groups = claims?.['groups'];
+  if (claims?.['email'] !== 'alice@example.com' || !Array.isArray(groups) || !groups.includes('admins')) throw fail('the upstream did not receive an x-svc-jwt-assertion for alice in admins', JSON.stringify(seen));
+  if (seen['x-svc-claim-email'] !== 'alice@example.com' || !String(seen['x-svc-claim-groups']).split(',').includes('admins')) throw fail('the upstream did not receive the claim headers', JSON.stringify(seen));
+  if ((seen['cookie'] ?? '').includes('_svc=')) throw fail('the session cookie reached the upstream', JSON.stringify(seen));
+  // The policy is by group: bob (groups: guests) signs in and is refused.
+  const bob = browser();
+  const bobHops = await bob.signIn(`http://${HOST}/`, 'bob@other.example');
+  const bobCookie = bob.cookies(HOST)['_svc'];
+  const bobAnswer = bobCookie === undefined ? undefined : await probe(port, { host: HOST, cookie: `_svc=${bobCookie}`, accept: 'application/json' });
+  if (bobAnswer === undefined || !('status' in bobAnswer) || bobAnswer.status !== 403) throw fail('bob (not in admins) was not refused with 403', `${hopsText(bobHops)}\n${JSON.stringify(bobAnswer)}`);
+  const header = JSON.parse(Buffer.from(String(seen['x-svc-jwt-assertion']).split('.')[0] ?? '', 'base64url').toString('utf8')) as { alg?: string };
+  console.log(`  check: alice signed in through the dev IdP (${hops.length} hops), cookie ${value.length} chars: 200 ok with it, 401 without;`);
+  console.log(`         upstream got x-svc-jwt-assertion (${header.alg ?? '?'}, email ${String(claims['email'])}, groups ${groups.join(',')}), x-svc-claim-email/-groups, no _svc cookie; bob (guests): 403`);
+  return value;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Main
 
+/** What svc-distributed measures beside the load figures, per phase (cached, uncached). */
+interface DistributedFigures {
+  /** Check calls the authorize service answered (its `svc_grpc_server_requests_total`) during the warm-up and during the measured run. */
+  readonly checksWarmup: number;
+  readonly checksMeasured: number;
+  /** gRPC calls the data broker answered during the measured run (its `svc_grpc_server_requests_total`), by method. */
+  readonly brokerCalls: ReadonlyMap<string, number>;
+  /** CPU of each role's processes over the measured run, in cores. */
+  readonly cpuByRole: ReadonlyMap<string, number>;
+  /** wrk with one connection after the measured run: the latency of one request at a time. */
+  readonly oneConnection: WrkResult;
+}
+
 interface Row {
   readonly label: string;
-  readonly kind: 'direct' | 'nginx' | 'svc' | 'nginx-authreq' | 'svc-auth' | 'svc-auth-redis' | 'svc-traced';
+  readonly kind: 'direct' | 'nginx' | 'svc' | 'nginx-authreq' | 'svc-auth' | 'svc-auth-redis' | 'svc-traced' | 'svc-distributed' | 'svc-distributed-uncached';
+  readonly distributed?: DistributedFigures;
   readonly cores: 1 | 2;
   readonly routes?: number;
   readonly placement: string;
@@ -727,7 +895,7 @@ async function main(): Promise<number> {
       : `placement: not pinned (${taskset === undefined ? 'no taskset' : 'one core'})`,
   );
   const svcFrom = builtIsFresh() && process.env['SVC_FROM_SOURCE'] !== '1' ? 'dist/ (compiled build)' : 'TypeScript sources through tsx (dist/ missing or older than a source: `npm run build`)';
-  if (opts.only.has('svc') || opts.only.has('svc-auth')) console.log(`svc runs from ${svcFrom}`);
+  if (opts.only.has('svc') || opts.only.has('svc-auth') || opts.only.has('svc-distributed')) console.log(`svc runs from ${svcFrom}`);
   const cpuProfDir = opts.cpuProf === undefined ? undefined : resolvePath(opts.cpuProf);
   if (cpuProfDir !== undefined) console.log(`CPU profiles of svc processes: ${cpuProfDir} (node --cpu-prof; profiling slows svc down)`);
   console.log('');
@@ -745,22 +913,36 @@ async function main(): Promise<number> {
   console.log(`upstream: nginx on 127.0.0.1:${upstreamPort}, cores ${processTree(upstream.pid!).map(coresOf).join('/')}`);
 
   /**
-   * Warm-up, then the measured run; prints one progress line. `roots`: the target's processes (their
-   * trees are sampled); `headers`: wrk headers beside Host.
+   * Warm-up, then the measured run; prints one progress line and returns the row. `roots`: the
+   * target's processes (their trees are sampled); `headers`: wrk headers beside Host; `host`: the
+   * Host header (default the bench's); `around`: called after the warm-up and after the measured run.
    */
-  const measure = async (label: string, kind: Row['kind'], cores: 1 | 2, port: number, roots: readonly number[], placementProxy: string, logFile: string, extra: { readonly routes?: number; readonly headers?: readonly string[] } = {}) => {
-    const { routes, headers = [] } = extra;
+  const measure = async (
+    label: string,
+    kind: Row['kind'],
+    cores: 1 | 2,
+    port: number,
+    roots: readonly number[],
+    placementProxy: string,
+    logFile: string,
+    extra: { readonly routes?: number; readonly headers?: readonly string[]; readonly host?: string; readonly around?: { afterWarmup(): Promise<void>; afterMeasured(): Promise<void> } } = {},
+  ): Promise<Row> => {
+    const { routes, headers = [], host = HOST, around } = extra;
     const wrkCpus = cores === 1 ? LOAD : ALL;
     const startRss = sample(roots).rssTotal;
-    if (opts.warmupS > 0) await wrk(wrkBin, port, opts.warmup, opts.connections, wrkCpus, roots, join(dir, 'wrk.out'), headers);
-    const result = await wrk(wrkBin, port, opts.duration, opts.connections, wrkCpus, roots, join(dir, 'wrk.out'), headers);
+    if (opts.warmupS > 0) await wrk(wrkBin, port, opts.warmup, opts.connections, wrkCpus, roots, join(dir, 'wrk.out'), headers, host);
+    await around?.afterWarmup();
+    const result = await wrk(wrkBin, port, opts.duration, opts.connections, wrkCpus, roots, join(dir, 'wrk.out'), headers, host);
+    await around?.afterMeasured();
     const placement = `wrk ${result.wrkCores}, upstream ${processTree(upstream.pid!).map(coresOf).join('/')}, ${kind === 'direct' ? 'server' : 'proxy'} ${placementProxy}`;
-    rows.push({ label, kind, cores, ...(routes !== undefined ? { routes } : {}), placement, result, startRss, logFile });
+    const row: Row = { label, kind, cores, ...(routes !== undefined ? { routes } : {}), placement, result, startRss, logFile };
+    rows.push(row);
     const w = result.wrk;
     const errs = w.non2xx + w.socketErrors.connect + w.socketErrors.read + w.socketErrors.write + w.socketErrors.timeout;
     const cpu = result.cpuByProcess.map((p) => `${p.comm} ${p.cores.toFixed(2)}`).join(' + ');
     console.log(`  ${label.padEnd(30)} ${fmtRps(w.rps).padStart(8)} req/s  p50 ${fmtMs(w.p50Ms)}  p99 ${fmtMs(w.p99Ms)}  errors ${errs}`);
     console.log(`  ${''.padEnd(30)} RSS at start ${fmtMb(startRss)}, end of load ${describe(result.end)}; CPU ${cpu} cores; ${placement}`);
+    return row;
   };
 
   if (opts.only.has('direct')) {
@@ -825,14 +1007,15 @@ async function main(): Promise<number> {
   };
 
   /**
-   * Starts `svc run -config conf` (with `--workers` when svc has it), pinned to `cpuList`. bin/svc
+   * Starts `svc run -config conf` (with `--workers` when svc has it, then `role.args`, and
+   * `role.env` added to the environment), pinned to `cpuList`. bin/svc
    * decides at each start whether it runs dist/ or the sources: a source edited during the bench
    * makes the later svc runs slower, so `from` marks such a run (added to its label).
    */
-  function startSvc(conf: string, workers: 1 | 2, cpuList: string | undefined, log: string): { child: ChildProcess; from: string } {
+  function startSvc(conf: string, workers: 1 | 2, cpuList: string | undefined, log: string, role: { readonly args: readonly string[]; readonly env: Readonly<Record<string, string>> } = { args: [], env: {} }): { child: ChildProcess; from: string } {
     const prof = cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`];
-    const args = [...prof, join(ROOT, 'bin/svc'), 'run', '-config', conf, ...(hasWorkers ? ['--workers', String(workers)] : [])];
-    const env = { ...process.env };
+    const args = [...prof, join(ROOT, 'bin/svc'), 'run', '-config', conf, ...(hasWorkers ? ['--workers', String(workers)] : []), ...role.args];
+    const env = { ...process.env, ...role.env };
     delete env['SVC_CLUSTER_WORKER'];
     const fromSource = process.env['SVC_FROM_SOURCE'] === '1' || !builtIsFresh();
     if (fromSource && svcFrom.startsWith('dist')) console.log('  warning: a source changed since the build: this svc runs from TypeScript through tsx (slower); `npm run build` and rerun');
@@ -904,39 +1087,9 @@ async function main(): Promise<number> {
           if (url.hostname === '127.0.0.1' && Number(url.port) === idp.port) return { port: idp.port };
           return undefined;
         });
-      const fail = (what: string, detail: string) => new CheckError(`svc-auth: ${what}\n${detail}\nsvc log tail (${log}):\n${tail(log)}`);
-      const hopsText = (hops: readonly { url: string; status: number }[]) => hops.map((h) => `  ${h.status} ${h.url.length > 120 ? `${h.url.slice(0, 120)}…` : h.url}`).join('\n');
-
-      // Sign alice in for real: route → authenticate service → dev IdP login → callback → hand-off → route.
-      const alice = browser();
-      const hops = await alice.signIn(`http://${HOST}/`, 'alice@example.com');
-      const last = hops[hops.length - 1];
-      const value = alice.cookies(HOST)['_svc'];
-      if (last?.status !== 200 || last.body !== 'ok\n' || value === undefined) throw fail('signing alice in did not end with 200 ok and a session cookie', hopsText(hops));
+      const value = await signInAndCheck(kind, port, browser, () => `svc log tail (${log}):\n${tail(log)}`);
       sessionCookie = value;
       const cookie = `_svc=${value}`;
-      const signed = await probe(port, { host: HOST, cookie });
-      const anonymous = await probe(port, { host: HOST, accept: 'application/json' });
-      if (!('status' in signed) || signed.status !== 200 || signed.body !== 'ok\n') throw fail('the session cookie did not get 200 ok', JSON.stringify(signed));
-      if (!('status' in anonymous) || anonymous.status !== 401) throw fail('an anonymous request did not get 401', JSON.stringify(anonymous));
-      // The same settings on the echo route: what an upstream receives.
-      const echoed = await probe(port, { host: `echo.${HOST}`, cookie });
-      if (!('status' in echoed) || echoed.status !== 200) throw fail('the echo route did not answer 200', JSON.stringify(echoed));
-      const seen = (JSON.parse(echoed.body) as { headers: Record<string, string | undefined> }).headers;
-      const claims = jwtClaims(seen['x-svc-jwt-assertion']);
-      const groups = claims?.['groups'];
-      if (claims?.['email'] !== 'alice@example.com' || !Array.isArray(groups) || !groups.includes('admins')) throw fail('the upstream did not receive an x-svc-jwt-assertion for alice in admins', JSON.stringify(seen));
-      if (seen['x-svc-claim-email'] !== 'alice@example.com' || !String(seen['x-svc-claim-groups']).split(',').includes('admins')) throw fail('the upstream did not receive the claim headers', JSON.stringify(seen));
-      if ((seen['cookie'] ?? '').includes('_svc=')) throw fail('the session cookie reached the upstream', JSON.stringify(seen));
-      // The policy is by group: bob (groups: guests) signs in and is refused.
-      const bob = browser();
-      const bobHops = await bob.signIn(`http://${HOST}/`, 'bob@other.example');
-      const bobCookie = bob.cookies(HOST)['_svc'];
-      const bobAnswer = bobCookie === undefined ? undefined : await probe(port, { host: HOST, cookie: `_svc=${bobCookie}`, accept: 'application/json' });
-      if (bobAnswer === undefined || !('status' in bobAnswer) || bobAnswer.status !== 403) throw fail('bob (not in admins) was not refused with 403', `${hopsText(bobHops)}\n${JSON.stringify(bobAnswer)}`);
-      const header = JSON.parse(Buffer.from(String(seen['x-svc-jwt-assertion']).split('.')[0] ?? '', 'base64url').toString('utf8')) as { alg?: string };
-      console.log(`  check: alice signed in through the dev IdP (${hops.length} hops), cookie ${value.length} chars: 200 ok with it, 401 without;`);
-      console.log(`         upstream got x-svc-jwt-assertion (${header.alg ?? '?'}, email ${String(claims['email'])}, groups ${groups.join(',')}), x-svc-claim-email/-groups, no _svc cookie; bob (guests): 403`);
       const cores = processTree(child.pid!).map(coresOf).join('/');
       await measure(`svc, 1 worker, authenticated${redis ? ', Redis store' : ''}${from}`, kind, 1, port, [child.pid!], cores, log, { routes: 2, headers: [`Cookie: ${cookie}`] });
     } finally {
@@ -944,6 +1097,94 @@ async function main(): Promise<number> {
       await echo.close();
       await idp.close();
       if (redis) await stop(redis.child);
+    }
+  };
+
+  /**
+   * svc-distributed: the data broker, authorize, authenticate and proxy roles as four `svc run`
+   * processes from one config (svcDistributedConfig), every one pinned to the proxy core and
+   * counted in the target's CPU (as nginx-authreq's auth service is). Alice signs in through the
+   * proxy and the authenticate service (the session lives in the data broker), the checks of
+   * svc-auth run, then two phases in the same deployment: the cached route (the same session on
+   * every request: the proxy's decision cache answers) and the uncached one (`clock.<host>`: every
+   * request a Check call). Around each measured run the authorize service's and the data broker's
+   * gRPC server counters are read from their metrics listeners; after it, one connection for 5 s gives the
+   * latency of one request at a time.
+   */
+  const runSvcDistributed = async () => {
+    const ports: DistributedPorts = { proxy: await freePort(), authenticate: await freePort(), authorize: await freePort(), databroker: await freePort(), authorizeMetrics: await freePort(), databrokerMetrics: await freePort() };
+    const idp = await startDevIdp({ clients: [{ ...BENCH_CLIENT, redirectUris: [`http://authenticate.localhost:${ports.authenticate}/oauth2/callback`], postLogoutRedirectUris: ['https://example.com/'] }] });
+    const echo = await startEcho();
+    const conf = join(dir, 'svc-distributed.yaml');
+    writeFileSync(conf, svcDistributedConfig(ports, upstreamPort, echo.port, idp.issuer, benchSigningKey()));
+    const roles = (['databroker', 'authorize', 'authenticate', 'proxy'] as const).map((role) => {
+      const log = join(dir, `svc-distributed-${role}.log`);
+      const args = role === 'proxy' || role === 'authenticate' ? ['--listen', `127.0.0.1:${ports[role]}`] : ['--grpc-listen', `127.0.0.1:${ports[role]}`];
+      const metrics = role === 'authorize' ? ports.authorizeMetrics : role === 'databroker' ? ports.databrokerMetrics : undefined;
+      const env: Record<string, string> = { SERVICES: role, ...(metrics !== undefined ? { METRICS_ADDRESS: `127.0.0.1:${metrics}` } : {}) };
+      return { role, log, ...startSvc(conf, 1, PROXY, log, { args, env }) };
+    });
+    const proxy = roles.find((r) => r.role === 'proxy')!;
+    const logs = () => roles.map((r) => `${r.role} log tail (${r.log}):\n${tail(r.log, 10)}`).join('\n');
+    try {
+      for (const r of roles) await waitLogLine(`svc-distributed ${r.role}`, r.child, r.log, /"msg":"listening"/, 120_000);
+      await waitReady('svc-distributed proxy', roles.map((r) => r.child), ports.proxy, proxy.log, 120_000, { headers: { host: HOST, accept: 'application/json' }, ok: (status) => status === 401, want: '401 to an anonymous request' });
+      const browser = () =>
+        new HttpBrowser((url) => {
+          if (url.hostname === HOST || url.hostname.endsWith(`.${HOST}`)) return { port: ports.proxy };
+          if (url.hostname === 'authenticate.localhost' && Number(url.port) === ports.authenticate) return { port: ports.authenticate };
+          if (url.hostname === '127.0.0.1' && Number(url.port) === idp.port) return { port: idp.port };
+          return undefined;
+        });
+      const value = await signInAndCheck('svc-distributed', ports.proxy, browser, logs);
+      const cookie = `_svc=${value}`;
+      const clock = await probe(ports.proxy, { host: `clock.${HOST}`, cookie });
+      if (!('status' in clock) || clock.status !== 200 || clock.body !== 'ok\n') throw new CheckError(`svc-distributed: the uncached route did not answer 200 ok to alice\n${JSON.stringify(clock)}\n${logs()}`);
+      // The proxy asked the authorize service: its Check counter moved during the checks.
+      const checks = async () => countersBy(await scrape(ports.authorizeMetrics), 'svc_grpc_server_requests_total', 'grpc_method').get('Check') ?? 0;
+      const brokerCalls = async () => countersBy(await scrape(ports.databrokerMetrics), 'svc_grpc_server_requests_total', 'grpc_method');
+      const checked = await checks();
+      if (checked === 0) throw new CheckError(`svc-distributed: the authorize service answered no Check call during the checks: the proxy did not ask it\n${logs()}`);
+      const roots = roles.map((r) => r.child.pid!);
+      const cores = roles.map((r) => `${r.role} ${processTree(r.child.pid!).map(coresOf).join('/')}`).join(', ');
+      console.log(`  check: the authorize service answered ${checked} Check calls during the checks; the uncached route answers alice 200 ok`);
+
+      const phase = async (label: string, kind: 'svc-distributed' | 'svc-distributed-uncached', host: string) => {
+        let checks1 = 0;
+        let checks2 = 0;
+        let calls1 = new Map<string, number>();
+        let calls2 = new Map<string, number>();
+        const checks0 = await checks();
+        const around = {
+          afterWarmup: async () => {
+            checks1 = await checks();
+            calls1 = await brokerCalls();
+          },
+          afterMeasured: async () => {
+            checks2 = await checks();
+            calls2 = await brokerCalls();
+          },
+        };
+        const row = await measure(label, kind, 1, ports.proxy, roots, cores, proxy.log, { routes: 3, headers: [`Cookie: ${cookie}`], host, around });
+        const pidRole = new Map(roles.flatMap((r) => processTree(r.child.pid!).map((p) => [p, r.role] as const)));
+        const cpuByRole = new Map<string, number>();
+        for (const p of row.result.cpuByProcess) {
+          const role = pidRole.get(p.pid) ?? 'other';
+          cpuByRole.set(role, (cpuByRole.get(role) ?? 0) + p.cores);
+        }
+        const one = (await wrk(wrkBin, ports.proxy, '5s', 1, LOAD, roots, join(dir, 'wrk.out'), [`Cookie: ${cookie}`], host)).wrk;
+        const figures: DistributedFigures = { checksWarmup: checks1 - checks0, checksMeasured: checks2 - checks1, brokerCalls: moved(calls1, calls2), cpuByRole, oneConnection: one };
+        rows[rows.indexOf(row)] = { ...row, distributed: figures };
+        const calls = [...figures.brokerCalls].map(([m, n]) => `${m} ${n}`).join(', ') || 'none';
+        console.log(`  ${''.padEnd(30)} Check calls answered by authorize: ${figures.checksWarmup} in the warm-up, ${figures.checksMeasured} in the measured run (${row.result.wrk.requests} requests); calls answered by the data broker in the measured run: ${calls}`);
+        console.log(`  ${''.padEnd(30)} CPU by role: ${[...cpuByRole].map(([r, c]) => `${r} ${c.toFixed(2)}`).join(', ')} cores; one connection: p50 ${fmtMs(one.p50Ms)}, p99 ${fmtMs(one.p99Ms)}, ${fmtRps(one.rps)} req/s`);
+      };
+      await phase(`svc distributed, cached${proxy.from}`, 'svc-distributed', HOST);
+      await phase(`svc distributed, uncached${proxy.from}`, 'svc-distributed-uncached', `clock.${HOST}`);
+    } finally {
+      for (const r of [...roles].reverse()) await stop(r.child);
+      await echo.close();
+      await idp.close();
     }
   };
 
@@ -958,6 +1199,7 @@ async function main(): Promise<number> {
   if (opts.only.has('svc-auth')) await runSvcAuth('svc-auth');
   if (opts.only.has('svc-auth-redis')) await runSvcAuth('svc-auth-redis');
   if (opts.only.has('nginx-authreq')) await runNginxAuthRequest();
+  if (opts.only.has('svc-distributed')) await runSvcDistributed();
   console.log('two cores:');
   if (ALL !== undefined) repin(upstream.pid!, ALL); // everything shares every core
   if (opts.only.has('nginx')) await runNginx(2);
@@ -1078,6 +1320,44 @@ function report(rows: readonly Row[], connections: number, hasWorkers: boolean):
     }
   }
 
+  const distributed = find('svc-distributed', 1);
+  const uncached = find('svc-distributed-uncached', 1);
+  if (distributed || uncached) {
+    console.log('');
+    console.log('distributed roles, one core (issue 16: data broker, authorize, authenticate and proxy as four svc run processes, all on the proxy core):');
+    const byRole = (r: Row) => [...(r.distributed?.cpuByRole ?? [])].map(([role, cores]) => `${role} ${((cores * 1e6) / r.result.wrk.rps).toFixed(0)} µs`).join(', ');
+    if (distributed && svcAuth) {
+      const rps = distributed.result.wrk.rps / svcAuth.result.wrk.rps;
+      const cpu = cpuPerRequestUs(svcAuth) / cpuPerRequestUs(distributed);
+      console.log(`  svc-distributed (cached decision)/svc-auth: ${rps.toFixed(2)} by requests/s, ${cpu.toFixed(2)} by CPU per request   target ≥ 0.90 (within 10 % of all-in-one): ${verdict(rps >= 0.9)} by requests/s, ${verdict(cpu >= 0.9)} by CPU`);
+      console.log(`  CPU per request: svc-auth ${cpuPerRequestUs(svcAuth).toFixed(0)} µs, svc-distributed ${cpuPerRequestUs(distributed).toFixed(0)} µs (${byRole(distributed)})`);
+    } else if (distributed) console.log('  svc-distributed/svc-auth: run svc-auth too (`--only svc-auth,svc-distributed`) for the ratio');
+    const f = distributed?.distributed;
+    if (distributed && f) {
+      const onPath = [...f.brokerCalls].filter(([m]) => REQUEST_PATH_METHODS.has(m));
+      const background = [...f.brokerCalls].filter(([m]) => !REQUEST_PATH_METHODS.has(m));
+      const onPathCalls = onPath.reduce((a, [, n]) => a + n, 0);
+      console.log(
+        `  cached decision, no gRPC round trip: in the measured run authorize answered ${f.checksMeasured} Check calls (${f.checksWarmup} in the warm-up), the data broker ${onPathCalls} session reads (${[...REQUEST_PATH_METHODS].join(', ')}), for ${distributed.result.wrk.requests} requests   target 0: ${verdict(f.checksMeasured === 0 && onPathCalls === 0)}`,
+      );
+      if (background.length > 0) console.log(`    (the data broker's background calls meanwhile, from any role, not per request: ${background.map(([m, n]) => `${m} ${n}`).join(', ')})`);
+      console.log('    (the session and decision caches keep an entry 30 s: a run that outlasts it sees each refreshed, by up to one call per connection at once)');
+    }
+    const u = uncached?.distributed;
+    if (uncached && u) {
+      console.log(`  uncached decision (a policy that reads the clock, never cached: every request a Check call): ${u.checksMeasured} Check calls for ${uncached.result.wrk.requests} requests`);
+      if (distributed && f) {
+        const extra = cpuPerRequestUs(uncached) - cpuPerRequestUs(distributed);
+        const proxyUs = (r: Row) => (((r.distributed?.cpuByRole.get('proxy') ?? 0) * 1e6) / r.result.wrk.rps);
+        const authorizeUs = (r: Row) => (((r.distributed?.cpuByRole.get('authorize') ?? 0) * 1e6) / r.result.wrk.rps);
+        const latency = (u.oneConnection.p50Ms - f.oneConnection.p50Ms) * 1000;
+        console.log(`    CPU per request: ${cpuPerRequestUs(uncached).toFixed(0)} µs uncached vs ${cpuPerRequestUs(distributed).toFixed(0)} µs cached: +${extra.toFixed(0)} µs (proxy +${(proxyUs(uncached) - proxyUs(distributed)).toFixed(0)} µs, authorize +${(authorizeUs(uncached) - authorizeUs(distributed)).toFixed(0)} µs; uncached by role: ${byRole(uncached)})`);
+        console.log(`    latency, one connection: p50 ${fmtMs(u.oneConnection.p50Ms)} uncached vs ${fmtMs(f.oneConnection.p50Ms)} cached: +${latency.toFixed(0)} µs per request (p99 ${fmtMs(u.oneConnection.p99Ms)} vs ${fmtMs(f.oneConnection.p99Ms)})`);
+        console.log(`    requests/s on the one core: ${fmtRps(uncached.result.wrk.rps)} uncached vs ${fmtRps(distributed.result.wrk.rps)} cached (${(uncached.result.wrk.rps / distributed.result.wrk.rps).toFixed(2)}); p50 at ${connections} connections ${fmtMs(uncached.result.wrk.p50Ms)} vs ${fmtMs(distributed.result.wrk.p50Ms)}`);
+      }
+    }
+  }
+
   const failing = rows.filter((r) => r.result.wrk.non2xx > 0 || Object.values(r.result.wrk.socketErrors).some((n) => n > 0));
   for (const r of failing) {
     console.log('');
@@ -1085,7 +1365,7 @@ function report(rows: readonly Row[], connections: number, hasWorkers: boolean):
     console.log(r.result.wrk.raw.trimEnd());
     console.log(`log tail (${r.logFile}):`);
     console.log(tail(r.logFile));
-    if (r.kind === 'svc' || r.kind === 'svc-auth' || r.kind === 'svc-auth-redis' || r.kind === 'svc-traced') {
+    if (r.kind !== 'direct' && r.kind !== 'nginx' && r.kind !== 'nginx-authreq') {
       console.log('last log lines other than a 200 request:');
       console.log(tail(r.logFile, 20, (l) => !l.includes('"msg":"request"') || !l.includes('"status":200')) || '(none in the last 64 KiB)');
     }
