@@ -65,6 +65,8 @@ export class RemoteAuthorizer {
   readonly #mismatch: RateLimitedLog;
   readonly #offChange: () => void;
   readonly #offFlush: () => void;
+  /** Questions being asked, by cache key: concurrent misses of one key share one call. */
+  readonly #inFlight = new Map<string, Promise<PolicyAnswer>>();
   /** Calls made and answers taken from the cache (for tests and the benchmark's report). */
   readonly counts = { calls: 0, cached: 0 };
 
@@ -85,8 +87,22 @@ export class RemoteAuthorizer {
     return a;
   }
 
-  /** Asks the authorize service (and caches a clock-independent answer). Rejects with {@link AuthorizeUnavailable}. */
-  async check(q: PolicyQuestion, planChecksum: string): Promise<PolicyAnswer> {
+  /**
+   * Asks the authorize service (and caches a clock-independent answer). Rejects with
+   * {@link AuthorizeUnavailable}. Concurrent questions with one cache key (the requests of many
+   * connections when an answer expires) share one call.
+   */
+  check(q: PolicyQuestion, planChecksum: string): Promise<PolicyAnswer> {
+    const key = this.#key(q);
+    if (key === null) return this.#ask(q, planChecksum, null);
+    const shared = this.#inFlight.get(key);
+    if (shared !== undefined) return shared;
+    const asked = this.#ask(q, planChecksum, key).finally(() => this.#inFlight.delete(key));
+    this.#inFlight.set(key, asked);
+    return asked;
+  }
+
+  async #ask(q: PolicyQuestion, planChecksum: string, key: string | null): Promise<PolicyAnswer> {
     this.counts.calls++;
     const r = readsOf(q.route);
     const i = q.input;
@@ -119,7 +135,6 @@ export class RemoteAuthorizer {
     if (theirs !== planChecksum) {
       this.#mismatch.log(`${planChecksum} ${theirs}`, { level: 'warn', msg: 'plan checksum mismatch: this proxy and the authorize service run different plans (a half-rolled-out config?)', checksum: planChecksum, authorizeChecksum: theirs });
     }
-    const key = this.#key(q);
     if (key !== null) this.#cache.set(key, r.identity ? q.sessionId : '', answer, Date.now());
     return answer;
   }

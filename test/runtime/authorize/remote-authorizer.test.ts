@@ -114,6 +114,16 @@ describe('the authorize client and service over gRPC', () => {
     expect(client.cached(question('identity', mallory.id))?.verdict).toBe('deny');
   });
 
+  it('concurrent misses of one question share one call', async () => {
+    const q = question('path', '', { path: '/ok/shared' });
+    const before = client.counts.calls;
+    const answers = await Promise.all(Array.from({ length: 20 }, () => client.check(q, checksum)));
+    expect(client.counts.calls - before).toBe(1);
+    expect(new Set(answers.map((a) => a.verdict))).toEqual(new Set(['allow']));
+    // Once answered, the next miss of that key (after expiry) would ask again: nothing stays in flight.
+    expect(client.cached(q)).toEqual(answers[0]);
+  });
+
   it('a policy that reads the clock is asked every time, with the request time', async () => {
     const inHours = question('clock', '', { nowMs: Date.parse('2025-06-04T10:30:00Z') });
     const night = question('clock', '', { nowMs: Date.parse('2025-06-04T23:30:00Z') });
