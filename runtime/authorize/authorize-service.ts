@@ -99,8 +99,9 @@ export function authorizeGrpcService(options: AuthorizeServiceOptions): Authoriz
     let answer: PolicyAnswer;
     if (r.route.public) answer = { verdict: 'allow', reasons: ['public-route'] };
     else {
-      const verdict = r.program.verdict(input);
-      answer = { verdict, reasons: verdict === 'allow' ? [] : r.program.explain(input).reasons };
+      // Reasons for every verdict: a proxy logs them for allowed tunnels too (decide.ts runConnect).
+      const x = r.program.explain(input);
+      answer = { verdict: x.verdict, reasons: x.reasons };
     }
     return messageOfAnswer(answer, checksum);
   }

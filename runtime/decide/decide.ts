@@ -154,7 +154,8 @@ function run(index: PlanIndex, request: DecisionRequest, identity: Identity | nu
     if (options.policy) {
       const answer = options.policy(r, input);
       verdict = answer.verdict;
-      reasons = answer.reasons;
+      // As below: the reasons of an allowed request only when asked for.
+      reasons = verdict !== 'allow' || wantReasons || wantTrace ? answer.reasons : [];
     } else {
       verdict = r.program.verdict(input);
       if (wantTrace || verdict !== 'allow' || wantReasons) {

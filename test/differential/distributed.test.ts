@@ -6,6 +6,9 @@
  * order (answers from the cache, so a cache key missing something a policy reads shows up as a
  * wrong answer).
  *
+ * The same through the gate, for every way in (a request, a websocket upgrade, a CONNECT tunnel;
+ * HTTP/1.1 and HTTP/2): the proxy role's gate answers as the all-in-one gate does.
+ *
  * Identities become session records (as after a sign-in): a record carries no device, so neither
  * mode sees one.
  */
@@ -23,8 +26,8 @@ import type { Decision, DecisionRequest, Identity } from '../../runtime/decide/t
 import { serviceCredentialKey } from '../../runtime/grpc/credential.ts';
 import { startGrpcServer, type GrpcServerHandle } from '../../runtime/grpc/server.ts';
 import type { PlanIndex } from '../../runtime/plan/index.ts';
-import { configArb, identityArb, requestFor, type GeneratedConfig } from '../reference/arbitrary.ts';
-import { compiled } from './support.ts';
+import { configArb, gateScenarioArb, identityArb, requestFor, type GeneratedConfig } from '../reference/arbitrary.ts';
+import { compiled, runtimeGate, runtimeGateWith } from './support.ts';
 
 const KEY = serviceCredentialKey(Buffer.alloc(32, 7));
 const PENDING: PolicyAnswer = { verdict: 'deny', reasons: ['authorize-pending'] };
@@ -61,6 +64,7 @@ describe('the proxy role decides as all-in-one does', () => {
     const identity = session === null ? null : identityOf(session);
     let asked: PolicyQuestion | undefined;
     const first = decide(index, request, identity, {
+      reasons: false,
       policy: (r, input) => {
         const q: PolicyQuestion = { route: r.route, routeIndex: r.ref.index, input, sessionId: session?.id ?? '' };
         const hit = authorizer.cached(q);
@@ -71,7 +75,7 @@ describe('the proxy role decides as all-in-one does', () => {
     });
     if (asked === undefined) return first;
     const answer = await authorizer.check(asked, checksum);
-    return decide(index, request, identity, { policy: () => answer });
+    return decide(index, request, identity, { reasons: false, policy: () => answer });
   }
 
   /**
@@ -111,6 +115,29 @@ describe('the proxy role decides as all-in-one does', () => {
       { numRuns: 100 },
     );
     // The service was really asked, and the cache really answered.
+    expect(authorizer.counts.calls).toBeGreaterThan(0);
+    expect(authorizer.counts.cached).toBeGreaterThan(0);
+  }, 120_000);
+
+  it('through the gate, for requests, upgrades and CONNECT tunnels: the same answer', async () => {
+    const before = { ...authorizer.counts };
+    await fc.assert(
+      fc.asyncProperty(gateScenarioArb(8), async (s) => {
+        const { plan, index } = compiled(s.config.text);
+        current = { index, checksum: plan.checksum };
+        for (const c of [...s.cases, ...[...s.cases].reverse()]) {
+          const identity = c.identity === null ? null : { ...c.identity, device: undefined };
+          const plain = identity === null ? null : (({ device: _d, ...rest }) => rest)(identity);
+          const record = await sessionOf(plain);
+          const session = record === null ? null : { identity: identityOf(record), record };
+          const local = runtimeGate(s.config.text, c.entry, c.connection, session?.identity ?? null);
+          const remote = await runtimeGateWith(s.config.text, c.entry, c.connection, session, authorizer);
+          expect(remote, `${c.entry.kind} ${c.entry.method} ${c.entry.target}\n${s.config.text}`).toEqual(local);
+        }
+      }),
+      { numRuns: 60 },
+    );
+    expect(authorizer.counts.calls).toBeGreaterThan(before.calls);
     expect(authorizer.counts.calls).toBeGreaterThan(0);
     expect(authorizer.counts.cached).toBeGreaterThan(0);
   }, 120_000);

@@ -14,7 +14,8 @@ import type { AuthState } from '../../runtime/authn/auth-state.ts';
 import type { Authn } from '../../runtime/authn/service.ts';
 import { decide } from '../../runtime/decide/decide.ts';
 import type { Decision, DecisionRequest, Identity } from '../../runtime/decide/types.ts';
-import { admit, type GateOptions, type GateResult } from '../../runtime/server/gate.ts';
+import { admit, type Entry, type GateOptions, type GateResult } from '../../runtime/server/gate.ts';
+import type { RemoteAuthorizer } from '../../runtime/authorize/remote-authorizer.ts';
 import type { ForwardState } from '../../runtime/server/handler.ts';
 import { editResponseHeaders } from '../../runtime/http/response-headers.ts';
 import { bareHost, nameCovers } from '../../runtime/listen/host-names.ts';
@@ -79,6 +80,39 @@ function comparable(answer: GateAnswer): GateAnswer {
  * and a session store stand-in whose every lookup finds `identity`.
  */
 export function runtimeGate(text: string, entry: GateEntry, connection: GateConnectionData, identity: Identity | null): GateOutcome {
+  const { gen, options, door } = gateSetup(text, entry, connection, identity === null ? null : { identity });
+  let result: GateResult | undefined;
+  let calls = 0;
+  admit(gen, door, options, (r) => {
+    calls++;
+    result = r;
+  });
+  // The stand-in answers synchronously, so `then` must have been called, once, before admit returned.
+  if (calls !== 1 || result === undefined) return { gateContract: `then called ${calls} times synchronously`, result };
+  return gateOutcome(entry, result);
+}
+
+/**
+ * The real gate of the proxy role: as {@link runtimeGate}, with `authorizer` deciding route policies
+ * (runtime/authorize/) for the session `session` (its record id is what the authorizer is told).
+ * `then` may be called later (the authorize service answers over gRPC), and must be called once.
+ */
+export async function runtimeGateWith(text: string, entry: GateEntry, connection: GateConnectionData, session: { readonly identity: Identity; readonly record: { readonly id: string } } | null, authorizer: RemoteAuthorizer): Promise<GateOutcome> {
+  const { gen, options, door } = gateSetup(text, entry, connection, session);
+  let calls = 0;
+  const result = await new Promise<GateResult>((resolve) =>
+    admit(gen, door, { ...options, authorizer }, (r) => {
+      calls++;
+      resolve(r);
+    }),
+  );
+  await new Promise((r) => setImmediate(r));
+  if (calls !== 1) return { gateContract: `then called ${calls} times`, result };
+  return gateOutcome(entry, result);
+}
+
+/** The generation, options and entry of one gate case (see {@link runtimeGate}). */
+function gateSetup(text: string, entry: GateEntry, connection: GateConnectionData, found: object | null): { gen: ServedGeneration; options: GateOptions; door: Entry } {
   const { plan, index } = compiled(text);
   const forward: ForwardState = { pools: [], upstreamTls: () => ({}) };
   const tlsData = connection.tls;
@@ -93,22 +127,19 @@ export function runtimeGate(text: string, entry: GateEntry, connection: GateConn
           required: (route: Route | null) => requires(route === null ? 'forward_auth' : route.index),
           clientCertificate: () => tlsData.clientCertificate,
         };
-  const found = identity === null ? null : { identity };
   // A stand-in for Authn: the gate only asks it for the session of a request (`resolve`) or of a
-  // tunnel (`resolveTunnel`); both find `identity`. Cast: it has none of Authn's other members. The
+  // tunnel (`resolveTunnel`); both find `found`. Cast: it has none of Authn's other members. The
   // generation's authentication state is opaque to the gate.
   const authn = { resolve: () => found, resolveTunnel: () => found } as unknown as Authn;
   const gen: ServedGeneration = { plan, index, number: 1, forward, tls, auth: {} as AuthState };
   const options: GateOptions = { scheme: entry.scheme, authn };
   const socket = { remoteAddress: entry.peer, servername: tlsData?.covers[0] } as unknown as Socket;
-  let result: GateResult | undefined;
-  let calls = 0;
-  admit(gen, { kind: entry.kind, method: entry.method, target: entry.target, headers: entry.headers, httpVersion: entry.httpVersion, socket, nowMs: entry.nowMs, upstreamSample: entry.upstreamSample ?? 0 }, options, (r) => {
-    calls++;
-    result = r;
-  });
-  // The stand-in answers synchronously, so `then` must have been called, once, before admit returned.
-  if (calls !== 1 || result === undefined) return { gateContract: `then called ${calls} times synchronously`, result };
+  const door: Entry = { kind: entry.kind, method: entry.method, target: entry.target, headers: entry.headers, httpVersion: entry.httpVersion, socket, nowMs: entry.nowMs, upstreamSample: entry.upstreamSample ?? 0 };
+  return { gen, options, door };
+}
+
+/** What a gate answered, or the gate contract it broke. */
+function gateOutcome(entry: GateEntry, result: GateResult): GateOutcome {
   if (!result.admitted) return { refused: result.status, problem: result.problem };
   const d = result.decision;
   if ((result.upstream !== undefined) !== (d.outcome === 'allow')) return { gateContract: 'an upstream is chosen exactly for an allowed decision', result: d };
