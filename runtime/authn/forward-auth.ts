@@ -30,6 +30,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import { canonicalize, decide } from '../decide/decide.ts';
+import type { RemoteAuthorizer } from '../authorize/remote-authorizer.ts';
+import { authorizeUnavailableDecision, decideWithAuthorizer } from '../authorize/remote-policy.ts';
 import type { RequestHeaders } from '../decide/types.ts';
 import { errorAnswer, wantsJson } from '../server/error-page.ts';
 import { claimHeaderValue } from '../http/forward.ts';
@@ -55,8 +57,12 @@ export function forwardAuthUri(query: string): string | undefined {
   return uris.length === 1 ? uris[0]! : undefined;
 }
 
-/** Answers a forward-auth request (`path` is `/` or `/verify`, canonical). */
-export async function forwardAuth(authn: Authn, state: AuthState, index: PlanIndex, path: string, query: string, req: Req, res: Res, requestId: string, peer: string): Promise<void> {
+/**
+ * Answers a forward-auth request (`path` is `/` or `/verify`, canonical). In the proxy role
+ * (`remote`), the route's policy is decided by the authorize service, as for every request
+ * (runtime/authorize/remote-policy.ts).
+ */
+export async function forwardAuth(authn: Authn, state: AuthState, index: PlanIndex, path: string, query: string, req: Req, res: Res, requestId: string, peer: string, remote?: { readonly authorizer: RemoteAuthorizer; readonly planChecksum: string }): Promise<void> {
   const verify = path === '/verify';
   if (!verify && path !== '/') return fail(res, 404, requestId, 'no-such-endpoint', req);
   const uri = forwardAuthUri(query);
@@ -83,7 +89,11 @@ export async function forwardAuth(authn: Authn, state: AuthState, index: PlanInd
   const lookup = canonical.ok ? authn.resolve(state, headers as RequestHeaders, canonical.request.host) : null;
   const found = lookup instanceof Promise ? await lookup : lookup;
   const session = found === STORE_UNAVAILABLE ? null : found;
-  const d = decide(index, { method, target, scheme, headers, peer, nowMs: Date.now() }, session?.identity ?? null, { reasons: false, canonical });
+  const request = { method, target, scheme, headers, peer, nowMs: Date.now() };
+  const identity = session?.identity ?? null;
+  const d = remote
+    ? await decideWithAuthorizer(remote.authorizer, session?.record.id ?? '', remote.planChecksum, (policy) => decide(index, request, identity, { reasons: false, canonical, policy }), authorizeUnavailableDecision)
+    : decide(index, request, identity, { reasons: false, canonical });
   // The session store is unreachable: where a session would matter, 503 (the user was not signed out).
   if (found === STORE_UNAVAILABLE && (d.outcome === 'unauthenticated' || d.outcome === 'deny')) return fail(res, 503, requestId, 'session-store-unavailable', req);
   switch (d.outcome) {
@@ -122,7 +132,8 @@ export async function forwardAuth(authn: Authn, state: AuthState, index: PlanInd
     case 'not_found':
       return fail(res, 403, requestId, 'no-route', req);
     case 'unavailable':
-      return fail(res, 503, requestId, 'no-healthy-upstream', req);
+      // One reason: no healthy upstream, or the authorize service unreachable.
+      return fail(res, 503, requestId, d.reasons[0] ?? 'no-healthy-upstream', req);
     case 'bad_request':
       return fail(res, 400, requestId, d.problem, req);
   }

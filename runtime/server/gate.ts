@@ -33,8 +33,8 @@ import type { UpstreamOutcome } from './handler.ts';
 import type { PoolOptions } from './pools.ts';
 import type { RequestTrace } from '../observe/trace/request-trace.ts';
 import type { PolicyOracle } from '../decide/decide.ts';
-import type { PolicyAnswer } from '../authorize/decision-cache.ts';
-import { AuthorizeUnavailable, type PolicyQuestion, type RemoteAuthorizer } from '../authorize/remote-authorizer.ts';
+import type { RemoteAuthorizer } from '../authorize/remote-authorizer.ts';
+import { authorizeUnavailableDecision, decideWithAuthorizer } from '../authorize/remote-policy.ts';
 import { roleAnswers } from './role.ts';
 
 /** The ways into svc. */
@@ -167,22 +167,10 @@ export function admit(gen: ServedGeneration, entry: Entry, options: GateOptions,
     const finish = (r: GateResult) => then(session === STORE_UNAVAILABLE ? withoutStore(r) : r);
     const authorizer = options.authorizer;
     if (authorizer === undefined) return finish(decide(known));
-    // The proxy role: the cached answer, else the authorize service is asked and the request decided
-    // again with its answer (the first decision, made on a placeholder, is dropped unused).
-    let asked: PolicyQuestion | undefined;
-    const first = decide(known, (r, input) => {
-      const q: PolicyQuestion = { route: r.route, routeIndex: r.ref.index, input, sessionId: known?.record.id ?? '' };
-      const hit = authorizer.cached(q);
-      if (hit !== undefined) return hit;
-      asked = q;
-      return PENDING;
-    });
-    if (asked === undefined) return finish(first);
-    const q = asked;
-    authorizer.check(q, gen.plan.checksum).then(
-      (answer: PolicyAnswer) => finish(decide(known, () => answer)),
-      (err: unknown) => finish(authorizeUnavailable(first, err)),
-    );
+    // The proxy role: the cached verdict, else the authorize service's (remote-policy.ts).
+    const r = decideWithAuthorizer(authorizer, known?.record.id ?? '', gen.plan.checksum, (policy) => decide(known, policy), authorizeUnavailable);
+    if (r instanceof Promise) void r.then(finish);
+    else finish(r);
   };
   if (lookup instanceof Promise)
     void lookup.then((session) => {
@@ -195,18 +183,10 @@ export function admit(gen: ServedGeneration, entry: Entry, options: GateOptions,
   }
 }
 
-/** The placeholder verdict while the authorize service is asked: never acted on (a deny picks no upstream). */
-const PENDING: PolicyAnswer = { verdict: 'deny', reasons: ['authorize-pending'] };
-
-/**
- * The answer when the authorize service could not decide (unreachable, another plan): 503 with the
- * problem as reason, never forwarded, never a sign-in redirect. `placeholder` is the decision made
- * while asking (its route is the one the request reached).
- */
+/** The gate's answer when the authorize service could not decide: 503, no upstream (remote-policy.ts). */
 function authorizeUnavailable(placeholder: GateResult, err: unknown): GateResult {
-  if (!placeholder.admitted || !('route' in placeholder.decision)) return placeholder;
-  const problem = err instanceof AuthorizeUnavailable ? err.problem : 'authorize-unavailable';
-  return { ...placeholder, decision: { outcome: 'unavailable', status: 503, route: placeholder.decision.route, reasons: [problem] }, upstream: undefined };
+  if (!placeholder.admitted) return placeholder;
+  return { ...placeholder, decision: authorizeUnavailableDecision(placeholder.decision, err), upstream: undefined };
 }
 
 /** `decideEntry` as the `route decision` span of a traced request. */

@@ -16,8 +16,8 @@ import fc from 'fast-check';
 import { isDeepStrictEqual } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authorizeGrpcService } from '../../runtime/authorize/authorize-service.ts';
-import { RemoteAuthorizer, type PolicyQuestion } from '../../runtime/authorize/remote-authorizer.ts';
-import type { PolicyAnswer } from '../../runtime/authorize/decision-cache.ts';
+import { RemoteAuthorizer } from '../../runtime/authorize/remote-authorizer.ts';
+import { authorizeUnavailableDecision, decideWithAuthorizer } from '../../runtime/authorize/remote-policy.ts';
 import { identityOf } from '../../runtime/authn/session-cache.ts';
 import { MemoryStore } from '../../runtime/databroker/memory-store.ts';
 import { newSessionId, type SessionRecord } from '../../runtime/databroker/session-store.ts';
@@ -30,7 +30,6 @@ import { configArb, gateScenarioArb, identityArb, requestFor, type GeneratedConf
 import { compiled, runtimeGate, runtimeGateWith } from './support.ts';
 
 const KEY = serviceCredentialKey(Buffer.alloc(32, 7));
-const PENDING: PolicyAnswer = { verdict: 'deny', reasons: ['authorize-pending'] };
 
 describe('the proxy role decides as all-in-one does', () => {
   const store = new MemoryStore();
@@ -59,23 +58,10 @@ describe('the proxy role decides as all-in-one does', () => {
     return record;
   }
 
-  /** The proxy role's decision: the cached answer, else the authorize service's, as the gate does. */
+  /** The proxy role's decision: the cached answer, else the authorize service's (as the gate and forward auth decide). */
   async function distributed(index: PlanIndex, checksum: string, request: DecisionRequest, session: SessionRecord | null): Promise<Decision> {
     const identity = session === null ? null : identityOf(session);
-    let asked: PolicyQuestion | undefined;
-    const first = decide(index, request, identity, {
-      reasons: false,
-      policy: (r, input) => {
-        const q: PolicyQuestion = { route: r.route, routeIndex: r.ref.index, input, sessionId: session?.id ?? '' };
-        const hit = authorizer.cached(q);
-        if (hit !== undefined) return hit;
-        asked = q;
-        return PENDING;
-      },
-    });
-    if (asked === undefined) return first;
-    const answer = await authorizer.check(asked, checksum);
-    return decide(index, request, identity, { reasons: false, policy: () => answer });
+    return decideWithAuthorizer(authorizer, session?.id ?? '', checksum, (policy) => decide(index, request, identity, { reasons: false, policy }), authorizeUnavailableDecision);
   }
 
   /**

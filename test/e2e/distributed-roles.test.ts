@@ -4,7 +4,8 @@
  * authenticate service on `authenticate.localhost`, and proxies on `app.localhost`, with a real
  * OpenID provider and a real upstream. Started in the "wrong" order (proxy first): order does not
  * matter. Alice signs in through the authenticate service; authorize allows her, and the upstream
- * receives her identity signed with the key the authenticate service publishes (JWKS); Bob gets 403.
+ * receives her identity signed with the key the authenticate service publishes (JWKS); Bob gets 403,
+ * on the route and through forward auth.
  * A restarted proxy keeps serving the session; with authorize killed an uncached decision fails
  * closed (503, public routes 200) and recovers when authorize is back; a sign-out through one proxy
  * is honoured by another at once; a proxy with a wrong shared secret serves nothing protected. The
@@ -56,6 +57,7 @@ function deployment(tls: boolean) {
         ...BASE_SETTINGS,
         ...localhostSignInSettings(ports.proxy, idp, ports.authenticate),
         signing_key: testSigningKey(),
+        forward_auth_url: `http://fwd.localhost:${ports.proxy}`,
         grpc_client_timeout: '1s',
         authorize_service_url: `${scheme}://127.0.0.1:${ports.authorize}`,
         databroker_service_url: `${scheme}://127.0.0.1:${ports.databroker}`,
@@ -120,6 +122,10 @@ function scenario(tls: boolean) {
     const bob = await d.signIn('bob@other.example');
     expect(bob.status).toBe(403);
     expect((await get(p.proxy, app, bob.cookie)).status).toBe(403);
+    // Forward auth decides through the authorize service too.
+    const verify = `/verify?uri=${encodeURIComponent(`http://app.localhost:${p.proxy}/x`)}`;
+    expect((await get(p.proxy, `fwd.localhost:${p.proxy}`, alice.cookie, verify)).status).toBe(200);
+    expect((await get(p.proxy, `fwd.localhost:${p.proxy}`, bob.cookie, verify)).status).toBe(403);
 
     // The authenticate service serves no route, the proxy not the authenticate host's endpoints.
     expect((await get(p.authenticate, app, alice.cookie)).status).toBe(404);
@@ -142,6 +148,8 @@ function scenario(tls: boolean) {
     const down = await get(p.proxy, app, fresh.cookie);
     expect(down.status).toBe(503);
     expect(down.body, down.body).toContain('authorize-unavailable');
+    const verify = `/verify?uri=${encodeURIComponent(`http://app.localhost:${p.proxy}/`)}`;
+    expect((await get(p.proxy, `fwd.localhost:${p.proxy}`, fresh.cookie, verify)).status).toBe(503);
     expect((await get(p.proxy, `public.localhost:${p.proxy}`, '')).status).toBe(200);
     expect((await get(p.proxy, app, cached.cookie)).status).toBe(200);
 
