@@ -1341,7 +1341,7 @@ function report(rows: readonly Row[], connections: number, hasWorkers: boolean):
         `  cached decision, no gRPC round trip: in the measured run authorize answered ${f.checksMeasured} Check calls (${f.checksWarmup} in the warm-up), the data broker ${onPathCalls} session reads (${[...REQUEST_PATH_METHODS].join(', ')}), for ${distributed.result.wrk.requests} requests   target 0: ${verdict(f.checksMeasured === 0 && onPathCalls === 0)}`,
       );
       if (background.length > 0) console.log(`    (the data broker's background calls meanwhile, from any role, not per request: ${background.map(([m, n]) => `${m} ${n}`).join(', ')})`);
-      console.log('    (the session and decision caches keep an entry 30 s: a run that outlasts it sees each refreshed, by up to one call per connection at once)');
+      console.log('    (the session and decision caches keep an entry 30 s: a run that outlasts it sees each refreshed; concurrent misses of one decision share one Check call)');
     }
     const u = uncached?.distributed;
     if (uncached && u) {
