@@ -1,0 +1,33 @@
+/**
+ * demo/split.ts: the quickstart as four `svc run` processes (proxy, authenticate, authorize, data
+ * broker) from one generated config, on free ports: alice signs in through the authenticate
+ * service and reaches the app with her signed identity; bob is denied; the docs are public.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSplitDemo, type SplitDemo } from '../../demo/split.ts';
+import { HttpBrowser } from '../support/http-browser.ts';
+
+describe('the split demo', () => {
+  let demo: SplitDemo;
+  beforeAll(async () => {
+    demo = await startSplitDemo({ ports: { proxy: 0, authenticate: 0, authorize: 0, databroker: 0, idp: 0, docs: 0, app: 0 } });
+  }, 60_000);
+  afterAll(async () => demo?.close());
+
+  const browser = () => {
+    const proxy = Number(new URL(demo.appUrl).port);
+    return new HttpBrowser((url) => (url.hostname.endsWith('.localhost') || url.hostname === '127.0.0.1' ? { port: Number(url.port) || proxy } : undefined));
+  };
+
+  it('serves the quickstart through four processes: alice allowed with her assertion, bob denied, docs public', async () => {
+    const alice = browser();
+    const hops = await alice.signIn(demo.appUrl, 'alice@example.com');
+    const last = hops.at(-1)!;
+    expect(last.status).toBe(200);
+    expect(last.body).toContain('x-svc-jwt-assertion');
+    const bob = browser();
+    expect((await bob.signIn(demo.appUrl, 'bob@other.example')).at(-1)!.status).toBe(403);
+    expect((await browser().request(demo.docsUrl)).status).toBe(200);
+    for (const role of ['proxy', 'authenticate', 'authorize', 'databroker'] as const) expect(demo.output(role)).toContain(`"service":"svc-${role}"`);
+  }, 60_000);
+});
