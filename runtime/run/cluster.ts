@@ -92,7 +92,7 @@ export async function runPrimary(
     }
     return managerSettings(auth);
   };
-  const { manager } = startIdentityManager(sessions, idmSettings, options);
+  const { manager } = startIdentityManager(sessions, idmSettings, options, usesRemoteDatabroker(committed.body.settings));
   // Spec 1.4: the data broker is also served over gRPC, from here where the store is held (before
   // any worker is forked: a listener that cannot bind stops svc at start).
   let grpc: DatabrokerGrpc | undefined;

@@ -51,19 +51,21 @@ export interface RunOptions extends ServeOptions {
 export type IdentityManagerTuning = Pick<IdentityManagerOptions, 'leaseTtlMs' | 'scanIntervalMs' | 'refreshMarginMs' | 'concurrency'> & Pick<SessionRefresherOptions, 'backOff'>;
 
 /**
- * The identity manager of a process holding a session store (the single `svc run` process, or the
- * cluster primary), with the refresher it shares with the request path; none when the store cannot
- * list sessions and hold a lease.
+ * The identity manager of a process holding a session store (the single `svc run` process, the
+ * cluster primary, the data broker role), with the refresher it shares with the request path; none
+ * when the store cannot list sessions and hold a lease, or is a data broker service's (`remote`: the
+ * data broker role runs the manager where the sessions are; spec 2.4).
  */
 export function startIdentityManager(
   sessions: SessionStore,
   settings: IdentityManagerOptions['settings'],
   options: Pick<RunOptions, 'log' | 'identityManager'>,
+  remote = false,
 ): { readonly refresher: SessionRefresher; readonly manager: IdentityManager | undefined } {
   const { backOff, ...tuning } = options.identityManager ?? {};
   const log = options.log ? { log: options.log } : {};
   const refresher = new SessionRefresher(sessions, { logId: publicSessionId, ...log, ...(backOff ? { backOff } : {}) });
-  if (!isSessionDirectory(sessions)) return { refresher, manager: undefined };
+  if (remote || !isSessionDirectory(sessions)) return { refresher, manager: undefined };
   const manager = new IdentityManager({ store: sessions, refresher, settings, logId: publicSessionId, ...log, ...tuning });
   manager.start();
   return { refresher, manager };
@@ -161,7 +163,7 @@ export async function run(options: RunOptions): Promise<Running> {
   const sessions: SessionStore = options.sessionStore ?? opened!.store;
   const closeSessions = () => (options.sessionStore ? Promise.resolve() : sessions.close());
   // The manager follows the generation in service (a reload changes its provider and intervals).
-  const { refresher, manager } = startIdentityManager(sessions, () => managerSettings(store.current.auth), options);
+  const { refresher, manager } = startIdentityManager(sessions, () => managerSettings(store.current.auth), options, usesRemoteDatabroker(plan.body.settings));
   let listening: Listening;
   let observed: LoaderMetrics | undefined;
   let closing = false;
