@@ -16,12 +16,13 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { parse, stringify } from 'yaml';
+import { isMainModule } from './main-module.ts';
 import { DEMO_USERS, DEV_PASSWORD, startDevIdp } from './dev-idp.ts';
 import { appHandler, DEFAULT_PORTS, docsHandler, QUICKSTART_CONFIG, substitutePorts } from './start.ts';
 
@@ -176,14 +177,4 @@ async function main(): Promise<void> {
   process.once('SIGTERM', stop);
 }
 
-function isMainModule(): boolean {
-  const script = process.argv[1];
-  if (script === undefined) return false;
-  try {
-    return import.meta.url === pathToFileURL(realpathSync(script)).href;
-  } catch {
-    return false;
-  }
-}
-
-if (isMainModule()) await main();
+if (isMainModule(import.meta.url)) await main();

@@ -16,14 +16,15 @@
  * `startDemo()` is also what test/demo/start.test.ts runs, on free ports: any port given as 0 is chosen
  * by the system, and svc then serves a copy of the quickstart config with the ports substituted.
  */
-import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { escapeHtml } from '../runtime/server/error-page.ts';
 import { run, RunError, type Running } from '../runtime/run/run.ts';
+import { isMainModule } from './main-module.ts';
 import { DEMO_USERS, DEV_PASSWORD, startDevIdp, type DevIdp } from './dev-idp.ts';
 
 const HOST = '127.0.0.1';
@@ -443,14 +444,4 @@ async function main(): Promise<void> {
   process.on('SIGTERM', stop);
 }
 
-function isMainModule(): boolean {
-  const script = process.argv[1];
-  if (script === undefined) return false;
-  try {
-    return import.meta.url === pathToFileURL(realpathSync(script)).href;
-  } catch {
-    return false;
-  }
-}
-
-if (isMainModule()) await main();
+if (isMainModule(import.meta.url)) await main();
