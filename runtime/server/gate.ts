@@ -163,10 +163,11 @@ export function admit(gen: ServedGeneration, entry: Entry, options: GateOptions,
   if (authn && auth && host !== '') lookup = authority === undefined ? authn.resolve(auth, entry.headers, host) : authn.resolveTunnel(auth, entry.headers, host);
   const decide = (session: ResolvedSession | null, oracle?: PolicyOracle) => (trace ? tracedDecision(trace, gen, entry, options, canonical, session, auth, oracle) : decideEntry(gen, entry, options, canonical, session, auth, oracle));
   const decideWith = (session: Awaited<SessionLookup>): void => {
+    const authorizer = options.authorizer;
+    // All-in-one (the hot path): the core decides the policy itself, nothing allocated here.
+    if (authorizer === undefined) return then(session === STORE_UNAVAILABLE ? withoutStore(decide(null)) : decide(session));
     const known = session === STORE_UNAVAILABLE ? null : session;
     const finish = (r: GateResult) => then(session === STORE_UNAVAILABLE ? withoutStore(r) : r);
-    const authorizer = options.authorizer;
-    if (authorizer === undefined) return finish(decide(known));
     // The proxy role: the cached verdict, else the authorize service's (remote-policy.ts).
     const r = decideWithAuthorizer(authorizer, known?.record.id ?? '', gen.plan.checksum, (policy) => decide(known, policy), authorizeUnavailable);
     if (r instanceof Promise) void r.then(finish);
