@@ -4,7 +4,7 @@
  *
  * A statement holds `allow` and/or `deny`; each holds a condition: a map with one or more of `and`,
  * `or`, `not` (none of) and `nor` (not all of), each a list of criteria or nested conditions. Several
- * keys in one condition are and-ed, in written order. Criteria are checked by criteria.ts, shared with
+ * keys in one condition are or-ed (any of them), in written order, with a warning (SVC4023). Criteria are checked by criteria.ts, shared with
  * the text syntax.
  */
 import * as D from '../diagnostics/codes/policy.ts';
@@ -63,7 +63,7 @@ function statement(node: MapNode, r: Reporter, path: string): Rule[] {
   return rules;
 }
 
-/** A condition map: its operator keys, and-ed in written order. */
+/** A condition map: its operator keys, or-ed in written order (SVC4023 when there are several). */
 function condition(node: Node, r: Reporter, path: string, what: string): Expr | undefined {
   if (node.kind !== 'map') {
     r.report(D.PolicyWrongValueType, node.span, { what, expected: 'a map of `and`, `or`, `not` or `nor`', got: kindOf(node) }, path);
@@ -107,7 +107,11 @@ function condition(node: Node, r: Reporter, path: string, what: string): Expr | 
     else if (e.key === 'not') parts.push(notOf(orOf(args)));
     else parts.push(notOf(andOf(args)));
   }
-  return ok && parts.length > 0 ? andOf(parts) : undefined;
+  if (!ok || parts.length === 0) return undefined;
+  // Several operators side by side: any of them (the established proxy's reading: one rule body per
+  // operator). Pointed out, since "and" is the easy misreading.
+  if (parts.length > 1) r.report(D.PolicyMixedOperators, node.span, { what, keys: node.entries.map((e) => e.key) }, path);
+  return parts.length === 1 ? parts[0] : orOf(parts);
 }
 
 /** A list item: a nested condition (all keys are operators) or a one-key criterion. */

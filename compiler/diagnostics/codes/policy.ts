@@ -173,3 +173,10 @@ export const PolicyEmptyStringValue = diag<{ what: string }>(
   (a) => `${a.what} is empty`,
   'give a value, or remove the criterion',
 );
+
+export const PolicyMixedOperators = diag<{ what: string; keys: readonly string[] }>(
+  'SVC4023', 'policy-mixed-operators', 'warning',
+  'A condition with several operators side by side (`and`, `or`, `not`, `nor` in one map) holds when ANY of them holds, as in the established proxy (each operator is its own rule body there). The reading is easy to get wrong, so it is pointed out.',
+  (a) => `the condition of ${a.what} has ${a.keys.map((k) => `\`${k}\``).join(', ')} side by side: it holds when any one of them holds (or), not all`,
+  'to require all of them, nest them in one `and: [...]`; to keep "any of", nothing to change',
+);

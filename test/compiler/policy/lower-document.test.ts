@@ -42,11 +42,18 @@ describe('policy documents: shapes', () => {
     expect(doc('allow: {not: [{email: a}]}').ir?.rules[0]?.when).toEqual({ op: 'not', arg: A });
   });
 
-  it('and-s several operator keys of one condition in written order', () => {
-    expect(doc('allow: {or: [{email: a}, {email: b}], not: [{email: c}]}').ir?.rules[0]?.when).toEqual({
-      op: 'and',
+  it('or-s several operator keys of one condition in written order (the established proxy\'s reading), with a warning', () => {
+    const r = doc('allow: {or: [{email: a}, {email: b}], not: [{email: c}]}');
+    expect(r.ir?.rules[0]?.when).toEqual({
+      op: 'or',
       args: [{ op: 'or', args: [A, B] }, { op: 'not', arg: C }],
     });
+    expect(r.codes).toEqual(['SVC4023']);
+    // For deny too: a request matching any of the operators is refused.
+    const deny = doc('deny: {and: [{email: a}, {email: b}], or: [{email: c}]}');
+    expect(deny.ir?.rules[0]?.when).toEqual({ op: 'or', args: [{ op: 'and', args: [A, B] }, C] });
+    // One operator: no warning.
+    expect(doc('allow: {and: [{email: a}, {email: b}]}').codes).toEqual([]);
   });
 
   it('nests conditions inside operator lists', () => {
