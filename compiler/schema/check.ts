@@ -101,7 +101,8 @@ export function schemaCheck(c: Coerced, r: Reporter): Set<string> {
         break;
       }
       case 'enum': {
-        const allowed = (e.params as { allowedValues: string[] }).allowedValues;
+        // Allowed values may be numbers (a redirect's `response_code`): compared and shown as text.
+        const allowed = (e.params as { allowedValues: unknown[] }).allowedValues.map(String);
         const value = String(valueAt(c.data, e.instancePath));
         r.report(D.InvalidEnumValue, at, { key, value, allowed: allowed.map((a) => `\`${a}\``).join(', '), suggestion: suggest(value, allowed) }, path);
         break;

@@ -96,7 +96,8 @@ export const ROUTE_FIELDS: Record<string, Schema> = {
     port_redirect: { type: 'integer', minimum: 1, maximum: 65535 },
     path_redirect: str,
     prefix_rewrite: str,
-    response_code: { type: 'integer', minimum: 300, maximum: 399 },
+    // Only the redirects browsers follow (issue 18): 300, 304, 305 and the rest are refused where written.
+    response_code: { type: 'integer', enum: [301, 302, 303, 307, 308] },
     strip_query: bool,
   }),
   policy: { description: 'policy statements (YAML/JSON) or the policy text syntax' },
