@@ -223,3 +223,10 @@ export const RouteRestrictedPrefixVariants = diag<{ matcher: string; variant: st
   (a) => `restricted ${a.matcher} is followed by public route ${a.by} (${a.byAt}), which answers its variant ${q(a.variant)}`,
   'set `path_case: insensitive` on the restricted route, or narrow the public route so it cannot answer the restricted paths',
 );
+
+export const RouteFromWildcardHost = diag<{ from: string }>(
+  'SVC3531', 'route-from-wildcard-host', 'error',
+  'A `from` host with a `*` wildcard. svc matches hosts exactly; a wildcard host would be compared literally and the route would never match, so it is refused instead.',
+  (a) => `\`from\` ${q(a.from)} has a wildcard host: svc does not support wildcard hosts yet`,
+  'list each host this route serves, one route per host (a YAML anchor can share the rest of the route)',
+);

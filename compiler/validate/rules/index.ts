@@ -15,6 +15,7 @@ import { routeDeprecatedOption } from './route-deprecated-option.ts';
 import { routeDuplicateName } from './route-duplicate-name.ts';
 import { routeFromHasPath } from './route-from-has-path.ts';
 import { routeFromScheme } from './route-from-scheme.ts';
+import { routeFromWildcardHost } from './route-from-wildcard-host.ts';
 import { routeHealthCheckKind } from './route-health-check-kind.ts';
 import { routeIncompletePair } from './route-incomplete-pair.ts';
 import { routeInvalidRegex } from './route-invalid-regex.ts';
@@ -67,6 +68,7 @@ export const RULES: readonly ValidationRule[] = [
   // routes (spec 2.7 to 2.9)
   routeFromHasPath,
   routeFromScheme,
+  routeFromWildcardHost,
   routeTcpWithoutPort,
   routeToScheme,
   routeNoAction,
