@@ -588,6 +588,24 @@ server.listen(Number(process.env.BENCH_PORT), '127.0.0.1', () => console.log('au
 const BENCH_CLIENT = { clientId: 'svc-bench', clientSecret: 'svc-bench-secret' } as const;
 const ADMINS_POLICY = 'allow if groups has "admins"';
 
+/** The identity settings svc-auth and svc-distributed share: sign-in through the dev IdP on plain HTTP, the authenticate service on `authenticate.localhost:<authenticatePort>`. */
+function identitySettings(authenticatePort: number, issuer: string, signingKey: string): Record<string, unknown> {
+  return {
+    insecure_server: true,
+    shared_secret: TEST_SECRET,
+    cookie_secret: TEST_SECRET,
+    cookie_secure: false,
+    authenticate_service_url: `http://authenticate.localhost:${authenticatePort}`,
+    signout_redirect_url: 'https://example.com/',
+    idp_provider: 'oidc',
+    idp_provider_url: issuer,
+    idp_client_id: BENCH_CLIENT.clientId,
+    idp_client_secret: BENCH_CLIENT.clientSecret,
+    signing_key: signingKey,
+    jwt_claims_headers: ['email', 'groups'],
+  };
+}
+
 /**
  * svc with full identity work: the route on the bench host needs a session in `admins`, sends the
  * signed assertion and the email/groups claim headers upstream. A second route with the same
@@ -598,18 +616,7 @@ const ADMINS_POLICY = 'allow if groups has "admins"';
 function svcAuthConfig(port: number, upstreamPort: number, echoPort: number, issuer: string, signingKey: string, storage: Record<string, unknown> = {}): string {
   const route = (from: string, to: string) => ({ from, to, policy: ADMINS_POLICY, pass_identity_headers: true });
   return stringify({
-    insecure_server: true,
-    shared_secret: TEST_SECRET,
-    cookie_secret: TEST_SECRET,
-    cookie_secure: false,
-    authenticate_service_url: `http://authenticate.localhost:${port}`,
-    signout_redirect_url: 'https://example.com/',
-    idp_provider: 'oidc',
-    idp_provider_url: issuer,
-    idp_client_id: BENCH_CLIENT.clientId,
-    idp_client_secret: BENCH_CLIENT.clientSecret,
-    signing_key: signingKey,
-    jwt_claims_headers: ['email', 'groups'],
+    ...identitySettings(port, issuer, signingKey),
     address: `127.0.0.1:${port}`,
     routes: [route(`https://${HOST}`, `http://127.0.0.1:${upstreamPort}`), route(`https://echo.${HOST}`, `http://127.0.0.1:${echoPort}`)],
     ...storage,
@@ -655,18 +662,7 @@ function svcDistributedConfig(ports: DistributedPorts, upstreamPort: number, ech
   const route = (from: string, to: string, policy = ADMINS_POLICY) => ({ from, to, policy, pass_identity_headers: true });
   const upstream = `http://127.0.0.1:${upstreamPort}`;
   return stringify({
-    insecure_server: true,
-    shared_secret: TEST_SECRET,
-    cookie_secret: TEST_SECRET,
-    cookie_secure: false,
-    authenticate_service_url: `http://authenticate.localhost:${ports.authenticate}`,
-    signout_redirect_url: 'https://example.com/',
-    idp_provider: 'oidc',
-    idp_provider_url: issuer,
-    idp_client_id: BENCH_CLIENT.clientId,
-    idp_client_secret: BENCH_CLIENT.clientSecret,
-    signing_key: signingKey,
-    jwt_claims_headers: ['email', 'groups'],
+    ...identitySettings(ports.authenticate, issuer, signingKey),
     grpc_insecure: true,
     authorize_service_url: `http://127.0.0.1:${ports.authorize}`,
     databroker_service_url: `http://127.0.0.1:${ports.databroker}`,
