@@ -27,8 +27,10 @@ export function printExpr(e: Expr): string {
   switch (e.op) {
     case 'or':
     case 'and':
-      // A child binding no tighter than this node (including a same-operator child) is parenthesised.
-      return e.args.map((a) => wrap(a, PREC[a.op] <= PREC[e.op])).join(` ${e.op} `);
+      // A child binding no tighter than this node (including a same-operator child) is parenthesised,
+      // and so is an `and` inside an `or`: precedence alone would make it right, but a reader of
+      // `svc diff` should not need to know the precedence table to see which rules combine how.
+      return e.args.map((a) => wrap(a, PREC[a.op] <= PREC[e.op] || (e.op === 'or' && a.op === 'and'))).join(` ${e.op} `);
     case 'not':
       return `not ${wrap(e.arg, PREC[e.arg.op] < PREC.not)}`;
     case 'criterion':

@@ -14,8 +14,10 @@ describe('printPolicy', () => {
     expect(printPolicy({ rules: [] })).toBe('');
   });
 
-  it('uses parentheses only where the tree needs them', () => {
-    expect(printExpr({ op: 'or', args: [A, { op: 'and', args: [B, C] }] })).toBe('email is "a" or email is "b" and email is "c"');
+  it('uses parentheses where the tree needs them, and around an and inside an or', () => {
+    // Precedence alone would not need these, but a reviewer must not have to know it (issue 18: mixed operators).
+    expect(printExpr({ op: 'or', args: [A, { op: 'and', args: [B, C] }] })).toBe('email is "a" or (email is "b" and email is "c")');
+    expect(printExpr({ op: 'or', args: [{ op: 'and', args: [A, B] }, { op: 'not', arg: C }] })).toBe('(email is "a" and email is "b") or not email is "c"');
     expect(printExpr({ op: 'and', args: [A, { op: 'or', args: [B, C] }] })).toBe('email is "a" and (email is "b" or email is "c")');
     expect(printExpr({ op: 'and', args: [{ op: 'and', args: [A, B] }, C] })).toBe('(email is "a" and email is "b") and email is "c"');
     expect(printExpr({ op: 'not', arg: { op: 'or', args: [A, B] } })).toBe('not (email is "a" or email is "b")');
