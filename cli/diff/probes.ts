@@ -31,7 +31,7 @@ export interface RequestProbe {
 type Facet =
   | { readonly kind: 'group' | 'domain' | 'email' | 'user'; readonly value: string }
   | { readonly kind: 'claim'; readonly claim: string; readonly value: string }
-  | { readonly kind: 'device'; readonly op: 'approved' | 'is' | 'type'; readonly value: string };
+  | { readonly kind: 'device'; readonly op: 'approved' | 'not_approved' | 'is' | 'type'; readonly value: string };
 
 /** At most this many single-value classes get pairwise combinations (n·(n−1)/2 more classes). */
 const MAX_FACETS_FOR_PAIRS = 8;
@@ -47,7 +47,7 @@ function facetLabel(f: Facet): string {
     case 'claim':
       return `claim/${show(f.claim)} ${show(f.value)}`;
     case 'device':
-      return f.op === 'approved' ? 'device approved' : `device ${f.op === 'is' ? 'id' : 'type'} ${show(f.value)}`;
+      return f.op === 'approved' || f.op === 'not_approved' ? `device ${f.op}` : `device ${f.op === 'is' ? 'id' : 'type'} ${show(f.value)}`;
     default:
       return `${f.kind} ${show(f.value)}`;
   }
@@ -70,7 +70,7 @@ function facetsOf(c: Criterion): Facet[] {
     case 'claim':
       return valuesOf(c.match).map((value) => ({ kind: 'claim', claim: c.claim, value }));
     case 'device':
-      return [{ kind: 'device', op: c.match.op, value: c.match.op === 'approved' ? '' : c.match.value }];
+      return [{ kind: 'device', op: c.match.op, value: c.match.op === 'approved' || c.match.op === 'not_approved' ? '' : c.match.value }];
     default:
       return [];
   }

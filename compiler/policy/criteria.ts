@@ -41,8 +41,11 @@ export type RawValue =
   | { readonly kind: 'string'; readonly value: string; readonly untyped: boolean; readonly span: Span; readonly path: string }
   | { readonly kind: 'bool'; readonly value: boolean; readonly span: Span; readonly path: string }
   | { readonly kind: 'list'; readonly items: readonly RawValue[]; readonly span: Span; readonly path: string }
-  /** Anything else (number, null, map); `got` describes it for messages: `a number`. */
-  | { readonly kind: 'other'; readonly got: string; readonly span: Span; readonly path: string };
+  /**
+   * Anything else (number, null, map); `got` describes it for messages: `a number`; `scalar` is a
+   * number's or null's written form (`1`, `null`), absent for a map.
+   */
+  | { readonly kind: 'other'; readonly got: string; readonly scalar?: string; readonly span: Span; readonly path: string };
 
 /** One matcher as written: `is: "x"` in a document, `is "x"` in text (`value` absent when none was written). */
 export interface RawMatcher {
@@ -103,7 +106,7 @@ const MATCHERS: Readonly<Record<Family, readonly string[]>> = {
   boolean: [],
   string: STRING_OPS,
   list: ['has', ...STRING_OPS],
-  device: ['is', 'type', 'approved'],
+  device: ['is', 'type', 'approved', 'not_approved'],
   client_certificate: ['is', 'in', 'fingerprint'],
   source_ip: ['is', 'in', 'not_in'],
   date: ['after', 'before'],
@@ -258,15 +261,19 @@ class Builder {
       this.r.report(D.PolicyWrongValueType, c.span, { what: `criterion \`${c.name}\``, expected: '`true`', got: 'no value' }, c.path);
       return undefined;
     }
-    const b = asBool(c.bare);
-    if (b === undefined) {
-      this.r.report(D.PolicyWrongValueType, c.bare.span, { what: `criterion \`${c.name}\``, expected: '`true`', got: describe(c.bare) }, c.path);
+    const v = c.bare;
+    if (v.kind === 'list' || (v.kind === 'other' && v.scalar === undefined)) {
+      this.r.report(D.PolicyWrongValueType, v.span, { what: `criterion \`${c.name}\``, expected: '`true`', got: describe(v) }, c.path);
       return undefined;
     }
-    if (!b) {
-      this.r.report(D.PolicyBooleanFalse, c.bare.span, { criterion: c.name }, c.path);
+    // The established proxy ignores the value of these criteria (`accept: 1`); svc does too, with a
+    // warning, except for a value that reads as "no", where the writer meant the opposite.
+    const written = v.kind === 'bool' ? String(v.value) : v.kind === 'string' ? v.value : v.scalar!;
+    if (READS_AS_NO.has(written.trim().toLowerCase())) {
+      this.r.report(D.PolicyBooleanFalse, v.span, { criterion: c.name }, c.path);
       return undefined;
     }
+    if (asBool(v) !== true) this.r.report(D.PolicyBooleanValueIgnored, v.span, { criterion: c.name, written: v.kind === 'string' ? JSON.stringify(written) : written }, c.path);
     return this.failed ? undefined : { op: 'criterion', name };
   }
 
@@ -285,19 +292,23 @@ class Builder {
         return { op: 'criterion', name: c.name as StringCriterionName, match };
       }
       case 'device': {
-        if (m.name === 'approved') {
+        if (m.name === 'approved' || m.name === 'not_approved') {
+          let approved = m.name === 'approved';
           if (m.value !== undefined || c.surface === 'document') {
             const b = m.value === undefined ? undefined : asBool(m.value);
             if (b === undefined) {
-              this.report(D.PolicyWrongValueType, m.value?.span ?? m.nameSpan, { what, expected: c.surface === 'text' ? 'written without a value' : '`true`', got: describe(m.value) }, m.path);
+              this.report(D.PolicyWrongValueType, m.value?.span ?? m.nameSpan, { what, expected: c.surface === 'text' ? 'written without a value' : '`true` or `false`', got: describe(m.value) }, m.path);
               return undefined;
             }
-            if (!b) {
-              this.report(D.PolicyBooleanFalse, m.value!.span, { criterion: 'device approved' }, m.path);
+            if (!b && !approved) {
+              // `not_approved: false` is a double negation with no meaning the established proxy has.
+              this.report(D.PolicyBooleanFalse, m.value!.span, { criterion: 'device not_approved' }, m.path);
               return undefined;
             }
+            // `approved: false` is "a registered device that is not approved", as in the established proxy.
+            if (!b) approved = false;
           }
-          return { op: 'criterion', name: 'device', match: { op: 'approved' } };
+          return { op: 'criterion', name: 'device', match: { op: approved ? 'approved' : 'not_approved' } };
         }
         const v = this.string(m, what);
         if (v === undefined) return undefined;
@@ -492,6 +503,9 @@ class Builder {
     if (hasControlCharacter(s)) this.report(D.PolicyControlCharacter, sp, { what, value: s }, path);
   }
 }
+
+/** Written values of a value-less criterion that mean "no" (compared trimmed, in lower case). */
+const READS_AS_NO: ReadonlySet<string> = new Set(['false', '0', 'no', 'off']);
 
 /** A boolean from a bool value, or from untyped text (`true`/`false` from env or properties). */
 function asBool(v: RawValue): boolean | undefined {

@@ -66,11 +66,16 @@ export type StringMatcher =
  */
 export type ListMatcher = StringMatcher | { readonly op: 'has'; readonly value: string };
 
-/** `device`: the device id is `value`, the device type is `value`, or the device is approved. */
+/**
+ * `device`: the device id is `value`, the device type is `value`, the device is approved, or the
+ * device is registered and not approved (`not_approved`: the established proxy's `approved: false`).
+ * Without a registered device, every device matcher is false (for `not_approved` too).
+ */
 export type DeviceMatcher =
   | { readonly op: 'is'; readonly value: string }
   | { readonly op: 'type'; readonly value: string }
-  | { readonly op: 'approved' };
+  | { readonly op: 'approved' }
+  | { readonly op: 'not_approved' };
 
 /** `client_certificate`: SHA-256 fingerprints as 64 lower-case hex digits, no colons. */
 export type CertificateMatcher =

@@ -4,8 +4,9 @@
  *
  * A statement holds `allow` and/or `deny`; each holds a condition: a map with one or more of `and`,
  * `or`, `not` (none of) and `nor` (not all of), each a list of criteria or nested conditions. Several
- * keys in one condition are or-ed (any of them), in written order, with a warning (SVC4023). Criteria are checked by criteria.ts, shared with
- * the text syntax.
+ * keys in one condition are or-ed (any of them), in written order, with a warning (SVC4023). An
+ * empty statement, condition or operator list matches nothing, with a warning (SVC4025), as in the
+ * established proxy. Criteria are checked by criteria.ts, shared with the text syntax.
  */
 import * as D from '../diagnostics/codes/policy.ts';
 import { q } from '../diagnostics/define.ts';
@@ -17,6 +18,12 @@ import { CRITERION_NAMES, andOf, notOf, orOf, type Expr, type PolicyIR, type Rul
 import { parsePolicyText } from './parse-text.ts';
 
 const OPERATORS: readonly string[] = ['and', 'or', 'not', 'nor'];
+
+/** What an empty condition compiles to: a criterion that holds for no request. */
+const NOTHING: Expr = { op: 'criterion', name: 'reject' };
+
+/** What an empty condition means for its rule, for SVC4025. */
+const NOBODY = { allow: 'it matches no request, so this `allow` allows nobody', deny: 'it matches no request, so this `deny` denies nobody' } as const;
 const ACTIONS: readonly string[] = ['allow', 'deny'];
 
 /**
@@ -49,11 +56,15 @@ export function lowerPolicyNode(node: Node, r: Reporter, path: string): PolicyIR
 function statement(node: MapNode, r: Reporter, path: string): Rule[] {
   const rules: Rule[] = [];
   let hasAction = false;
+  if (node.entries.length === 0) {
+    r.report(D.PolicyMatchesNothing, node.span, { what: 'the policy statement', meaning: 'it adds no rule' }, path);
+    return rules;
+  }
   for (const e of node.entries) {
     const p = `${path}.${e.key}`;
     if (e.key === 'allow' || e.key === 'deny') {
       hasAction = true;
-      const when = condition(e.value, r, p, `\`${e.key}\``);
+      const when = condition(e.value, r, p, `\`${e.key}\``, e.key);
       if (when) rules.push({ action: e.key, when });
     } else {
       r.report(D.PolicyUnknownStatementKey, e.keySpan, { key: e.key, suggestion: suggest(e.key, ACTIONS) }, p);
@@ -63,14 +74,19 @@ function statement(node: MapNode, r: Reporter, path: string): Rule[] {
   return rules;
 }
 
-/** A condition map: its operator keys, or-ed in written order (SVC4023 when there are several). */
-function condition(node: Node, r: Reporter, path: string, what: string): Expr | undefined {
+/**
+ * A condition map: its operator keys, or-ed in written order (SVC4023 when there are several).
+ * `action` is set for a rule's own condition (not a nested one), which may also be written empty
+ * (`allow:` with no value).
+ */
+function condition(node: Node, r: Reporter, path: string, what: string, action?: 'allow' | 'deny'): Expr | undefined {
+  const empty = node.kind === 'map' ? node.entries.length === 0 : action !== undefined && node.kind === 'scalar' && node.value === null;
+  if (empty) {
+    r.report(D.PolicyMatchesNothing, node.span, { what: `the condition of ${what}`, meaning: action === undefined ? 'it matches no request' : NOBODY[action] }, path);
+    return NOTHING;
+  }
   if (node.kind !== 'map') {
     r.report(D.PolicyWrongValueType, node.span, { what, expected: 'a map of `and`, `or`, `not` or `nor`', got: kindOf(node) }, path);
-    return undefined;
-  }
-  if (node.entries.length === 0) {
-    r.report(D.PolicyEmptyList, node.span, { what: `the condition of ${what}` }, path);
     return undefined;
   }
   const parts: Expr[] = [];
@@ -90,8 +106,10 @@ function condition(node: Node, r: Reporter, path: string, what: string): Expr | 
       continue;
     }
     if (v.items.length === 0) {
-      r.report(D.PolicyEmptyList, v.span, { what: `\`${e.key}\`` }, p);
-      ok = false;
+      // Empty `not`/`nor` too: the established proxy matches nothing for any empty operator list.
+      const meaning = action !== undefined && node.entries.length === 1 ? NOBODY[action] : 'it matches no request';
+      r.report(D.PolicyMatchesNothing, v.span, { what: `\`${e.key}\``, meaning }, p);
+      parts.push(NOTHING);
       continue;
     }
     const args: Expr[] = [];
@@ -152,7 +170,7 @@ function rawValue(node: Node, path: string): RawValue {
     case 'scalar':
       if (typeof node.value === 'string') return { kind: 'string', value: node.value, untyped: node.untyped, span: node.span, path };
       if (typeof node.value === 'boolean') return { kind: 'bool', value: node.value, span: node.span, path };
-      return { kind: 'other', got: node.value === null ? 'null' : 'a number', span: node.span, path };
+      return { kind: 'other', got: node.value === null ? 'null' : 'a number', scalar: String(node.value), span: node.span, path };
   }
 }
 

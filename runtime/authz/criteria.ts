@@ -72,7 +72,8 @@ export function compileCriterion(c: Criterion): Leaf {
         if (!i.identity) return U;
         const dev = i.identity.device;
         if (!dev) return F;
-        return tri(d.op === 'approved' ? dev.approved : d.op === 'is' ? dev.id === d.value : dev.type === d.value);
+        // Without a registered device every device matcher is false, `not_approved` too.
+        return tri(d.op === 'approved' ? dev.approved : d.op === 'not_approved' ? !dev.approved : d.op === 'is' ? dev.id === d.value : dev.type === d.value);
       };
     }
     case 'http_method': {

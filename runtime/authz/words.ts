@@ -79,6 +79,7 @@ export function leafWords(c: Criterion, value: Tri): string {
     case 'device': {
       const d = c.match;
       if (d.op === 'approved') return yes ? 'your device is approved' : 'your device is not registered or not approved';
+      if (d.op === 'not_approved') return yes ? 'your device is registered and not approved' : 'your device is not registered, or is approved';
       return `your device ${d.op === 'type' ? 'type ' : ''}is ${yes ? '' : 'not '}${q(d.value)}`;
     }
     case 'cors_preflight':

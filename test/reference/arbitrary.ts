@@ -84,7 +84,7 @@ export const criterionText: fc.Arbitrary<string> = fc.oneof(
   stringMatcherText([...USERS, 'u-']).map((m) => `user ${m}`),
   listMatcherText([...GROUPS, 'team-']).map((m) => `groups ${m}`),
   fc.tuple(claimName, listMatcherText(CLAIM_VALUES)).map(([n, m]) => `claim/${n} ${m}`),
-  fc.oneof(fc.constant('device approved'), pick(DEVICES).map((d) => `device is ${q(d.id)}`), pick(DEVICES).map((d) => `device type ${q(d.type)}`)),
+  fc.oneof(fc.constant('device approved'), fc.constant('device not_approved'), pick(DEVICES).map((d) => `device is ${q(d.id)}`), pick(DEVICES).map((d) => `device type ${q(d.type)}`)),
   stringMatcherText(['GET', 'POST', 'DELETE', 'OPTIONS', 'get']).map((m) => `http_method ${m}`),
   stringMatcherText(['/api', '/admin', '/public', '/', '/api/v1', 'a.b']).map((m) => `http_path ${m}`),
   fc.oneof(pick(CIDRS).map((c) => `source_ip is ${q(c)}`), fc.tuple(pick(['in', 'not_in']), someOf(CIDRS)).map(([op, cs]) => `source_ip ${op} ${list(cs)}`)),

@@ -133,7 +133,16 @@ function criterion(c: Criterion, request: PolicyRequest, identity: Identity | nu
       const d = identity.device;
       if (d === undefined) return 'false';
       const m = c.match;
-      return of(m.op === 'approved' ? d.approved : m.op === 'is' ? d.id === m.value : d.type === m.value);
+      switch (m.op) {
+        case 'approved':
+          return of(d.approved);
+        case 'not_approved':
+          return of(!d.approved);
+        case 'is':
+          return of(d.id === m.value);
+        case 'type':
+          return of(d.type === m.value);
+      }
     }
     case 'http_method':
       return of(stringMatch(c.match, [request.method]));

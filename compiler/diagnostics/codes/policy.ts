@@ -37,9 +37,9 @@ export const PolicyWrongValueType = diag<{ what: string; expected: string; got: 
 
 export const PolicyEmptyList = diag<{ what: string }>(
   'SVC4005', 'policy-empty-list', 'error',
-  'An empty `and`/`or`/`not`/`nor` list or an empty `in`/`not_in` list. Its meaning would be a silent "always" or "never", so it is an error.',
+  'An empty `in`/`not_in` value list. Its meaning would be a silent "never" or "always", so it is an error. (Empty operator lists and conditions match nothing, with warning SVC4025.)',
   (a) => `${a.what} is empty`,
-  'list at least one item, or use `accept`/`reject` to say "always"/"never" explicitly',
+  'list at least one value, or use `accept`/`reject` to say "always"/"never" explicitly',
 );
 
 export const PolicyStatementWithoutAction = diag(
@@ -58,8 +58,8 @@ export const PolicyUnknownStatementKey = diag<{ key: string; suggestion: string 
 
 export const PolicyBooleanFalse = diag<{ criterion: string }>(
   'SVC4008', 'policy-boolean-false', 'error',
-  'A boolean criterion (`accept`, `reject`, `authenticated_user`, `cors_preflight`, `invalid_client_certificate`) set to `false`. These criteria only take `true`; negation is written with `not`.',
-  (a) => `criterion \`${a.criterion}\` only takes \`true\``,
+  'A value-less criterion (`accept`, `reject`, `authenticated_user`, `cors_preflight`, `invalid_client_certificate`) set to a value that reads as "no" (`false`, `0`, `no`, `off`). The established proxy ignores the value and applies the criterion anyway, while the writer almost certainly meant the opposite: svc refuses to guess. Negation is written with `not`. (Other values are ignored with warning SVC4024.)',
+  (a) => `criterion \`${a.criterion}\` is set to "no": svc does not guess whether that means the criterion or its opposite`,
   (a) =>
     a.criterion === 'accept'
       ? 'remove the criterion, or use `reject: true` for "never"'
@@ -180,3 +180,18 @@ export const PolicyMixedOperators = diag<{ what: string; keys: readonly string[]
   (a) => `the condition of ${a.what} has ${a.keys.map((k) => `\`${k}\``).join(', ')} side by side: it holds when any one of them holds (or), not all`,
   'to require all of them, nest them in one `and: [...]`; to keep "any of", nothing to change',
 );
+
+export const PolicyBooleanValueIgnored = diag<{ criterion: string; written: string }>(
+  'SVC4024', 'policy-boolean-value-ignored', 'warning',
+  'A value-less criterion (`accept`, `reject`, `authenticated_user`, `cors_preflight`, `invalid_client_certificate`) written with a value other than `true` (`accept: 1`, as the established proxy\'s own examples do). The value is ignored: the criterion is in force. Values that read as "no" (`false`, `0`, `no`, `off`) stay an error (SVC4008), since there the operator meant the opposite.',
+  (a) => `criterion \`${a.criterion}\` ignores its value ${a.written}: it is in force, as if written \`${a.criterion}: true\``,
+  (a) => `write \`${a.criterion}: true\` to say so`,
+);
+
+export const PolicyMatchesNothing = diag<{ what: string; meaning: string }>(
+  'SVC4025', 'policy-matches-nothing', 'warning',
+  'An empty policy statement, an empty condition (`allow: {}`, `allow:` with nothing) or an empty operator list (`and: []`, `or: []`, `not: []`, `nor: []`). As in the established proxy, it matches no request: an empty `allow` allows nobody, an empty `deny` denies nobody, an empty statement adds no rule.',
+  (a) => `${a.what} is empty: ${a.meaning}`,
+  'write the criteria it should hold, or delete it; to say "never" on purpose, write `reject: true`',
+);
+

@@ -230,3 +230,10 @@ export const RouteFromWildcardHost = diag<{ from: string }>(
   (a) => `\`from\` ${q(a.from)} has a wildcard host: svc does not support wildcard hosts yet`,
   'list each host this route serves, one route per host (a YAML anchor can share the rest of the route)',
 );
+
+export const RouteAnyUserWithAllowList = diag<{ fields: string }>(
+  'SVC3532', 'route-any-user-with-allow-list', 'error',
+  'A route with `allow_any_authenticated_user: true` also sets `allowed_users`, `allowed_domains`, `allowed_groups` or `allowed_idp_claims`. Any signed-in user passes, so the allow-list would be meaningless; the established proxy refuses this contradiction too.',
+  (a) => `\`allow_any_authenticated_user\` lets every signed-in user in, so ${a.fields} would mean nothing`,
+  'remove the allow-lists to let every signed-in user in, or remove `allow_any_authenticated_user` to let only the listed ones in',
+);

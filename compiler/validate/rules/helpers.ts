@@ -48,6 +48,16 @@ export function isGiven(raw: Raw, field: string): boolean {
   return true;
 }
 
+/**
+ * Tells whether an allow field (`policy`, `allowed_users`, …) says who may pass: given as `isGiven`
+ * has it, and for the `allowed_idp_claims` map, with at least one claim.
+ */
+export function isAllowListGiven(raw: Raw, field: string): boolean {
+  if (field !== 'allowed_idp_claims') return isGiven(raw, field);
+  const v = raw[field];
+  return v !== null && typeof v === 'object' && Object.keys(v).length > 0;
+}
+
 /** The config path of a route field: `routes[2].from`. */
 export function fieldPath(route: RouteInput, field: string): string {
   return `${route.path}.${field}`;

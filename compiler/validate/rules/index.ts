@@ -11,6 +11,7 @@ import { missingRequiredSetting } from './missing-required-setting.ts';
 import { mutuallyExclusiveSettings } from './mutually-exclusive-settings.ts';
 import { noCertificates } from './no-certificates.ts';
 import { regexUnescapedDot } from './regex-unescaped-dot.ts';
+import { routeAnyUserWithAllowList } from './route-any-user-with-allow-list.ts';
 import { routeDeprecatedOption } from './route-deprecated-option.ts';
 import { routeDuplicateName } from './route-duplicate-name.ts';
 import { routeFromHasPath } from './route-from-has-path.ts';
@@ -88,6 +89,7 @@ export const RULES: readonly ValidationRule[] = [
   routeSetsHostHeader,
   routeTimeoutExceedsGlobal,
   routePublicWithPolicy,
+  routeAnyUserWithAllowList,
   routeDeprecatedOption,
   routeWithoutPolicy,
   routeRedirectEmpty,

@@ -1,6 +1,6 @@
 import { RoutePublicWithPolicy } from '../../diagnostics/codes/routes.ts';
 import type { ValidationRule } from '../rule.ts';
-import { fieldKeySpan, fieldList, fieldPath, isGiven, writtenOrder } from './helpers.ts';
+import { fieldKeySpan, fieldList, fieldPath, isAllowListGiven, writtenOrder } from './helpers.ts';
 
 const ALLOW_FIELDS = ['policy', 'allowed_users', 'allowed_domains', 'allowed_groups', 'allowed_idp_claims', 'allow_any_authenticated_user'] as const;
 
@@ -16,7 +16,7 @@ export const routePublicWithPolicy: ValidationRule = {
     for (const route of input.routes) {
       if (route.raw['allow_public_unauthenticated_access'] !== true) continue;
       const extra = writtenOrder(input, route, ALLOW_FIELDS).filter((f) =>
-        f === 'allow_any_authenticated_user' ? route.raw[f] === true : f === 'allowed_idp_claims' ? isClaimsGiven(route.raw[f]) : isGiven(route.raw, f),
+        f === 'allow_any_authenticated_user' ? route.raw[f] === true : isAllowListGiven(route.raw, f),
       );
       if (extra.length === 0) continue;
       const first = extra[0]!;
@@ -24,7 +24,3 @@ export const routePublicWithPolicy: ValidationRule = {
     }
   },
 };
-
-function isClaimsGiven(v: unknown): boolean {
-  return v !== null && typeof v === 'object' && Object.keys(v).length > 0;
-}

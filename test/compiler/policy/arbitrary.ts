@@ -57,6 +57,7 @@ export const criterion = (unit: 'binary' | 'grapheme' = 'binary'): fc.Arbitrary<
       .oneof(
         fc.record({ op: fc.constantFrom('is' as const, 'type' as const), value: valueString(unit) }),
         fc.constant({ op: 'approved' as const }),
+        fc.constant({ op: 'not_approved' as const }),
       )
       .map((match): Criterion => ({ op: 'criterion', name: 'device', match })),
     fc
@@ -148,7 +149,8 @@ function term(e: Expr): Record<string, unknown> {
       return { [e.name]: rest };
     }
     case 'device':
-      return { device: e.match.op === 'approved' ? { approved: true } : { [e.match.op]: e.match.value } };
+      if (e.match.op === 'approved' || e.match.op === 'not_approved') return { device: { approved: e.match.op === 'approved' } };
+      return { device: { [e.match.op]: e.match.value } };
     default:
       return { [e.name]: matcherDoc(e.match) };
   }

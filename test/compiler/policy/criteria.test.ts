@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Expr } from '../../../compiler/policy/ir.ts';
-import { doc, text } from './helpers.ts';
+import { doc, text, underlined } from './helpers.ts';
 
 const FP = 'ab'.repeat(32);
 const FP_COLONS = Array.from({ length: 32 }, () => 'AB').join(':');
@@ -52,6 +52,9 @@ const VALID: readonly Case[] = [
   { t: 'device is "dev-1"', y: '{device: dev-1}', want: leaf({ name: 'device', match: { op: 'is', value: 'dev-1' } }) },
   { t: 'device type "enclave_only"', y: '{device: {type: enclave_only}}', want: leaf({ name: 'device', match: { op: 'type', value: 'enclave_only' } }) },
   { t: 'device approved', y: '{device: {approved: true}}', want: leaf({ name: 'device', match: { op: 'approved' } }) },
+  // The established proxy's `approved: false`: a registered device that is not approved.
+  { t: 'device not_approved', y: '{device: {approved: false}}', want: leaf({ name: 'device', match: { op: 'not_approved' } }) },
+  { t: 'device not_approved', y: '{device: {not_approved: true}}', want: leaf({ name: 'device', match: { op: 'not_approved' } }) },
   {
     t: 'device approved and device type "any"',
     y: '{device: {approved: true, type: any}}',
@@ -126,14 +129,18 @@ const INVALID: readonly BadCase[] = [
   { t: 'email in "a"', y: '{email: {in: a}}', code: 'SVC4004' },
   { t: 'email is', y: '{email: {is: null}}', code: 'SVC4004' },
   { t: undefined, y: '{email: {is: 42}}', code: 'SVC4004' },
-  { t: undefined, y: '{accept: "yes"}', code: 'SVC4004' },
+  { t: undefined, y: '{accept: [1]}', code: 'SVC4004' },
   { t: 'device approved "x"', y: '{device: {approved: "x"}}', code: 'SVC4004' },
   { t: 'date "2025-01-01T00:00:00Z"', y: undefined, code: 'SVC4001' },
   { t: undefined, y: '{date: "2025-01-01T00:00:00Z"}', code: 'SVC4004' },
   { t: 'email in []', y: '{email: {in: []}}', code: 'SVC4005' },
   { t: undefined, y: '{accept: false}', code: 'SVC4008' },
   { t: undefined, y: '{authenticated_user: false}', code: 'SVC4008' },
-  { t: undefined, y: '{device: {approved: false}}', code: 'SVC4008' },
+  { t: undefined, y: '{accept: 0}', code: 'SVC4008' },
+  { t: undefined, y: '{reject: "no"}', code: 'SVC4008' },
+  { t: undefined, y: '{cors_preflight: Off}', code: 'SVC4008' },
+  { t: undefined, y: '{device: {not_approved: false}}', code: 'SVC4008' },
+  { t: 'device not_approved "x"', y: '{device: {approved: 1}}', code: 'SVC4004' },
   { t: 'source_ip in ["10.0.0.0/33"]', y: '{source_ip: {in: [10.0.0.0/33]}}', code: 'SVC4009' },
   { t: 'source_ip is "10.0.0.256"', y: '{source_ip: 10.0.0.256}', code: 'SVC4009' },
   { t: 'source_ip is "fe80::1%eth0"', y: '{source_ip: "fe80::1%eth0"}', code: 'SVC4009' },
@@ -195,9 +202,15 @@ describe('criteria: messages', () => {
     expect(d.help).toMatch(/reject/);
   });
 
-  it('accepts untyped "true" from env or properties for boolean criteria', () => {
-    // env-style: a YAML string "true" is typed; only untyped scalars coerce.
-    expect(doc('allow: {or: [{accept: "true"}]}').codes).toEqual(['SVC4004']);
+  it('accepts a value-less criterion written with any other scalar, as the established proxy does, with a warning at the value', () => {
+    for (const [name, written] of [['accept', '1'], ['reject', '1'], ['authenticated_user', '"yes"'], ['cors_preflight', 'null'], ['invalid_client_certificate', '2'], ['accept', '"true"']] as const) {
+      const d = doc(`allow: {or: [{${name}: ${written}}]}`);
+      expect(d.ir, `${name}: ${written}`).toEqual({ rules: [{ action: 'allow', when: leaf({ name }) }] });
+      expect(d.codes).toEqual(['SVC4024']);
+      expect(underlined(d.diags[0]!)).toBe(written);
+      expect(d.diags[0]!.severity).toBe('warning');
+    }
+    expect(doc('allow: {or: [{accept: true}]}').codes).toEqual([]);
   });
 
   it('reports every bad item of a list, each at its own span', () => {

@@ -97,9 +97,36 @@ describe('policy documents: diagnostics', () => {
     expect(d.help).toBe('criteria go inside an operator list: `or: [{email: ...}]`');
   });
 
-  it('empty operator lists and conditions', () => {
-    expect(one('allow: {or: []}')).toEqual([{ code: 'SVC4005', path: 'routes[0].policy.allow.or', at: '[]' }]);
-    expect(one('allow: {}')).toEqual([{ code: 'SVC4005', path: 'routes[0].policy.allow', at: '{}' }]);
+  it('empty operator lists, conditions and statements match nothing, with a warning saying so (the established proxy\'s reading)', () => {
+    const never = { op: 'criterion', name: 'reject' };
+    const warned = (y: string) => {
+      const res = doc(y);
+      expect(res.diags.every((d) => d.severity === 'warning'), y).toBe(true);
+      return { ir: res.ir, diags: res.diags.map((d) => ({ code: d.code, path: d.path, at: underlined(d), message: d.message })) };
+    };
+    expect(warned('allow: {or: []}')).toEqual({
+      ir: { rules: [{ action: 'allow', when: never }] },
+      diags: [{ code: 'SVC4025', path: 'routes[0].policy.allow.or', at: '[]', message: '`or` is empty: it matches no request, so this `allow` allows nobody' }],
+    });
+    for (const op of ['and', 'not', 'nor']) expect(warned(`deny: {${op}: []}`).ir).toEqual({ rules: [{ action: 'deny', when: never }] });
+    expect(warned('allow: {}')).toEqual({
+      ir: { rules: [{ action: 'allow', when: never }] },
+      diags: [{ code: 'SVC4025', path: 'routes[0].policy.allow', at: '{}', message: 'the condition of `allow` is empty: it matches no request, so this `allow` allows nobody' }],
+    });
+    expect(warned('- deny:\n- allow: {or: [{accept: true}]}')).toEqual({
+      ir: { rules: [{ action: 'deny', when: never }, { action: 'allow', when: { op: 'criterion', name: 'accept' } }] },
+      diags: [{ code: 'SVC4025', path: 'routes[0].policy[0].deny', at: '', message: 'the condition of `deny` is empty: it matches no request, so this `deny` denies nobody' }],
+    });
+    expect(warned('{}')).toEqual({ ir: { rules: [] }, diags: [{ code: 'SVC4025', path: 'routes[0].policy', at: '{}', message: 'the policy statement is empty: it adds no rule' }] });
+    // Beside another operator, an empty list only drops out of the "any of".
+    const mixed = warned('allow: {and: [], or: [{email: a}]}');
+    expect(mixed.ir).toEqual({ rules: [{ action: 'allow', when: { op: 'or', args: [never, { op: 'criterion', name: 'email', match: { op: 'is', value: 'a' } }] } }] });
+    expect(mixed.diags.map((d) => [d.code, d.message])).toEqual([
+      ['SVC4025', '`and` is empty: it matches no request'],
+      ['SVC4023', expect.stringContaining('any one of them')],
+    ]);
+    // A nested empty condition is still a malformed criterion, not an empty rule.
+    expect(one('allow: {or: [{}]}')).toEqual([{ code: 'SVC4017', path: 'routes[0].policy.allow.or[0]', at: '{}' }]);
   });
 
   it('wrong shapes', () => {
@@ -128,6 +155,6 @@ describe('policy documents: diagnostics', () => {
   });
 
   it('reports every problem in every statement', () => {
-    expect(doc('[{allow: {or: [{emial: a}]}}, {deny: {or: [{accept: false}]}}, {}]').codes).toEqual(['SVC4002', 'SVC4008', 'SVC4006']);
+    expect(doc('[{allow: {or: [{emial: a}]}}, {deny: {or: [{accept: false}]}}, {allw: 1}]').codes).toEqual(['SVC4002', 'SVC4008', 'SVC4007', 'SVC4006']);
   });
 });

@@ -162,6 +162,19 @@ describe('route rules', () => {
     ]);
   });
 
+  it('rejects allow-lists beside allow_any_authenticated_user, once, at the first list written', () => {
+    const any = (extra: Record<string, unknown>) => report({}, [{ from: 'https://a.example.com', to: 'http://10.0.0.1', allow_any_authenticated_user: true, ...extra }]).filter((d) => !d.startsWith('route-deprecated-option'));
+    expect(any({})).toEqual([]);
+    expect(any({ policy: POLICY })).toEqual([]); // deny rules beside it still mean something
+    expect(any({ allowed_idp_claims: {} })).toEqual([]);
+    expect(any({ allowed_users: [] })).toEqual([]);
+    expect(any({ allowed_groups: ['admins'], allowed_users: ['a@example.com'] })).toEqual(['route-any-user-with-allow-list routes[0].allowed_groups']);
+    expect(any({ allowed_idp_claims: { dept: ['eng'] } })).toEqual(['route-any-user-with-allow-list routes[0].allowed_idp_claims']);
+    expect(any({ allow_any_authenticated_user: false, allowed_domains: ['example.com'] })).toEqual([]);
+    // A public route is reported once, by route-public-with-policy.
+    expect(any({ allow_public_unauthenticated_access: true, allowed_domains: ['example.com'] })).toEqual(['route-public-with-policy routes[0].allow_any_authenticated_user']);
+  });
+
   it('checks weights', () => {
     const to = (...urls: string[]) => report({}, route({ to: urls, outlier_detection: { consecutive_5xx: 5, max_ejection_percent: 50 } }));
     expect(to('http://a,1', 'http://b,3')).toEqual([]);
