@@ -19,6 +19,7 @@ import { coerce, type Coerced } from './schema/coerce.ts';
 import { configSchema } from './schema/config-schema.ts';
 import { dropRemovedKeys } from './schema/removed.ts';
 import { envKeySpecs } from './settings/env-keys.ts';
+import { COMMA_LIST_SETTINGS } from './settings/table.ts';
 import { formatLocation, sourceFile, span, type SourceFile } from './source/source-file.ts';
 import type { MapNode } from './source/tree.ts';
 import { envLayer } from './sources/env.ts';
@@ -111,7 +112,7 @@ export const STAGES: readonly Stage[] = [
     does: 'drop removed keys, coerce untyped text, check the JSON schema (ajv)',
     run: (w, r) => {
       reportReservedKeys(w.merged!, r);
-      w.coerced = coerce(dropRemovedKeys(w.merged!, r), SCHEMA);
+      w.coerced = coerce(dropRemovedKeys(w.merged!, r), SCHEMA, COMMA_LIST_SETTINGS);
       w.bad = schemaCheck(w.coerced, r);
       return 'continue';
     },

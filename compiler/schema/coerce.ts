@@ -43,9 +43,11 @@ function types(schema: Schema | undefined, root: Schema): string[] {
 /**
  * Converts the merged tree to plain data. Untyped scalars (env, `.properties`) are coerced to the
  * type the schema expects where that type cannot be a string: `"true"` to a boolean, `"42"` to a
- * number. Anything else is left as is, for the schema check to report.
+ * number. Anything else is left as is, for the schema check to report. A string at one of
+ * `commaLists` (config paths), typed or not, is read as a comma-separated list, unless it is
+ * untyped JSON text (`[...]`, `{...}`), which is parsed as for any list or map.
  */
-export function coerce(root: Node, schema: Schema): Coerced {
+export function coerce(root: Node, schema: Schema, commaLists: ReadonlySet<string> = new Set()): Coerced {
   const index = new Map<string, Located>();
   const walk = (node: Node, s: Schema | undefined, path: string, keySpan: Span | undefined): unknown => {
     const sch = resolve(s, schema);
@@ -67,6 +69,7 @@ export function coerce(root: Node, schema: Schema): Coerced {
       }
       case 'scalar': {
         const v = node.value;
+        if (typeof v === 'string' && commaLists.has(path)) return commaListValue(v, node.untyped);
         if (!node.untyped || typeof v !== 'string') return v;
         const t = types(sch, schema);
         if (t.includes('string') || t.length === 0) return v;
@@ -80,11 +83,29 @@ export function coerce(root: Node, schema: Schema): Coerced {
             return v;
           }
         }
-        if (t.includes('array')) return trimmed === '' ? [] : trimmed.split(',').map((x) => x.trim()).filter((x) => x !== '');
+        if (t.includes('array')) return commaItems(trimmed);
         return v;
       }
     }
   };
   const data = walk(root, schema, '', undefined);
   return { data: (data && typeof data === 'object' && !Array.isArray(data) ? data : {}) as Record<string, unknown>, index };
+}
+
+/** The value of a comma-list setting written as a string: untyped JSON text parsed, else its items. */
+function commaListValue(v: string, untyped: boolean): unknown {
+  const trimmed = v.trim();
+  if (untyped && /^[[{]/.test(trimmed)) {
+    try {
+      return JSON.parse(trimmed) as unknown;
+    } catch {
+      return v;
+    }
+  }
+  return commaItems(trimmed);
+}
+
+/** `a, b,,c` → `['a', 'b', 'c']`: comma-separated items, trimmed, empty items dropped. */
+function commaItems(text: string): string[] {
+  return text.split(',').map((x) => x.trim()).filter((x) => x !== '');
 }

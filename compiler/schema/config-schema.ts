@@ -53,7 +53,8 @@ function settingSchema(s: SettingSpec): Schema {
         case 'set_response_headers':
           return { ...base, type: 'object', additionalProperties: either(str, bool) };
         case 'jwt_claims_headers':
-          return { ...base, ...either(strList, strMap) };
+          // The string is the comma form (`email,groups`); coerce.ts turns it into the list.
+          return { ...base, ...either(strList, strMap, str) };
       }
       throw new Error(`no schema for special setting ${s.key}`);
     default:

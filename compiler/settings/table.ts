@@ -96,7 +96,7 @@ export const SETTINGS: readonly SettingSpec[] = [
   { key: 'certificate_authority_file', kind: 'path', plan: 'tls.certificateAuthority', meaning: 'CA file for upstreams with custom certificates' },
   { key: 'default_upstream_timeout', kind: 'duration', default: '30s', plan: 'server.defaultUpstreamTimeoutMs', meaning: 'timeout of routes without `timeout`' },
   { key: 'set_response_headers', kind: 'special', plan: 'headers.response', meaning: 'response headers of every route' },
-  { key: 'jwt_claims_headers', kind: 'special', plan: 'identity.claimHeaders', meaning: 'claims copied into upstream request headers' },
+  { key: 'jwt_claims_headers', kind: 'special', plan: 'identity.claimHeaders', meaning: 'claims copied into upstream request headers: a list, a map header → claim, or the comma form `email,groups,X-Team:team`' },
   { key: 'override_certificate_name', kind: 'string', plan: 'tls.overrideCertificateName', meaning: 'name checked for internal service certificates' },
   { key: 'programmatic_redirect_domain_whitelist', kind: 'list', default: ['localhost'], plan: 'authenticate.programmaticRedirectDomains', meaning: 'allowed programmatic-login redirect domains' },
   { key: 'skip_xff_append', kind: 'bool', default: false, plan: 'server.skipXffAppend', meaning: 'do not append to x-forwarded-for' },
@@ -124,6 +124,13 @@ export const SETTINGS: readonly SettingSpec[] = [
 ];
 
 /** Settings by key. */
+/**
+ * Settings whose string value, in any source (a YAML, JSON or TOML string as well as environment
+ * text), is a comma-separated list: `jwt_claims_headers: email,groups,user`, as the established
+ * proxy's own examples write it. Items are trimmed; empty items are dropped.
+ */
+export const COMMA_LIST_SETTINGS: ReadonlySet<string> = new Set(['jwt_claims_headers']);
+
 export const SETTINGS_BY_KEY: ReadonlyMap<string, SettingSpec> = new Map(SETTINGS.map((s) => [s.key, s]));
 
 /** Keys removed in the spec's release notes, with what to use instead. */
