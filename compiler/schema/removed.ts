@@ -1,7 +1,14 @@
 import * as D from '../diagnostics/codes/schema.ts';
 import type { Reporter } from '../diagnostics/diagnostic.ts';
-import { REMOVED_KEYS, REMOVED_ROUTE_FIELDS } from '../settings/table.ts';
+import { REMOVED_KEYS, REMOVED_ROUTE_FIELDS, SETTINGS_BY_KEY } from '../settings/table.ts';
+import type { Span } from '../source/source-file.ts';
 import { listNode, mapNode, type MapNode, type Node } from '../source/tree.ts';
+
+/** The environment variable a key was read from (`HEADERS`), or undefined for a file's key. */
+function envVariableOf(keySpan: Span | undefined): string | undefined {
+  const name = keySpan?.source.name;
+  return name?.startsWith('env:') ? name.slice('env:'.length) : undefined;
+}
 
 /** The replacement named for a removed key; undefined for any other key, `constructor` and `toString` included. */
 function removedReplacement(table: Readonly<Record<string, string>>, key: string): string | undefined {
@@ -34,7 +41,9 @@ export function dropRemovedKeys(root: MapNode, r: Reporter): MapNode {
   for (const e of root.entries) {
     const replacement = removedReplacement(REMOVED_KEYS, e.key);
     if (replacement !== undefined) {
-      r.report(D.RemovedKey, e.keySpan, { key: e.key, replacement }, e.key);
+      const variable = envVariableOf(e.keySpan);
+      if (variable === undefined) r.report(D.RemovedKey, e.keySpan, { key: e.key, replacement }, e.key);
+      else r.report(D.RemovedKey, e.keySpan, { key: variable, replacement: replacement.replace(/`([a-z0-9_]+)`/g, (m, k: string) => (SETTINGS_BY_KEY.has(k) ? `\`${k.toUpperCase()}\`` : m)) }, e.key);
       continue;
     }
     if (e.key === 'policy') r.report(D.DeprecatedKey, e.keySpan, { key: 'policy', replacement: 'move these routes under `routes`' }, 'policy');
