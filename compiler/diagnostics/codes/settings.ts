@@ -105,11 +105,14 @@ export const NoCertificates = diag(
   'for local testing behind a TLS-terminating ingress, set `insecure_server: true`',
 );
 
-export const MissingRequiredSetting = diag<{ key: string; why: string }>(
+export const MissingRequiredSetting = diag<{ key: string; why: string; produce?: string }>(
   'SVC3016', 'missing-required-setting', 'error',
-  'A setting the selected services need is not set.',
+  'A setting the selected services need is not set. Where the established proxy generates or defaults the value (`shared_secret`, `cookie_secret`, `signout_redirect_url`), the help gives one command that produces a good one.',
   (a) => `\`${a.key}\` is required ${a.why}`,
-  (a) => `set \`${a.key}\` in the config file or with the environment variable \`${a.key.toUpperCase()}\``,
+  (a) =>
+    a.produce === undefined
+      ? `set \`${a.key}\` in the config file or with the environment variable \`${a.key.toUpperCase()}\``
+      : `set \`${a.key}\` in the config file or with the environment variable \`${a.key.toUpperCase()}\`, for example: ${a.produce}`,
 );
 
 export const InvalidHeaderName = diag<{ key: string; name: string }>(

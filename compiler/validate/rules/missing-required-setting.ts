@@ -13,17 +13,32 @@ interface Requirement {
   readonly anyOf: readonly string[];
   /** Which `services` values need it. */
   readonly services: readonly Services[];
+  /** One shell command that produces a good value, where the established proxy generated or defaulted one. */
+  readonly produce?: string;
 }
+
+/** A fresh random 32-byte secret, base64: what `shared_secret` and `cookie_secret` take. */
+const RANDOM_SECRET = (variable: string, note: string) => `\`export ${variable}="$(head -c32 /dev/urandom | base64)"\` (${note})`;
 
 /** Requirements by mode, from the "required" column of spec 2.3 to 2.6. */
 const REQUIREMENTS: readonly Requirement[] = [
-  { key: 'shared_secret', anyOf: ['shared_secret', 'shared_secret_file'], services: ['all', 'authenticate', 'authorize', 'databroker', 'proxy'] },
-  { key: 'cookie_secret', anyOf: ['cookie_secret', 'cookie_secret_file'], services: ['all', 'proxy'] },
+  {
+    key: 'shared_secret',
+    anyOf: ['shared_secret', 'shared_secret_file'],
+    services: ['all', 'authenticate', 'authorize', 'databroker', 'proxy'],
+    produce: RANDOM_SECRET('SHARED_SECRET', 'the same value for every instance and service'),
+  },
+  { key: 'cookie_secret', anyOf: ['cookie_secret', 'cookie_secret_file'], services: ['all', 'proxy'], produce: RANDOM_SECRET('COOKIE_SECRET', 'the same value for every instance') },
   { key: 'authenticate_service_url', anyOf: ['authenticate_service_url'], services: ['all', 'authenticate', 'proxy'] },
   { key: 'idp_provider', anyOf: ['idp_provider'], services: ['all', 'authenticate'] },
   { key: 'idp_client_id', anyOf: ['idp_client_id'], services: ['all', 'authenticate'] },
   { key: 'idp_client_secret', anyOf: ['idp_client_secret', 'idp_client_secret_file'], services: ['all', 'authenticate'] },
-  { key: 'signout_redirect_url', anyOf: ['signout_redirect_url'], services: ['all', 'proxy'] },
+  {
+    key: 'signout_redirect_url',
+    anyOf: ['signout_redirect_url'],
+    services: ['all', 'proxy'],
+    produce: '`export SIGNOUT_REDIRECT_URL=https://www.example.com/` (the page users see after signing out: your home page)',
+  },
   // All-in-one mode reaches these on loopback; split services must be told where they are.
   { key: 'authorize_service_url', anyOf: ['authorize_service_url', 'authorize_service_urls'], services: ['proxy'] },
   { key: 'databroker_service_url', anyOf: ['databroker_service_url', 'databroker_service_urls'], services: ['authenticate', 'authorize', 'proxy'] },
@@ -47,7 +62,8 @@ export const missingRequiredSetting: ValidationRule = {
     for (const req of REQUIREMENTS) {
       if (!req.services.includes(services) || req.anyOf.some((k) => isGiven(input.config, k))) continue;
       const reason = req.key === 'shared_secret' ? 'by every service' : why;
-      r.report(MissingRequiredSetting, req.key === 'shared_secret' ? undefined : servicesAt, { key: req.key, why: reason }, req.key);
+      const args = req.produce === undefined ? { key: req.key, why: reason } : { key: req.key, why: reason, produce: req.produce };
+      r.report(MissingRequiredSetting, req.key === 'shared_secret' ? undefined : servicesAt, args, req.key);
     }
     const runsAuthenticate = services === 'all' || services === 'authenticate';
     if (runsAuthenticate && input.config['idp_provider'] === 'oidc' && !isGiven(input.config, 'idp_provider_url')) {

@@ -248,6 +248,23 @@ describe('settings rules', () => {
     expect(report({ services: 'databroker', cookie_secret: undefined, authenticate_service_url: undefined, signout_redirect_url: undefined })).toEqual([]);
   });
 
+  it('give one command that produces a good value where the established proxy generated one, and that command works', () => {
+    const help = (settings: Record<string, unknown>, key: string) =>
+      compileText(stringify({ ...BASE_SETTINGS, ...settings, routes: [{ from: 'https://a.example.com', to: 'http://10.0.0.1', allow_any_authenticated_user: true }] })).diagnostics.find(
+        (d) => d.name === 'missing-required-setting' && d.path === key,
+      )?.help;
+    const command = (h: string | undefined) => /`export (\w+)=(.*?)` \(/.exec(h ?? '');
+    for (const key of ['shared_secret', 'cookie_secret', 'signout_redirect_url']) {
+      const m = command(help({ [key]: undefined }, key));
+      expect(m?.[1], key).toBe(key.toUpperCase());
+      // The command, run by a shell, gives a value the compiler takes.
+      const value = execFileSync('sh', ['-c', `printf %s ${m![2]}`], { encoding: 'utf8' });
+      const r = compileText(stringify({ ...BASE_SETTINGS, [key]: undefined, routes: [{ from: 'https://a.example.com', to: 'http://10.0.0.1', allow_any_authenticated_user: true }] }), 'config.yaml', { [key.toUpperCase()]: value });
+      expect(r.diagnostics.filter((d) => d.severity === 'error').map((d) => d.code), key).toEqual([]);
+    }
+    expect(help({ idp_client_id: undefined }, 'idp_client_id')).not.toMatch(/export/);
+  });
+
   it('do not report a required key that is present but failed its schema check', () => {
     expect(report({ idp_client_id: 42 })).toEqual([]);
   });
