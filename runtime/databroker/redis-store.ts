@@ -205,7 +205,10 @@ export class RedisStore implements SessionStore, SessionDirectory {
           for (const k of keys) pipeline.getBuffer(k);
           const values = (await unavailableOnError(this.#secrets, 'sessionIds', () => pipeline.exec())) ?? [];
           for (let i = 0; i < keys.length; i++) {
-            const value = values[i]?.[1] as Buffer | null | undefined;
+            const [error, answer] = values[i] ?? [null, undefined];
+            // A key of a slot being migrated (cluster resharding) is listed by the node importing
+            // it, which redirects a plain GET: read it through the client, which follows MOVED/ASK.
+            const value = error !== null && isRedirection(error) ? await unavailableOnError(this.#secrets, 'sessionIds', () => this.#client.getBuffer(keys[i]!)) : (answer as Buffer | null | undefined);
             if (!value || isRevoked(value)) continue;
             const plain = this.#seal.open(keys[i]!, value);
             if (plain === undefined) continue;
@@ -320,6 +323,11 @@ function connect(clients: ReturnType<typeof meteredClients>, target: RedisTarget
   }
   const Connector = target.options.sentinels !== undefined ? GuardedSentinelConnector : GuardedStandaloneConnector;
   return new clients.Redis({ ...forSub(target.options), Connector });
+}
+
+/** A cluster's MOVED or ASK answer. */
+function isRedirection(error: Error): boolean {
+  return /^(MOVED|ASK) /.test(error.message);
 }
 
 function isRevoked(value: Buffer): boolean {
