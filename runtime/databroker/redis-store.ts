@@ -26,6 +26,7 @@ import { GuardedSentinelConnector, GuardedStandaloneConnector } from './redis-co
 import { KeyLayout } from './redis-keys.ts';
 import { redisTarget, secretsOf, type RedisTarget, type StorageSettings } from './redis-options.ts';
 import { ValueSeal } from './redis-seal.ts';
+import { ConnectionWaits, meteredClients } from './redis-waits.ts';
 import { recordFromJson, recordJson } from './record-check.ts';
 import { SessionStoreError, type SessionDirectory, type SessionRecord, type SessionStore, type StorageOperation, type StoreObserver, type StorePoolFigures } from './session-store.ts';
 
@@ -86,6 +87,7 @@ export class RedisStore implements SessionStore, SessionDirectory {
   readonly #observer: StoreObserver | undefined;
   readonly #log: ((entry: Record<string, unknown>) => void) | undefined;
   readonly #secrets: string[];
+  readonly #waits = new ConnectionWaits();
   /** Tags this instance's change messages, so it does not hear its own changes twice. */
   readonly #origin = randomBytes(9).toString('base64url');
   readonly #listeners = new Set<(id: string) => void>();
@@ -105,7 +107,8 @@ export class RedisStore implements SessionStore, SessionDirectory {
     this.#seal = new ValueSeal(deriveKey(options.secret, 'session store seal'));
     this.#observer = options.observer;
     this.#log = options.log;
-    this.#client = connect(target) as Client & Scripts;
+    const clients = meteredClients(this.#waits);
+    this.#client = connect(clients, target) as Client & Scripts;
     this.#client.defineCommand('svcPut', { numberOfKeys: 1, lua: PUT });
     this.#client.defineCommand('svcDelete', { numberOfKeys: 1, lua: DELETE });
     this.#client.defineCommand('svcAcquire', { numberOfKeys: 1, lua: ACQUIRE });
@@ -115,7 +118,7 @@ export class RedisStore implements SessionStore, SessionDirectory {
     this.#client.on('close', () => this.#reachable(false));
     // A subscriber keeps an offline queue: SUBSCRIBE waits for the connection, and ioredis
     // subscribes again after every reconnection.
-    this.#sub = connect(target, { subscriber: true });
+    this.#sub = connect(clients, target, { subscriber: true });
     this.#sub.on('error', () => undefined);
     this.#sub.on('close', () => {
       if (this.#subscribed) this.#subLost = true;
@@ -202,7 +205,10 @@ export class RedisStore implements SessionStore, SessionDirectory {
           for (const k of keys) pipeline.getBuffer(k);
           const values = (await unavailableOnError(this.#secrets, 'sessionIds', () => pipeline.exec())) ?? [];
           for (let i = 0; i < keys.length; i++) {
-            const value = values[i]?.[1] as Buffer | null | undefined;
+            const [error, answer] = values[i] ?? [null, undefined];
+            // A key of a slot being migrated (cluster resharding) is listed by the node importing
+            // it, which redirects a plain GET: read it through the client, which follows MOVED/ASK.
+            const value = error !== null && isRedirection(error) ? await unavailableOnError(this.#secrets, 'sessionIds', () => this.#client.getBuffer(keys[i]!)) : (answer as Buffer | null | undefined);
             if (!value || isRevoked(value)) continue;
             const plain = this.#seal.open(keys[i]!, value);
             if (plain === undefined) continue;
@@ -236,11 +242,11 @@ export class RedisStore implements SessionStore, SessionDirectory {
     return () => this.#flushListeners.delete(listener);
   }
 
-  /** Connection figures (spec §6 `redis_*`). Commands never wait for a connection: without an offline queue they fail at once while Redis is away, so the wait figures stay 0. */
+  /** Connection figures (spec §6 `redis_*`); the wait figures are redis-waits.ts's, for both connections. */
   poolFigures(): StorePoolFigures {
     const clients: Redis[] = [...(this.#client instanceof Cluster ? this.#client.nodes() : [this.#client]), ...(this.#sub instanceof Cluster ? this.#sub.nodes() : [this.#sub])];
     const conns = clients.filter((c) => c.status === 'ready').length;
-    return { conns, idleConns: Math.max(0, conns - (this.#inFlight > 0 ? 1 : 0)), waitCount: 0, waitDurationMs: 0, up: this.#up === true };
+    return { conns, idleConns: Math.max(0, conns - (this.#inFlight > 0 ? 1 : 0)), waitCount: this.#waits.count, waitDurationMs: this.#waits.durationMs, up: this.#up === true };
   }
 
   async close(): Promise<void> {
@@ -303,7 +309,7 @@ export class RedisStore implements SessionStore, SessionDirectory {
   }
 }
 
-function connect(target: RedisTarget, extra: { subscriber?: boolean } = {}): Client {
+function connect(clients: ReturnType<typeof meteredClients>, target: RedisTarget, extra: { subscriber?: boolean } = {}): Client {
   const sub = extra.subscriber === true;
   // The subscriber queues its SUBSCRIBE until connected (and re-subscribes after reconnects).
   const forSub = (o: RedisOptions): RedisOptions => {
@@ -313,10 +319,15 @@ function connect(target: RedisTarget, extra: { subscriber?: boolean } = {}): Cli
   };
   if (target.kind === 'cluster') {
     const nodeOptions = { ...forSub(target.options.redisOptions ?? {}), Connector: GuardedStandaloneConnector };
-    return new Cluster(target.nodes, { ...target.options, ...(sub ? { enableOfflineQueue: true } : {}), redisOptions: nodeOptions });
+    return new clients.Cluster(target.nodes, { ...target.options, ...(sub ? { enableOfflineQueue: true } : {}), redisOptions: nodeOptions });
   }
   const Connector = target.options.sentinels !== undefined ? GuardedSentinelConnector : GuardedStandaloneConnector;
-  return new Redis({ ...forSub(target.options), Connector });
+  return new clients.Redis({ ...forSub(target.options), Connector });
+}
+
+/** A cluster's MOVED or ASK answer. */
+function isRedirection(error: Error): boolean {
+  return /^(MOVED|ASK) /.test(error.message);
 }
 
 function isRevoked(value: Buffer): boolean {

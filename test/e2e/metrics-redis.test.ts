@@ -1,6 +1,6 @@
 /**
  * Metrics of the Redis session store (spec §6 `redis_*`, `storage_operation_duration_ms`) against a
- * real redis-server: the pool figures and `svc_redis_up` follow an outage and the recovery, storage
+ * real redis-server: the pool figures, the wait counter and `svc_redis_up` follow an outage and the recovery, storage
  * operations are timed with `backend="redis"`, and readiness (`/readyz`) fails while Redis is down.
  * The alert rule "Redis unreachable" (docs/observability/alerts.yml) reads `svc_redis_up`.
  */
@@ -63,12 +63,17 @@ describeWithCommands(['redis-server'], 'metrics of the Redis session store', () 
     expect(sample(text, 'svc_redis_conns')).toBeGreaterThanOrEqual(1);
     expect(sample(text, 'svc_storage_operation_duration_ms_count', { backend: 'redis', operation: 'get', result: 'ok' })).toBeGreaterThanOrEqual(1);
     expect(text).not.toContain(PASSWORD);
+    const waitsBefore = sample(text, 'svc_redis_wait_count_total') ?? Number.NaN;
+    expect(waitsBefore).toBeGreaterThanOrEqual(0);
 
     await redis.kill();
     await until(async () => sample(await exposition(), 'svc_redis_up') === 0);
     expect((await scrape(metricsPort, { path: '/readyz' })).status).toBe(503);
     text = await exposition();
     expect(sample(text, 'svc_storage_operation_duration_ms_count', { backend: 'redis', operation: 'get', result: 'error' })).toBeGreaterThanOrEqual(1);
+    // The readiness check's command found no connection: a wait.
+    expect(sample(text, 'svc_redis_wait_count_total')).toBeGreaterThan(waitsBefore);
+    expect(sample(text, 'svc_redis_wait_duration_ms_total')).toBeGreaterThanOrEqual(0);
 
     await redis.restart();
     await until(async () => sample(await exposition(), 'svc_redis_up') === 1);

@@ -149,6 +149,51 @@ describeWithCommands(['redis-server', 'redis-cli'], 'RedisStore (standalone, pas
     }
     await s.put({ ...r, id: 'x', groups: [1] as unknown as string[] }).catch(() => undefined);
     const f = s.poolFigures();
-    expect(f).toMatchObject({ up: true, conns: 2, idleConns: 2, waitCount: 0, waitDurationMs: 0 });
+    // One wait: the subscription, issued before the pub/sub connection was up.
+    expect(f).toMatchObject({ up: true, conns: 2, idleConns: 2, waitCount: 1 });
   });
+
+  it('counts the commands that waited for a connection (before the first connect, during an outage), and no command on a ready connection', async () => {
+    const down = await startRedis({ password: PASSWORD });
+    await down.kill();
+    const s = new RedisStore({ storage: storage(`redis://:${encodeURIComponent(PASSWORD)}@127.0.0.1:${down.port}`), secret: STORE_SECRET });
+    stores.push(s);
+    try {
+      // Before the first connect: the subscription waits (queued until Redis comes), and a command
+      // fails at once (no offline queue) but is counted.
+      expect(s.poolFigures().waitCount).toBe(1);
+      await expect(s.get('x')).rejects.toMatchObject({ code: 'SVC_ERR_SESSION_STORE_UNAVAILABLE' });
+      expect(s.poolFigures().waitCount).toBe(2);
+      await down.restart();
+      await s.ready(15_000);
+      const connected = s.poolFigures();
+      expect(connected.waitCount).toBe(2);
+      // The subscription waited until Redis came (at least the restart), then nothing waits.
+      expect(connected.waitDurationMs).toBeGreaterThan(0);
+
+      // On a ready connection nothing waits.
+      const r = sessionRecord(Date.now());
+      await s.put(r);
+      expect(await s.get(r.id)).toEqual(r);
+      await s.delete(r.id);
+      await s.consumeOnce('once', Date.now() + 60_000);
+      for await (const _ of s.sessionIds()) void _;
+      expect(s.poolFigures()).toMatchObject({ waitCount: connected.waitCount, waitDurationMs: connected.waitDurationMs });
+
+      // An outage: every command issued meanwhile is counted.
+      await down.kill();
+      await eventually(() => !s.poolFigures().up);
+      const during = s.poolFigures().waitCount;
+      for (let i = 0; i < 3; i++) await expect(s.get(r.id)).rejects.toMatchObject({ code: 'SVC_ERR_SESSION_STORE_UNAVAILABLE' });
+      expect(s.poolFigures().waitCount).toBe(during + 3);
+      await down.restart();
+      await eventually(() => s.poolFigures().up, 15_000);
+      const healed = s.poolFigures();
+      expect(healed.waitDurationMs).toBeGreaterThanOrEqual(connected.waitDurationMs);
+      expect(await s.get(r.id)).toBeUndefined();
+      expect(s.poolFigures().waitCount).toBe(healed.waitCount);
+    } finally {
+      await down.stop();
+    }
+  }, 60_000);
 });

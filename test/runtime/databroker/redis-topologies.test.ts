@@ -1,9 +1,13 @@
 /**
  * Every URL shape really connects (spec 2.6): `rediss://` with a CA and a client certificate,
  * `redis+sentinel://` with a failover in the middle of the test, `redis+cluster://` across three
- * nodes (keys spread over every node: MOVED followed), each against real servers on loopback.
+ * nodes (keys spread over every node: MOVED followed; a slot migrated under a live session: ASK
+ * followed), each against real servers on loopback. Commands issued before the client is ready
+ * count as waits (spec §6 `redis_wait_count_total`) on every topology.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deriveKey } from '../../../runtime/authn/keys.ts';
+import { KeyLayout } from '../../../runtime/databroker/redis-keys.ts';
 import { RedisStore } from '../../../runtime/databroker/redis-store.ts';
 import { makeCa, issue } from '../../runtime/listen/pki.ts';
 import { fingerprint } from '../../../compiler/ir/material.ts';
@@ -69,6 +73,9 @@ describeWithCommands(['redis-server', 'redis-sentinel', 'redis-cli'], 'RedisStor
   it('follows a failover: sessions written before it are read after it, and writes work again', async () => {
     const s = new RedisStore({ storage: storage(`redis+sentinel://127.0.0.1:${set.sentinelPort}/${set.masterName}/3`), secret: STORE_SECRET });
     try {
+      // Before the master is found: the subscription and a command wait (the command fails at once).
+      await expect(s.get('x')).rejects.toMatchObject({ code: 'SVC_ERR_SESSION_STORE_UNAVAILABLE' });
+      expect(s.poolFigures().waitCount).toBe(2);
       await s.ready(15_000);
       const before = sessionRecord(Date.now());
       await s.put(before);
@@ -120,6 +127,70 @@ describeWithCommands(['redis-server', 'redis-cli'], 'RedisStore on a cluster (re
     } finally {
       await a.close();
       await b.close();
+    }
+  }, 60_000);
+
+  it('follows a slot migration: ASK while the slot moves (read, write, delete), MOVED once it has moved; redirections are not waits', async () => {
+    const s = new RedisStore({ storage: storage(`redis+cluster://127.0.0.1:${cluster.ports[0]}/`), secret: STORE_SECRET });
+    const layout = new KeyLayout(deriveKey(STORE_SECRET, 'session store names'));
+    const ids = cluster.ports.map((p) => cli(p, ['CLUSTER', 'MYID']).trim());
+    const finishes: (() => void)[] = [];
+    /** Starts moving the slot of `key` from its node to the next one and moves the key: its old node now answers ASK. */
+    const startMigration = (key: string) => {
+      const slot = cli(cluster.ports[0]!, ['CLUSTER', 'KEYSLOT', key]).trim();
+      const from = cluster.ports.findIndex((p) => cli(p, ['CLUSTER', 'COUNTKEYSINSLOT', slot]).trim() !== '0');
+      expect(from).toBeGreaterThanOrEqual(0);
+      const to = (from + 1) % cluster.ports.length;
+      const [src, dst] = [cluster.ports[from]!, cluster.ports[to]!];
+      expect(cli(dst, ['CLUSTER', 'SETSLOT', slot, 'IMPORTING', ids[from]!]).trim()).toBe('OK');
+      expect(cli(src, ['CLUSTER', 'SETSLOT', slot, 'MIGRATING', ids[to]!]).trim()).toBe('OK');
+      expect(cli(src, ['MIGRATE', '127.0.0.1', String(dst), key, '0', '5000']).trim()).toBe('OK');
+      expect(cli(src, ['GET', key])).toMatch(/ASK/);
+      finishes.push(() => {
+        // The destination first, as redis-cli --cluster reshard does.
+        for (const p of [dst, ...cluster.ports.filter((x) => x !== dst)]) expect(cli(p, ['CLUSTER', 'SETSLOT', slot, 'NODE', ids[to]!]).trim()).toBe('OK');
+        expect(cli(src, ['GET', key])).toMatch(/MOVED/);
+      });
+    };
+    try {
+      // Before the cluster is ready: the subscription and a command wait.
+      await expect(s.get('x')).rejects.toMatchObject({ code: 'SVC_ERR_SESSION_STORE_UNAVAILABLE' });
+      expect(s.poolFigures().waitCount).toBe(2);
+      await s.ready(15_000);
+      const waits = s.poolFigures().waitCount;
+
+      const kept = sessionRecord(Date.now());
+      const ended = sessionRecord(Date.now());
+      await s.put(kept);
+      await s.put(ended);
+      startMigration(layout.session(kept.id));
+      startMigration(layout.session(ended.id));
+
+      // ASK: every operation reaches the key on its new node (GET and the Lua scripts alike).
+      expect(await s.get(kept.id)).toEqual(kept);
+      expect(await s.isRevoked(kept.id)).toBe(false);
+      const refreshed = { ...kept, groups: ['admins'], idToken: 'refreshed.id.token' };
+      await s.put(refreshed);
+      expect(await s.get(kept.id)).toEqual(refreshed);
+      await s.delete(ended.id);
+      expect(await s.get(ended.id)).toBeUndefined();
+      expect(await s.isRevoked(ended.id)).toBe(true);
+      await expect(s.put(ended)).rejects.toMatchObject({ code: 'SVC_ERR_SESSION_REVOKED' });
+      const listed: string[] = [];
+      for await (const id of s.sessionIds()) listed.push(id);
+      expect(listed).toContain(kept.id);
+      expect(listed).not.toContain(ended.id);
+
+      // MOVED: the migration is finished; the client's slot map is stale until the redirection.
+      for (const finish of finishes) finish();
+      expect(await s.get(kept.id)).toEqual(refreshed);
+      expect(await s.isRevoked(ended.id)).toBe(true);
+      const again = { ...refreshed, idToken: 'after.the.move' };
+      await s.put(again);
+      expect(await s.get(kept.id)).toEqual(again);
+      expect(s.poolFigures().waitCount).toBe(waits);
+    } finally {
+      await s.close();
     }
   }, 60_000);
 });
