@@ -22,7 +22,7 @@ import { directoryUrl } from './directory.ts';
 import { tryLock, STALE_LOCK_MS } from './lock.ts';
 import { managedNames } from './names.ts';
 import { orderCertificate } from './order.ts';
-import { AcmeFailure, adviceFor } from './problems.ts';
+import { AcmeFailure, adviceFor, reasonKey, type ChallengeType } from './problems.ts';
 import { backoffMs, DEFAULT_BACKOFF, renewalTime, type BackoffPolicy } from './renewal.ts';
 import { AutocertStorage } from './storage.ts';
 import { rateLimitWaitMs, retryAfterOf } from './retry-after.ts';
@@ -66,6 +66,8 @@ interface NameState {
   running: boolean;
   failures: number;
   lastLogged: string | undefined;
+  /** The challenge the CA last validated for this name: tried first at the next order. */
+  challenge: ChallengeType | undefined;
 }
 
 export class AutocertManager implements ManagedCertificateSource {
@@ -108,7 +110,7 @@ export class AutocertManager implements ManagedCertificateSource {
     }
     for (const name of wanted) {
       if (this.#names.has(name)) continue;
-      const s: NameState = { current: undefined, text: undefined, timer: undefined, running: false, failures: 0, lastLogged: undefined };
+      const s: NameState = { current: undefined, text: undefined, timer: undefined, running: false, failures: 0, lastLogged: undefined, challenge: undefined };
       this.#names.set(name, s);
       // A stored certificate serves from the first handshake on, before any tick.
       this.#loadStored(name, s);
@@ -168,7 +170,7 @@ export class AutocertManager implements ManagedCertificateSource {
     try {
       text = this.storage.read(this.storage.certificatePath(name));
     } catch (e) {
-      this.#logOnce(name, s, `autocert: cannot read the stored certificate: ${(e as Error).message}`, { level: 'warn' });
+      this.#logOnce(name, s, `autocert: cannot read the stored certificate: ${(e as Error).message}`, '', { level: 'warn' });
       return;
     }
     if (text === undefined || text === s.text) return;
@@ -228,10 +230,11 @@ export class AutocertManager implements ManagedCertificateSource {
       // A rate limit waits at least as long as the CA's Retry-After said.
       const wait = rateLimited ? rateLimitWaitMs(backoff, retryAfterOf(new URL(this.#directoryUrl).origin, this.#now()), this.#now()) : backoff;
       const reason = failure ? `${failure.kind}: ${failure.message}` : (e as Error).message;
-      this.#logOnce(name, s, 'autocert: cannot obtain a certificate', {
+      this.#logOnce(name, s, 'autocert: cannot obtain a certificate', failure ? reasonKey(failure) : reason, {
         level: 'error',
         reason,
         ...(failure ? { kind: failure.kind, help: adviceFor(failure.kind) } : {}),
+        ...(failure && failure.problems.length > 0 ? { problems: failure.problems } : {}),
         retryInMs: wait,
         serving: s.current ? 'the previous certificate' : 'a self-signed certificate',
       });
@@ -260,7 +263,9 @@ export class AutocertManager implements ManagedCertificateSource {
       mustStaple: this.#autocert.mustStaple,
       http01: this.#options.http01 ?? false,
       eab: this.#autocert.eabKeyId !== null,
+      prefer: s.challenge,
     });
+    if (issued.challenge) s.challenge = issued.challenge;
     const text = `${issued.keyPem.trim()}\n${issued.chainPem.trim()}\n`;
     const parsed = parseStored(name, text);
     if (!parsed) throw new Error(`the CA returned a certificate svc cannot read for ${name}`);
@@ -268,11 +273,21 @@ export class AutocertManager implements ManagedCertificateSource {
     s.text = text;
     this.#install(name, s, parsed);
     s.lastLogged = undefined;
-    this.#options.log?.({ level: 'info', msg: 'autocert: certificate obtained', name, notAfter: new Date(parsed.notAfter).toISOString(), ca: this.#directoryUrl });
+    this.#options.log?.({
+      level: 'info',
+      msg: 'autocert: certificate obtained',
+      name,
+      notAfter: new Date(parsed.notAfter).toISOString(),
+      ca: this.#directoryUrl,
+      ...(issued.challenge ? { challenge: issued.challenge } : {}),
+      // Which port the CA could not reach, so an operator can open it (or stop relying on it).
+      ...(issued.failedChallenges.length > 0 ? { failedChallenges: issued.failedChallenges } : {}),
+    });
   }
 
-  #logOnce(name: string, s: NameState, msg: string, fields: Record<string, unknown>): void {
-    const key = `${msg}|${String(fields['reason'] ?? '')}`;
+  /** Logs `msg` at its level when `reason` differs from the last one logged for `name`, else at debug. */
+  #logOnce(name: string, s: NameState, msg: string, reason: string, fields: Record<string, unknown>): void {
+    const key = `${msg}|${reason}`;
     if (s.lastLogged === key) {
       this.#options.log?.({ ...fields, level: 'debug', msg, name });
       return;

@@ -10,25 +10,51 @@ export type AcmeFailureKind = 'rate-limited' | 'challenge-failed' | 'account-ref
 /** Which step of an order failed. */
 export type AcmeStep = 'account' | 'order' | 'challenge' | 'finalize';
 
+/** The challenges svc answers (RFC 8737, RFC 8555 §8.3). */
+export type ChallengeType = 'tls-alpn-01' | 'http-01';
+
+/** Why the CA could not validate a challenge: its problem document (RFC 8555 §6.7, §8). */
+export interface AcmeProblem {
+  readonly challenge: ChallengeType;
+  /** For example `urn:ietf:params:acme:error:connection`; undefined when the CA's answer could not be read. */
+  readonly type: string | undefined;
+  readonly detail: string;
+}
+
 export class AcmeFailure extends Error {
   readonly code = 'SVC_ERR_ACME';
+  /** For `challenge-failed`: the CA's problem for each challenge tried, in the order tried. */
+  readonly problems: readonly AcmeProblem[];
   constructor(
     readonly kind: AcmeFailureKind,
     readonly name: string,
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; problems?: readonly AcmeProblem[] },
   ) {
     super(message, options);
     this.name = 'AcmeFailure';
+    this.problems = options?.problems ?? [];
   }
 }
 
 const ADVICE: Record<AcmeFailureKind, string> = {
   'rate-limited': "the CA's rate limit was hit: svc retries later; use autocert_use_staging while testing",
-  'challenge-failed': 'the CA could not validate the challenge: check that DNS points at svc and port 443 (TLS-ALPN-01) or http_redirect_addr (HTTP-01) is reachable from the internet',
+  'challenge-failed': "the CA could not validate the challenge: check that DNS points at svc and that port 443 (TLS-ALPN-01, svc's `address`) or port 80 (HTTP-01, svc's `http_redirect_addr`) reaches svc from the internet",
   'account-refused': 'the CA refused the account: check autocert_eab_key_id and autocert_eab_mac_key (External Account Binding)',
   'ca-error': 'the ACME CA failed or could not be reached: check autocert_ca and autocert_trusted_ca',
 };
+
+/**
+ * What makes two failures the same reason, for logging a reason once (manager.ts): the failure's
+ * kind and message with each challenge token taken out. A token is new with every order, and a
+ * CA's HTTP-01 problem detail names the URL it fetched, token included (pebble: `Get
+ * "http://<name>/.well-known/acme-challenge/<token>": dial tcp …`; Let's Encrypt: `Invalid
+ * response from http://<name>/.well-known/acme-challenge/<token>: 404`), so the raw detail would
+ * make every retry of the same failure look new.
+ */
+export function reasonKey(failure: AcmeFailure): string {
+  return `${failure.kind}: ${failure.message.replace(/(\/\.well-known\/acme-challenge\/)[A-Za-z0-9_-]+/g, '$1<token>')}`;
+}
 
 /** The advice logged with a failure of `kind`. */
 export function adviceFor(kind: AcmeFailureKind): string {
