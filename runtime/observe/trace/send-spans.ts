@@ -5,9 +5,9 @@
  * Sent through undici's dispatcher, the client svc forwards requests with (runtime/server/pools.ts),
  * rather than node:http's client: an export then runs the code the request path already runs, and
  * does not feed node's stream and socket functions, hot on that path, objects of other shapes
- * (which deoptimized some twenty of them in the first exports of a fresh process). The collector
- * connection is kept alive between exports (one a second at most); undici unrefs an idle one, so it
- * does not hold svc open when it stops.
+ * (some forty deoptimizations of them in the first exports of a fresh process: docs/tracing.md).
+ * The collector connection is kept alive between exports (one a second at most); undici unrefs an
+ * idle one, so it does not hold svc open when it stops.
  */
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import { Agent, type Dispatcher } from 'undici';
