@@ -55,8 +55,12 @@ export interface Entry {
   readonly nowMs?: number;
   /** The load balancer's sample in [0, 1) for routes without an upstream set; random when absent. */
   readonly upstreamSample?: number;
-  /** The request's spans when it is traced (the session lookup and the route decision are spans under it). */
-  readonly trace?: RequestTrace;
+  /**
+   * The request's spans when it is traced (the session lookup and the route decision are spans under
+   * it). A request entry always has the property, undefined when untraced: one object shape for
+   * traced and untraced requests, so the rare sampled one does not deoptimize the gate's code.
+   */
+  readonly trace?: RequestTrace | undefined;
 }
 
 /** What a listener tells the gate about its connections. Fixed for the listener's life. */

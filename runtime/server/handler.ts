@@ -23,7 +23,7 @@ import { storeUnavailable } from '../authn/service.ts';
 import type { PoolOptions } from './pools.ts';
 import { UpstreamExchange } from './upstream-exchange.ts';
 import { pathOf, type AccessEntry } from '../observe/log/access-line.ts';
-import { dropTraceHeaders, startRequestTrace, type RequestTrace, type TraceSetup } from '../observe/trace/request-trace.ts';
+import { dropTraceHeaders, isTraced, RequestTrace, type TraceSetup } from '../observe/trace/request-trace.ts';
 import { clientAddress } from '../http/client-address.ts';
 import type { GateResult } from './gate.ts';
 import type { InFlight } from './in-flight.ts';
@@ -80,7 +80,8 @@ export function createHandler(store: ServedStore, options: HandlerOptions): (req
     const counted = socket ? countedBytes(socket) : undefined;
     const headers = requestHeaders(req);
     const setup = options.tracing?.current;
-    const trace = setup ? startRequestTrace(setup, req.method ?? 'GET', headers['host']?.[0] ?? '', pathOf(req.url ?? '/'), headers) : undefined;
+    // Sampled before any argument of the trace is read: an unsampled request builds nothing.
+    const trace = setup && isTraced(setup, headers) ? new RequestTrace(setup, req.method ?? 'GET', headers['host']?.[0] ?? '', pathOf(req.url ?? '/'), headers) : undefined;
     let result: GateResult | undefined;
     let released = false;
     // Metrics: the HTTP/1.1 connection's byte counts at the start.
@@ -106,7 +107,7 @@ export function createHandler(store: ServedStore, options: HandlerOptions): (req
       res.setHeader('x-svc-plan-checksum', gen.plan.checksum);
       if (options.workerId !== undefined) res.setHeader('x-svc-worker', String(options.workerId));
     }
-    admit(gen, { kind: 'request', method: req.method ?? 'GET', target: req.url ?? '/', headers, httpVersion: req.httpVersion, socket: req.socket, ...(trace ? { trace } : {}) }, options, (r) => {
+    admit(gen, { kind: 'request', method: req.method ?? 'GET', target: req.url ?? '/', headers, httpVersion: req.httpVersion, socket: req.socket, trace }, options, (r) => {
       result = r;
       if (res.destroyed) {
         if (r.admitted) r.upstream?.done({});

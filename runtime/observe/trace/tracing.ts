@@ -64,8 +64,8 @@ function start(settings: PlanSettings, trustIncoming: boolean, log: ((entry: Rec
   const exporter = reported(exporterFor(settings.tracing, service), log);
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': service }),
-    // New traces are sampled before any span exists (startRequestTrace, at tracing_sample_rate); a
-    // continued trace follows its parent's sampled flag.
+    // New traces are sampled before any span exists (isTraced in request-trace.ts, at
+    // tracing_sample_rate); a continued trace follows its parent's sampled flag.
     sampler: new ParentBasedSampler({ root: new AlwaysOnSampler() }),
     spanProcessors: [new BatchSpanProcessor(exporter, { scheduledDelayMillis: EXPORT_DELAY_MS })],
   });
