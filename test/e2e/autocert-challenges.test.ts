@@ -17,8 +17,7 @@ import type { TLSSocket } from 'node:tls';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { run, type Running } from '../../runtime/run/run.ts';
-import { BASE_SETTINGS } from '../support/compile-text.ts';
-import { freePort, startPebble, type Pebble } from '../support/pebble.ts';
+import { autocertConfig, freePort, startPebble, type Pebble } from '../support/pebble.ts';
 import { describeWithCommands } from '../support/system.ts';
 import { configDir, echo, startUpstream, type Upstream } from './support.ts';
 
@@ -75,20 +74,7 @@ describeWithCommands(['pebble', 'pebble-challtestsrv'], 'autocert challenges wit
     const d = mkdtempSync(join(tmpdir(), 'svc-autocert-challenges-'));
     dirs.push(d);
     const port = await freePort();
-    const { insecure_server: _i, ...base } = BASE_SETTINGS;
-    cfg.writeRaw(
-      stringify({
-        ...base,
-        address: `127.0.0.1:${port}`,
-        authenticate_service_url: 'https://auth.test',
-        autocert: true,
-        autocert_ca: pebble.directoryUrl,
-        autocert_trusted_ca_file: pebble.apiCaFile,
-        autocert_dir: join(d, 'autocert'),
-        ...extra,
-        routes: [{ from: 'https://app.test', to: up.url, allow_public_unauthenticated_access: true }],
-      }),
-    );
+    cfg.writeRaw(stringify(autocertConfig(pebble, port, join(d, 'autocert'), up.url, extra)));
     const svc = await run({
       configPath: cfg.path,
       watch: false,

@@ -17,7 +17,7 @@ import { run, type Running } from '../../runtime/run/run.ts';
 import { hasMustStaple } from '../../runtime/listen/acme/csr.ts';
 import { AutocertStorage } from '../../runtime/listen/acme/storage.ts';
 import { BASE_SETTINGS } from '../support/compile-text.ts';
-import { freePort, startPebble, type Pebble } from '../support/pebble.ts';
+import { autocertConfig, freePort, startPebble, type Pebble } from '../support/pebble.ts';
 import { describeWithCommands } from '../support/system.ts';
 import { configDir, echo, startUpstream, type Upstream } from './support.ts';
 
@@ -66,20 +66,7 @@ describeWithCommands(['pebble', 'pebble-challtestsrv'], 'autocert with pebble', 
     return join(d, 'autocert');
   };
   const start = (dir: string, extra: Record<string, unknown> = {}, timing: Parameters<typeof run>[0]['autocertTiming'] = {}): Promise<Running> => {
-    const { insecure_server: _i, ...base } = BASE_SETTINGS;
-    cfg.writeRaw(
-      stringify({
-        ...base,
-        address: `127.0.0.1:${port}`,
-        authenticate_service_url: 'https://auth.test',
-        autocert: true,
-        autocert_ca: pebble.directoryUrl,
-        autocert_trusted_ca_file: pebble.apiCaFile,
-        autocert_dir: dir,
-        ...extra,
-        routes: [{ from: 'https://app.test', to: up.url, allow_public_unauthenticated_access: true }],
-      }),
-    );
+    cfg.writeRaw(stringify(autocertConfig(pebble, port, dir, up.url, extra)));
     return run({ configPath: cfg.path, watch: false, grpcListen: { host: '127.0.0.1', port: 0 }, log: (e) => logs.push(e), autocertTiming: { pollMs: 200, ...timing } });
   };
 

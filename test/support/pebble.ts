@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'node:https';
 import { issue, makeCa } from '../runtime/listen/pki.ts';
+import { BASE_SETTINGS } from './compile-text.ts';
 
 export interface Pebble {
   readonly directoryUrl: string;
@@ -126,3 +127,24 @@ export async function startPebble(options: PebbleOptions): Promise<Pebble> {
     },
   };
 }
+
+/**
+ * A svc config (as data) for the autocert tests: svc on 127.0.0.1:`port` with certificates from
+ * `pebble` stored in `dir`, the authenticate host `auth.test` and one public route `app.test` →
+ * `upstream`; `extra` settings win over these.
+ */
+export function autocertConfig(pebble: Pebble, port: number, dir: string, upstream: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  const { insecure_server: _insecure, ...base } = BASE_SETTINGS;
+  return {
+    ...base,
+    address: `127.0.0.1:${port}`,
+    authenticate_service_url: 'https://auth.test',
+    autocert: true,
+    autocert_ca: pebble.directoryUrl,
+    autocert_trusted_ca_file: pebble.apiCaFile,
+    autocert_dir: dir,
+    ...extra,
+    routes: [{ from: 'https://app.test', to: upstream, allow_public_unauthenticated_access: true }],
+  };
+}
+
