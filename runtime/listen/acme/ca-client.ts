@@ -85,8 +85,12 @@ export async function accountKey(storage: AutocertStorage): Promise<string> {
 }
 
 /**
- * A client with a registered account (`newAccount` returns the existing account of a known key,
- * so this is also how a restarted svc finds its account). Throws `AcmeFailure` (step `account`).
+ * A client with a registered account. A restarted svc (or a second instance on the same directory)
+ * first asks for the existing account of its key (`onlyReturnExisting`, RFC 8555 §7.3.1), then
+ * registers a new one only when there is none: asking `newAccount` again with the terms of service
+ * makes acme-client send them as an account update, which a CA may refuse as an empty update
+ * (pebble does), and then no certificate could be ordered after a restart. Throws `AcmeFailure`
+ * (step `account`).
  */
 export async function connectAccount(storage: AutocertStorage, settings: CaClientSettings): Promise<acme.Client> {
   const a = settings.autocert;
@@ -102,9 +106,23 @@ export async function connectAccount(storage: AutocertStorage, settings: CaClien
       backoffMin: 200,
       backoffMax: 5_000,
     });
-    await client.createAccount({ termsOfServiceAgreed: true, ...(a.email !== null ? { contact: [`mailto:${a.email}`] } : {}) });
+    const contact = a.email !== null ? { contact: [`mailto:${a.email}`] } : {};
+    if (!(await hasExistingAccount(client))) await client.createAccount({ termsOfServiceAgreed: true, ...contact });
+    else if (a.email !== null) await client.updateAccount(contact);
     return client;
   } catch (e) {
     throw classify('(account)', 'account', e, eab !== undefined);
   }
 }
+
+/** Whether the CA knows an account for the client's key (and the client now holds its URL). */
+async function hasExistingAccount(client: acme.Client): Promise<boolean> {
+  try {
+    await client.createAccount({ onlyReturnExisting: true });
+    return true;
+  } catch {
+    // `accountDoesNotExist`, or the CA unreachable: registering says which, with the CA's problem.
+    return false;
+  }
+}
+
