@@ -70,8 +70,12 @@ describeWithCommands(['pebble', 'pebble-challtestsrv'], 'autocert challenges wit
   const cfg = configDir();
   const dirs: string[] = [];
 
-  const start = async (extra: Record<string, unknown>, logs: Record<string, unknown>[], renewalTime?: (notBefore: number, notAfter: number) => number): Promise<{ svc: Running; port: number }> => {
-    const d = mkdtempSync(join(tmpdir(), 'svc-autocert-challenges-'));
+  const start = async (
+    extra: Record<string, unknown>,
+    logs: Record<string, unknown>[],
+    renewalTime?: (notBefore: number, notAfter: number) => number,
+    d = mkdtempSync(join(tmpdir(), 'svc-autocert-challenges-')),
+  ): Promise<{ svc: Running; port: number; dir: string }> => {
     dirs.push(d);
     const port = await freePort();
     cfg.writeRaw(stringify(autocertConfig(pebble, port, join(d, 'autocert'), up.url, extra)));
@@ -82,7 +86,7 @@ describeWithCommands(['pebble', 'pebble-challtestsrv'], 'autocert challenges wit
       log: (e) => logs.push(e),
       autocertTiming: { pollMs: 200, backoff: { minMs: 300, maxMs: 1_000 }, ...(renewalTime ? { renewalTime } : {}) },
     });
-    return { svc, port };
+    return { svc, port, dir: d };
   };
 
   beforeAll(async () => {
@@ -102,7 +106,8 @@ describeWithCommands(['pebble', 'pebble-challtestsrv'], 'autocert challenges wit
   it('obtains and serves the certificate through HTTP-01 on http_redirect_addr when TLS-ALPN-01 cannot be validated', async () => {
     const logs: Record<string, unknown>[] = [];
     let renewNow = false;
-    const { svc, port } = await start({ http_redirect_addr: `127.0.0.1:${httpPort}` }, logs, (notBefore, notAfter) => (renewNow ? notBefore : notAfter));
+    const { svc, port, dir } = await start({ http_redirect_addr: `127.0.0.1:${httpPort}` }, logs, (notBefore, notAfter) => (renewNow ? notBefore : notAfter));
+    let restarted: Running | undefined;
     try {
       const first = await svc.autocert!.whenIssued('app.test');
       // Served with the CA-issued certificate: the chain verifies against pebble's root.
@@ -138,8 +143,18 @@ describeWithCommands(['pebble', 'pebble-challtestsrv'], 'autocert challenges wit
       expect(renewed).toHaveLength(2);
       expect(renewed[1]).toMatchObject({ challenge: 'http-01' });
       expect(renewed[1]!['failedChallenges']).toBeUndefined();
+
+      // After a restart on the same directory too: the preference is kept there, not in memory.
+      await svc.close();
+      const after: Record<string, unknown>[] = [];
+      restarted = (await start({ http_redirect_addr: `127.0.0.1:${httpPort}` }, after, (notBefore) => notBefore, dir)).svc;
+      await until('a renewal after the restart', () => after.some((l) => l['msg'] === 'autocert: certificate obtained' && l['name'] === 'app.test'));
+      const again = after.find((l) => l['msg'] === 'autocert: certificate obtained' && l['name'] === 'app.test');
+      expect(again).toMatchObject({ challenge: 'http-01' });
+      expect(again!['failedChallenges']).toBeUndefined();
     } finally {
       await svc.close();
+      await restarted?.close();
     }
   }, 60_000);
 

@@ -110,7 +110,8 @@ export class AutocertManager implements ManagedCertificateSource {
     }
     for (const name of wanted) {
       if (this.#names.has(name)) continue;
-      const s: NameState = { current: undefined, text: undefined, timer: undefined, running: false, failures: 0, lastLogged: undefined, challenge: undefined };
+      const challenge = this.storage.readChallengePreference(name);
+      const s: NameState = { current: undefined, text: undefined, timer: undefined, running: false, failures: 0, lastLogged: undefined, challenge };
       this.#names.set(name, s);
       // A stored certificate serves from the first handshake on, before any tick.
       this.#loadStored(name, s);
@@ -265,7 +266,11 @@ export class AutocertManager implements ManagedCertificateSource {
       eab: this.#autocert.eabKeyId !== null,
       prefer: s.challenge,
     });
-    if (issued.challenge) s.challenge = issued.challenge;
+    if (issued.challenge && issued.challenge !== s.challenge) {
+      s.challenge = issued.challenge;
+      // Kept in the directory, so a restart (or another instance) does not try the failing one first.
+      this.storage.write(this.storage.challengePreferencePath(name), `${issued.challenge}\n`);
+    }
     const text = `${issued.keyPem.trim()}\n${issued.chainPem.trim()}\n`;
     const parsed = parseStored(name, text);
     if (!parsed) throw new Error(`the CA returned a certificate svc cannot read for ${name}`);

@@ -6,6 +6,8 @@
  *   <dir>/<ca-host>-<hash>/account.key              the ACME account key (PEM)
  *   <dir>/<ca-host>-<hash>/certificates/<name>.pem  private key, then the certificate chain
  *   <dir>/<ca-host>-<hash>/locks/<name>.lock        held while one instance orders <name> (lock.ts)
+ *   <dir>/<ca-host>-<hash>/challenges/<name>         the challenge the CA last validated for <name>
+ *                                                    (`tls-alpn-01` or `http-01`), tried first next time
  *   <dir>/challenges/tls-alpn-01/<name>.pem          a pending TLS-ALPN-01 answer (key, certificate)
  *   <dir>/challenges/http-01/<token>                 a pending HTTP-01 key authorization
  * Pending challenges live in the directory, not in memory, so whichever instance (or cluster
@@ -17,6 +19,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import type { ChallengeType } from './problems.ts';
 
 /** DNS names as they appear in file names: nothing that could leave the directory. */
 const SAFE_NAME = /^[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?$/;
@@ -48,6 +51,25 @@ export class AutocertStorage {
     return join(this.caDir, 'locks', `${checkName(name)}.lock`);
   }
 
+  /** Where the challenge the CA last validated for `name` is kept (order.ts tries it first). */
+  challengePreferencePath(name: string): string {
+    return join(this.caDir, 'challenges', checkName(name));
+  }
+
+  /**
+   * The challenge the CA last validated for `name`, or undefined (none kept, unreadable, or not one
+   * svc answers): only an order of preference, so a problem reading it is no reason to fail.
+   */
+  readChallengePreference(name: string): ChallengeType | undefined {
+    let text: string | undefined;
+    try {
+      text = this.read(this.challengePreferencePath(name))?.trim();
+    } catch {
+      return undefined;
+    }
+    return text === 'tls-alpn-01' || text === 'http-01' ? text : undefined;
+  }
+
   tlsAlpnPath(name: string): string {
     return join(this.dir, 'challenges', 'tls-alpn-01', `${checkName(name)}.pem`);
   }
@@ -58,7 +80,7 @@ export class AutocertStorage {
 
   /** Creates the directories (0700). */
   ensureDirs(): void {
-    for (const d of [this.dir, this.caDir, join(this.caDir, 'certificates'), join(this.caDir, 'locks'), join(this.dir, 'challenges'), join(this.dir, 'challenges', 'tls-alpn-01'), join(this.dir, 'challenges', 'http-01')]) {
+    for (const d of [this.dir, this.caDir, join(this.caDir, 'certificates'), join(this.caDir, 'locks'), join(this.caDir, 'challenges'), join(this.dir, 'challenges'), join(this.dir, 'challenges', 'tls-alpn-01'), join(this.dir, 'challenges', 'http-01')]) {
       mkdirSync(d, { recursive: true, mode: 0o700 });
       chmodSync(d, 0o700);
     }
