@@ -4,13 +4,17 @@
  * OCSP signing, naming the certificate (serial and issuer hashes), with status `good`, already
  * valid (`thisUpdate`, with a few minutes of clock skew) and not expired (`nextUpdate`). A response
  * that fails any of these is never stapled; a `revoked` one is reported as such.
+ *
+ * The response is parsed with the ASN.1 schemas of `@peculiar/asn1-ocsp` (the family of
+ * `@peculiar/x509`); signatures are checked with node:crypto over the signed bytes as received
+ * (`tbsResponseDataRaw`). Whatever the bytes, `checkResponse` either returns or throws
+ * `OcspResponseError` (test/property/ocsp-response-fuzz.test.ts).
  */
 import { verify, X509Certificate, type KeyObject } from 'node:crypto';
-import { children, ctx, ctxPrimitive, expectTag, generalizedTime, oidText, parseDer, TAG, type Tlv } from './der.ts';
-import type { OcspSubject } from './request.ts';
+import { BasicOCSPResponse, id_kp_OCSPSigning, id_pkix_ocsp_basic, OCSPResponse, OCSPResponseStatus, type CertID } from '@peculiar/asn1-ocsp';
+import { AsnConvert } from '@peculiar/asn1-schema';
+import { SHA1, type OcspSubject } from './request.ts';
 
-const BASIC = '1.3.6.1.5.5.7.48.1.1';
-const OCSP_SIGNING = '1.3.6.1.5.5.7.3.9';
 /** How far ahead of our clock a responder's `thisUpdate` may be. */
 const CLOCK_SKEW_MS = 5 * 60_000;
 
@@ -52,72 +56,71 @@ export function checkResponse(der: Buffer, subject: OcspSubject, now: number): C
     return check(der, subject, now);
   } catch (e) {
     if (e instanceof OcspResponseError) throw e;
-    throw new OcspResponseError(`unreadable response: ${(e as Error).message}`);
+    throw new OcspResponseError(`unreadable response: ${e instanceof Error ? e.message : String(e)}`);
   }
 }
 
 function check(der: Buffer, subject: OcspSubject, now: number): CheckedResponse {
-  const top = children(expectTag(parseDer(der), TAG.SEQUENCE, 'OCSPResponse'));
-  const status = expectTag(top[0], TAG.ENUMERATED, 'responseStatus').content[0];
-  if (status !== 0) throw new OcspResponseError(`the responder answered status ${String(status)} (${['successful', 'malformedRequest', 'internalError', 'tryLater', '4', 'sigRequired', 'unauthorized'][status ?? 4] ?? 'unknown'})`);
-  const bytes = children(expectTag(children(expectTag(top[1], ctx(0), 'responseBytes'))[0], TAG.SEQUENCE, 'ResponseBytes'));
-  if (oidText(expectTag(bytes[0], TAG.OID, 'responseType').content) !== BASIC) throw new OcspResponseError('not a basic OCSP response');
-  const basic = children(expectTag(parseDer(expectTag(bytes[1], TAG.OCTET_STRING, 'response').content), TAG.SEQUENCE, 'BasicOCSPResponse'));
-  const tbs = expectTag(basic[0], TAG.SEQUENCE, 'tbsResponseData');
-  const algorithm = oidText(expectTag(children(expectTag(basic[1], TAG.SEQUENCE, 'signatureAlgorithm'))[0], TAG.OID, 'algorithm').content);
-  const signature = expectTag(basic[2], TAG.BIT_STRING, 'signature').content.subarray(1);
-  const certs = basic[3]?.tag === ctx(0) ? children(expectTag(children(basic[3])[0], TAG.SEQUENCE, 'certs')).map((c) => new X509Certificate(c.encoded)) : [];
-
+  const top = AsnConvert.parse(der, OCSPResponse);
+  const status = top.responseStatus;
+  if (status !== OCSPResponseStatus.successful) throw new OcspResponseError(`the responder answered status ${String(status)} (${OCSPResponseStatus[status] ?? 'unknown'})`);
+  if (!top.responseBytes) throw new OcspResponseError('unreadable response: a successful response without responseBytes');
+  if (top.responseBytes.responseType !== id_pkix_ocsp_basic) throw new OcspResponseError('not a basic OCSP response');
+  const basic = AsnConvert.parse(top.responseBytes.response.buffer, BasicOCSPResponse);
+  const tbs = basic.tbsResponseDataRaw;
+  if (!tbs) throw new OcspResponseError('unreadable response: no tbsResponseData');
+  const algorithm = basic.signatureAlgorithm.algorithm;
   if (!(algorithm in SIGNATURE_DIGESTS)) throw new OcspResponseError(`unsupported signature algorithm ${algorithm}`);
-  const signer = signerKey(tbs, signature, algorithm, subject, certs, now);
-  if (!signer) throw new OcspResponseError('the response is not signed by the issuer or a responder it authorised');
+  const certs = (basic.certs ?? []).map((c) => new X509Certificate(Buffer.from(AsnConvert.serialize(c))));
+  const signed = { data: Buffer.from(tbs), signature: Buffer.from(basic.signature), digest: SIGNATURE_DIGESTS[algorithm] ?? null };
+  if (!signedByIssuerOrDelegate(signed, subject, certs, now)) throw new OcspResponseError('the response is not signed by the issuer or a responder it authorised');
 
-  const data = children(tbs);
-  let i = data[0]?.tag === ctx(0) ? 1 : 0; // version
-  i += 1; // responderID
-  i += 1; // producedAt
-  const single = children(expectTag(data[i], TAG.SEQUENCE, 'responses')).find((r) => namesSubject(children(r)[0], subject));
+  const single = basic.tbsResponseData.responses.find((r) => namesSubject(r.certID, subject));
   if (!single) throw new OcspResponseError('the response does not name the certificate');
-  const parts = children(single);
-  const certStatus = parts[1];
-  if (certStatus?.tag === ctx(1)) throw new OcspResponseError('the certificate is revoked', true);
-  if (certStatus?.tag !== ctxPrimitive(0)) throw new OcspResponseError('the responder does not know the certificate (status unknown)');
-  const thisUpdate = generalizedTime(parts[2]!);
-  const next = parts.slice(3).find((p) => p.tag === ctx(0));
-  const nextUpdate = next ? generalizedTime(children(next)[0]!) : null;
+  if (single.certStatus.revoked) throw new OcspResponseError('the certificate is revoked', true);
+  if (single.certStatus.good !== null) throw new OcspResponseError('the responder does not know the certificate (status unknown)');
+  const thisUpdate = single.thisUpdate.getTime();
+  const nextUpdate = single.nextUpdate ? single.nextUpdate.getTime() : null;
+  if (!Number.isFinite(thisUpdate) || (nextUpdate !== null && !Number.isFinite(nextUpdate))) throw new OcspResponseError('unreadable response: an invalid time');
   if (thisUpdate > now + CLOCK_SKEW_MS) throw new OcspResponseError('the response is not valid yet (thisUpdate in the future)');
   if (nextUpdate !== null && nextUpdate <= now) throw new OcspResponseError('the response has expired (nextUpdate passed)');
   return { der, thisUpdate, nextUpdate };
 }
 
-function verifies(tbs: Tlv, signature: Buffer, algorithm: string, key: KeyObject): boolean {
+interface Signed {
+  readonly data: Buffer;
+  readonly signature: Buffer;
+  readonly digest: string | null;
+}
+
+function verifies(s: Signed, key: KeyObject): boolean {
   try {
-    return verify(SIGNATURE_DIGESTS[algorithm] ?? null, tbs.encoded, key, signature);
+    return verify(s.digest, s.data, key, s.signature);
   } catch {
     return false;
   }
 }
 
-/** The key that signed the response: the issuer's, or a delegated responder's (RFC 6960 §4.2.2.2). */
-function signerKey(tbs: Tlv, signature: Buffer, algorithm: string, subject: OcspSubject, certs: X509Certificate[], now: number): KeyObject | undefined {
-  if (verifies(tbs, signature, algorithm, subject.issuerKey)) return subject.issuerKey;
-  for (const c of certs) {
-    const delegated =
+/** Whether the issuer, or a responder it delegated to (RFC 6960 §4.2.2.2), signed the response. */
+function signedByIssuerOrDelegate(s: Signed, subject: OcspSubject, certs: readonly X509Certificate[], now: number): boolean {
+  if (verifies(s, subject.issuerKey)) return true;
+  return certs.some(
+    (c) =>
       c.checkIssued(subject.issuer) &&
       c.verify(subject.issuerKey) &&
-      (c.keyUsage ?? []).includes(OCSP_SIGNING) &&
+      (c.keyUsage ?? []).includes(id_kp_OCSPSigning) &&
       Date.parse(c.validFrom) <= now &&
-      now <= Date.parse(c.validTo);
-    if (delegated && verifies(tbs, signature, algorithm, c.publicKey)) return c.publicKey;
-  }
-  return undefined;
+      now <= Date.parse(c.validTo) &&
+      verifies(s, c.publicKey),
+  );
 }
 
 /** Whether a SingleResponse's CertID is the subject's (SHA-1 CertIDs; other hashes never match). */
-function namesSubject(certId: Tlv | undefined, subject: OcspSubject): boolean {
-  if (!certId || certId.tag !== TAG.SEQUENCE) return false;
-  const [alg, nameHash, keyHash, serial] = children(certId);
-  if (!alg || !nameHash || !keyHash || !serial) return false;
-  if (oidText(expectTag(children(alg)[0], TAG.OID, 'hashAlgorithm').content) !== '1.3.14.3.2.26') return false;
-  return nameHash.content.equals(subject.issuerNameHash) && keyHash.content.equals(subject.issuerKeyHash) && serial.content.equals(subject.serial);
+function namesSubject(id: CertID, subject: OcspSubject): boolean {
+  return (
+    id.hashAlgorithm.algorithm === SHA1 &&
+    Buffer.from(id.issuerNameHash.buffer).equals(subject.issuerNameHash) &&
+    Buffer.from(id.issuerKeyHash.buffer).equals(subject.issuerKeyHash) &&
+    Buffer.from(id.serialNumber).equals(subject.serial)
+  );
 }
