@@ -5,7 +5,10 @@
  * it and it verifies as no other token.
  *
  * Claims: `iss` and `aud` {@link ISSUER} / {@link AUDIENCE}, `iat`, `exp` ({@link TOKEN_LIFETIME_S}
- * after `iat`). A server accepts {@link CLOCK_TOLERANCE_S} of clock skew. Nothing here ever puts a
+ * after `iat`). A server accepts {@link CLOCK_TOLERANCE_S} of clock skew, and only what svc itself
+ * mints: an `iat` further in the future than the skew, or a lifetime (`exp - iat`) longer than
+ * {@link TOKEN_LIFETIME_S}, is refused, so a token minted with a stolen or leaked key, or on a
+ * machine whose clock is far off, cannot live for years (docs/grpc.md). Nothing here ever puts a
  * secret or a token into an error message.
  */
 import { SignJWT, decodeJwt, errors, jwtVerify } from 'jose';
@@ -64,7 +67,13 @@ export async function checkCredential(key: Uint8Array, values: readonly unknown[
   const match = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)$/.exec(value);
   if (match === null) return 'malformed';
   try {
-    await jwtVerify(match[1]!, key, { algorithms: ['HS256'], issuer: ISSUER, audience: AUDIENCE, clockTolerance: CLOCK_TOLERANCE_S, requiredClaims: ['exp', 'iat'], currentDate: new Date(now()) });
+    const nowMs = now();
+    const { payload } = await jwtVerify(match[1]!, key, { algorithms: ['HS256'], issuer: ISSUER, audience: AUDIENCE, clockTolerance: CLOCK_TOLERANCE_S, requiredClaims: ['exp', 'iat'], currentDate: new Date(nowMs) });
+    // jose checks `iat` only to be a number: svc never mints one ahead of its clock, nor a token
+    // living longer than TOKEN_LIFETIME_S.
+    const { iat, exp } = payload as { iat: number; exp: number };
+    if (iat > Math.floor(nowMs / 1000) + CLOCK_TOLERANCE_S) return 'invalid-claims';
+    if (exp - iat > TOKEN_LIFETIME_S) return 'invalid-claims';
     return undefined;
   } catch (err) {
     if (err instanceof errors.JWTExpired) return 'expired';

@@ -1,7 +1,7 @@
 /** The service credential: a short-lived HS256 JWT from shared_secret, checked by every server. */
 import { SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { AUDIENCE, checkCredential, CredentialChecker, CredentialMinter, ISSUER, serviceCredentialKey, TOKEN_LIFETIME_S } from '../../../runtime/grpc/credential.ts';
+import { AUDIENCE, checkCredential, CLOCK_TOLERANCE_S, CredentialChecker, CredentialMinter, ISSUER, serviceCredentialKey, TOKEN_LIFETIME_S } from '../../../runtime/grpc/credential.ts';
 import { deriveKey } from '../../../runtime/authn/keys.ts';
 
 const SECRET = Buffer.alloc(32, 1); // test secret only
@@ -59,5 +59,35 @@ describe('CredentialChecker (the server side)', () => {
     const wrong = await new CredentialMinter(serviceCredentialKey(Buffer.alloc(32, 2)), () => now).header();
     expect(await checker.check([wrong])).toBe('bad-signature');
     expect(await checker.check([wrong])).toBe('bad-signature');
+  });
+});
+
+describe('only tokens shaped like the ones svc mints (issue 23 item 5)', () => {
+  /** Signs a credential by hand with the shared-secret key, as a peer holding the key could. */
+  const handMade = async (iatS: number, expS: number) =>
+    `Bearer ${await new SignJWT({}).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).setIssuer(ISSUER).setAudience(AUDIENCE).setIssuedAt(iatS).setExpirationTime(expS).sign(KEY)}`;
+  const t0 = 1_900_000_000; // a fixed clock, in seconds
+  const at = () => t0 * 1000;
+
+  it('refuses an `iat` further in the future than the clock skew, accepts one within it', async () => {
+    expect(await checkCredential(KEY, [await handMade(t0 + 3600, t0 + 3600 + TOKEN_LIFETIME_S)], at)).toBe('invalid-claims');
+    expect(await checkCredential(KEY, [await handMade(t0 + CLOCK_TOLERANCE_S + 1, t0 + CLOCK_TOLERANCE_S + 1 + TOKEN_LIFETIME_S)], at)).toBe('invalid-claims');
+    expect(await checkCredential(KEY, [await handMade(t0 + CLOCK_TOLERANCE_S, t0 + CLOCK_TOLERANCE_S + TOKEN_LIFETIME_S)], at)).toBeUndefined();
+  });
+
+  it('refuses a lifetime longer than svc mints (ten years, or one second more), accepts exactly it', async () => {
+    expect(await checkCredential(KEY, [await handMade(t0, t0 + 10 * 365 * 24 * 3600)], at)).toBe('invalid-claims');
+    expect(await checkCredential(KEY, [await handMade(t0, t0 + TOKEN_LIFETIME_S + 1)], at)).toBe('invalid-claims');
+    // An old `iat` with a fresh `exp` is a long lifetime too.
+    expect(await checkCredential(KEY, [await handMade(t0 - 3600, t0 + 60)], at)).toBe('invalid-claims');
+    expect(await checkCredential(KEY, [await handMade(t0 - 10, t0 - 10 + TOKEN_LIFETIME_S)], at)).toBeUndefined();
+  });
+
+  it('the server side refuses them too, and keeps refusing them (never remembered)', async () => {
+    const checker = new CredentialChecker(KEY, at);
+    const longLived = await handMade(t0, t0 + 10 * 365 * 24 * 3600);
+    expect(await checker.check([longLived])).toBe('invalid-claims');
+    expect(await checker.check([longLived])).toBe('invalid-claims');
+    expect(await checker.check([await new CredentialMinter(KEY, at).header()])).toBeUndefined();
   });
 });
