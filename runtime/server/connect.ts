@@ -16,7 +16,7 @@ import type { ServedStore } from '../run/generation.ts';
 import { endSocketWithError, sendError } from './error-page.ts';
 import { admitForStream, type Admission, type GateOptions, type GateResult } from './gate.ts';
 import { joinTunnel } from './tunnel.ts';
-import { tunnelOpened, type TunnelObserver } from './tunnel-lines.ts';
+import { tunnelOpened, tunnelRefused, type TunnelObserver } from './tunnel-lines.ts';
 import { observeStream } from '../observe/metrics/streams.ts';
 
 /** What a CONNECT the gate did not allow is answered with. */
@@ -35,6 +35,7 @@ function refusal(r: GateResult): { readonly status: number; readonly reason: str
 export function createConnectHandler(store: ServedStore, options: GateOptions, observer?: TunnelObserver): (req: IncomingMessage | Http2ServerRequest, second: Duplex | Http2ServerResponse, head?: Buffer) => void {
   return (req, second, head) => {
     const requestId = randomUUID();
+    const started = performance.now();
     const h2 = req.httpVersionMajor === 2;
     // HTTP/2: the tunnel is the request's stream; HTTP/1.1: the connection itself.
     const client: Duplex = h2 ? (req as Http2ServerRequest).stream : (second as Duplex);
@@ -47,6 +48,7 @@ export function createConnectHandler(store: ServedStore, options: GateOptions, o
       const r = options.observe ? observeStream(options.observe, gen, result, client, 'CONNECT', allowed ? undefined : refusal(result).status, 200) : result;
       if (!r.admitted || r.decision.outcome !== 'allow') {
         const { status, reason } = refusal(r);
+        tunnelRefused(observer, gen, r, { kind: 'tunnel', requestId, method: 'CONNECT', host: authority, target: authority, headers, peer: req.socket?.remoteAddress ?? '', status }, started);
         if (h2) sendError(second as Http2ServerResponse, status, requestId, reason, accept, false);
         else endSocketWithError(client, status, requestId, reason, accept);
         return;

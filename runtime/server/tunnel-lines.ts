@@ -5,9 +5,9 @@
  */
 import type { Duplex } from 'node:stream';
 import { clientAddress } from '../http/client-address.ts';
-import { pathOf, type AccessEntry } from '../observe/log/access-line.ts';
+import { hostOf, pathOf, type AccessEntry } from '../observe/log/access-line.ts';
 import type { ServedGeneration } from '../run/generation.ts';
-import type { Admission } from './gate.ts';
+import type { Admission, GateResult } from './gate.ts';
 import type { InFlight } from './in-flight.ts';
 import type { RequestHeaders } from '../decide/types.ts';
 import { upstreamAddress } from './handler.ts';
@@ -42,8 +42,9 @@ export function tunnelOpened(observer: TunnelObserver | undefined, gen: ServedGe
     msg: t.kind,
     requestId: t.requestId,
     method: t.method,
-    host: t.host,
-    path: t.kind === 'tunnel' ? t.target : pathOf(t.target),
+    // A CONNECT's host is its authority: logged without userinfo, as its path (pathOf).
+    host: t.kind === 'tunnel' ? hostOf(t.host) : t.host,
+    path: pathOf(t.target),
     ...(route !== undefined ? { route } : {}),
     status: t.status,
     ms: 0,
@@ -58,4 +59,31 @@ export function tunnelOpened(observer: TunnelObserver | undefined, gen: ServedGe
     const cut = observer?.inFlight?.cutting === true;
     access({ ...base, event: 'close', ms: Math.round(performance.now() - started), bytesIn, bytesOut, ...(cut ? { cutBy: 'shutdown' } : {}) });
   };
+}
+
+/**
+ * The one access line of a CONNECT the gate refused (`event` absent: no tunnel opened), so a refused
+ * CONNECT is logged like a refused request, its authority without userinfo (docs/logging.md).
+ */
+export function tunnelRefused(observer: TunnelObserver | undefined, gen: ServedGeneration, result: GateResult, t: TunnelStart, started: number): void {
+  const access = observer?.access;
+  if (!access) return;
+  const d = result.admitted ? result.decision : undefined;
+  const route = d !== undefined && 'route' in d ? (gen.index.body.routes[d.route.index]?.name ?? d.route.index) : undefined;
+  const address = clientAddress(t.peer, t.headers, gen.plan.body.settings.server.xffNumTrustedHops);
+  access({
+    msg: t.kind,
+    requestId: t.requestId,
+    method: t.method,
+    host: hostOf(t.host),
+    path: pathOf(t.target),
+    ...(route !== undefined ? { route } : {}),
+    status: t.status,
+    ms: Math.round(performance.now() - started),
+    ...(address !== undefined ? { client: address } : {}),
+    ...(result.admitted && result.session ? { user: result.session.identity.user, ...(result.session.identity.email !== undefined ? { email: result.session.identity.email } : {}) } : {}),
+    decision: result.admitted ? result.decision.outcome : result.problem,
+    ...(d !== undefined && d.reasons.length > 0 ? { reasons: d.reasons } : {}),
+    plan: gen.number,
+  });
 }

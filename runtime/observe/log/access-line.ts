@@ -6,7 +6,7 @@
  * serializer was about a quarter of what svc adds per request on top of a bare Node proxy.
  *
  * CONTRACT (no secrets): an entry holds no header value except the Host, no query string, no cookie
- * or token; the path is the request target cut at `?`.
+ * or token; the path is the request target through {@link pathOf} (no query, no userinfo).
  */
 
 /** The entry the request path produces once per request (runtime/server/handler.ts, upgrade.ts, connect.ts). */
@@ -81,8 +81,37 @@ export function accessLine(e: AccessEntry, timeMs: number, service = 'svc'): str
   return `${s}}\n`;
 }
 
-/** The request target without its query string (what the access line names as `path`). */
+/**
+ * What the access line's `path` and the request span's `url.path` name for a raw request target
+ * (docs/logging.md): the one place a target is made safe to log or trace. The query (and a
+ * fragment) is cut at the first `?` or `#`; an absolute-form target (`https://alice:pw@host/x`) keeps
+ * only its path, never its scheme, userinfo or authority; an authority-form target (CONNECT
+ * `alice:pw@host:443`, or whatever else does not start with `/`) loses everything up to the last `@`
+ * before its first `/`. A client can thus put no password or query into a log line or a span, on any
+ * entry point (request, upgrade, CONNECT; HTTP/1.1 and HTTP/2), whether svc refuses the target or not.
+ */
 export function pathOf(target: string): string {
   const q = target.indexOf('?');
-  return q < 0 ? target : target.slice(0, q);
+  const f = target.indexOf('#');
+  const end = f >= 0 && (q < 0 || f < q) ? f : q >= 0 ? q : target.length;
+  // Origin-form (`/…`) is nearly every request: only the query to cut.
+  if (target.charCodeAt(0) === 0x2f) return end === target.length ? target : target.slice(0, end);
+  const s = end === target.length ? target : target.slice(0, end);
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(s);
+  if (scheme) {
+    const slash = s.indexOf('/', scheme[0].length);
+    return slash < 0 ? '/' : s.slice(slash);
+  }
+  const slash = s.indexOf('/');
+  const at = (slash < 0 ? s : s.slice(0, slash)).lastIndexOf('@');
+  return at < 0 ? s : s.slice(at + 1);
+}
+
+/**
+ * An authority as logged or traced (a CONNECT's `host`, a span's `server.address`): without the
+ * userinfo a client may have put before it (`alice:pw@host:443` → `host:443`).
+ */
+export function hostOf(authority: string): string {
+  const at = authority.lastIndexOf('@');
+  return at < 0 ? authority : authority.slice(at + 1);
 }

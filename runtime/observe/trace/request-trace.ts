@@ -12,6 +12,7 @@
  */
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span, type TextMapGetter, type TextMapPropagator, type TextMapSetter, type Tracer } from '@opentelemetry/api';
 import type { OutgoingHeaders, RequestHeaders } from '../../decide/types.ts';
+import { hostOf } from '../log/access-line.ts';
 
 /** The request headers a trace context travels in (W3C and B3), dropped from untrusted requests ({@link dropTraceHeaders} names each). */
 export const TRACE_HEADERS: readonly string[] = ['traceparent', 'tracestate', 'b3', 'x-b3-traceid', 'x-b3-spanid', 'x-b3-parentspanid', 'x-b3-sampled', 'x-b3-flags'];
@@ -75,7 +76,9 @@ export class RequestTrace {
   constructor(setup: TraceSetup, method: string, host: string, path: string, headers: RequestHeaders) {
     this.#setup = setup;
     const parent = setup.trustIncoming ? setup.propagator.extract(ROOT_CONTEXT, headers, getter) : ROOT_CONTEXT;
-    this.span = setup.tracer.startSpan(`${method} ${host}`, { kind: SpanKind.SERVER, attributes: { 'http.request.method': method, 'server.address': host, 'url.path': path } }, parent);
+    // `path` comes through pathOf (no query, no userinfo); the host loses any userinfo here.
+    const server = hostOf(host);
+    this.span = setup.tracer.startSpan(`${method} ${server}`, { kind: SpanKind.SERVER, attributes: { 'http.request.method': method, 'server.address': server, 'url.path': path } }, parent);
     this.#context = trace.setSpan(ROOT_CONTEXT, this.span);
   }
 

@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import fc from 'fast-check';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { accessLevel, accessLine, pathOf, type AccessEntry } from '../../../../runtime/observe/log/access-line.ts';
+import { accessLevel, accessLine, hostOf, pathOf, type AccessEntry } from '../../../../runtime/observe/log/access-line.ts';
 
 /** What `pino({ base: { service } })[level](entry)` writes, as run-log.ts configures it. */
 function pinoLine(entry: Record<string, unknown>, level: number, service = 'svc'): string {
@@ -95,5 +95,43 @@ describe('pathOf', () => {
     expect(pathOf('/a/b?token=secret&x=1')).toBe('/a/b');
     expect(pathOf('/a/b')).toBe('/a/b');
     expect(pathOf('/?')).toBe('/');
+    expect(pathOf('/a#frag?x=secret')).toBe('/a');
+  });
+
+  it('keeps only the path of an absolute-form target: no scheme, userinfo, authority or query (issue 23)', () => {
+    expect(pathOf('https://alice:PW@host/x')).toBe('/x');
+    expect(pathOf('http://alice:PW@host:8080/a/b?token=secret')).toBe('/a/b');
+    expect(pathOf('HTTPS://alice:PW@host')).toBe('/');
+    expect(pathOf('https://alice:PW@host?x=secret')).toBe('/');
+    expect(pathOf('https://a@b:PW@host/x')).toBe('/x');
+  });
+
+  it('drops the userinfo of an authority-form target (CONNECT)', () => {
+    expect(pathOf('alice:PW@host:443')).toBe('host:443');
+    expect(pathOf('host:443')).toBe('host:443');
+    expect(pathOf('a:b@c:PW@host:443?x=secret')).toBe('host:443');
+    expect(pathOf('*')).toBe('*');
+  });
+
+  // What RFC 3986 allows in userinfo: no `/`, `?`, `#` or `@` (those end it).
+  const userinfo = fc.string().filter((x) => !/[/?#@]/.test(x));
+  it('never leaves a password or query a client put in any target (property: idempotent, no `@` before the path, no `?`)', () => {
+    fc.assert(
+      fc.property(userinfo, userinfo, fc.constantFrom('', 'https://', 'http://', 'ws://'), fc.webPath(), (user, pw, scheme, path) => {
+        const secret = `${user}:${pw}`;
+        const logged = pathOf(`${scheme}${secret}@host.example${path}?q=${secret}`);
+        expect(logged.includes('?')).toBe(false);
+        expect(pathOf(logged)).toBe(logged);
+        if (scheme !== '') expect(logged).toBe(path.split(/[?#]/)[0] || '/');
+        else expect(logged.startsWith('host.example')).toBe(true);
+      }),
+    );
+  });
+});
+
+describe('hostOf', () => {
+  it('drops userinfo from an authority', () => {
+    expect(hostOf('alice:PW@echo.example.com:7000')).toBe('echo.example.com:7000');
+    expect(hostOf('app.example.com')).toBe('app.example.com');
   });
 });
