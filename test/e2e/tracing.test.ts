@@ -202,6 +202,40 @@ describe('tracing', () => {
     }
   });
 
+  it('a client cannot hand the upstream a trace or baggage in another format: Jaeger, baggage and apm headers are dropped too (issue 23 item 9a)', async () => {
+    const theirs = {
+      'uber-trace-id': '0af7651916cd43dd:b7ad6b7169203331:0:1',
+      'uberctx-role': 'admin',
+      'jaeger-debug-id': 'forced',
+      baggage: 'role=admin',
+      'x-datadog-trace-id': '1234',
+      'x-datadog-parent-id': '5678',
+      'x-datadog-sampling-priority': '2',
+      'x-b3-debug': '1',
+    };
+    const agent = await startReceiver();
+    try {
+      // Unsampled (rate 0) and sampled (rate 1): the upstream sees none of them either way.
+      for (const rate of [0, 1]) {
+        const port = await start({ tracing_provider: 'apm', tracing_apm_address: `127.0.0.1:${agent.port}`, tracing_sample_rate: rate });
+        expect(await get(port, { ...theirs, 'x-kept': 'yes' })).toBe(200);
+        const got = seen.at(-1)!;
+        for (const name of Object.keys(theirs)) expect(got[name], `${name} at rate ${rate}`).toBeUndefined();
+        expect(got['x-kept']).toBe('yes');
+        await svc?.close();
+        await tracing?.shutdown();
+        svc = undefined;
+      }
+    } finally {
+      await agent.close();
+    }
+    // Tracing off: a client's headers pass through untouched.
+    const port = await start({});
+    expect(await get(port, theirs)).toBe(200);
+    expect(seen.at(-1)!['uber-trace-id']).toBe(theirs['uber-trace-id']);
+    expect(seen.at(-1)!['baggage']).toBe(theirs.baggage);
+  });
+
   it('behind a trusted hop (xff_num_trusted_hops), an incoming trace is continued with its sampling', async () => {
     const zipkin = await startReceiver();
     try {

@@ -7,15 +7,45 @@
  * Trace context (docs/tracing.md): an incoming `traceparent` (W3C; and B3 with the zipkin
  * provider) is continued only from a trusted hop, that is when `xff_num_trusted_hops` is above 0
  * (svc sits behind proxies the operator named as trusted, which set or vetted the header). Otherwise
- * svc starts a new trace and the incoming trace headers are dropped before forwarding, so a client
- * cannot join svc's spans to a trace of its choosing or force them to be sampled.
+ * svc starts a new trace and the incoming trace headers of every format svc's providers continue
+ * are dropped before forwarding, so a client can neither join svc's spans (or the upstream's) to a
+ * trace of its choosing, nor force them to be sampled, nor hand the upstream baggage.
  */
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span, type TextMapGetter, type TextMapPropagator, type TextMapSetter, type Tracer } from '@opentelemetry/api';
 import type { OutgoingHeaders, RequestHeaders } from '../../decide/types.ts';
 import { hostOf } from '../log/access-line.ts';
 
-/** The request headers a trace context travels in (W3C and B3), dropped from untrusted requests ({@link dropTraceHeaders} names each). */
-export const TRACE_HEADERS: readonly string[] = ['traceparent', 'tracestate', 'b3', 'x-b3-traceid', 'x-b3-spanid', 'x-b3-parentspanid', 'x-b3-sampled', 'x-b3-flags'];
+/**
+ * The request headers a trace context (or its baggage) travels in, in every propagation format
+ * that svc's providers' own tracers continue (docs/tracing.md): W3C (`traceparent`, `tracestate`,
+ * `baggage`; OpenTelemetry), B3 (`b3`, `x-b3-*`; zipkin), Jaeger (`uber-trace-id`, `uberctx-*`,
+ * `jaeger-debug-id`, `jaeger-baggage`) and the apm vendor's (`x-datadog-*`). A name ending in `-`
+ * is a prefix. Dropped from the requests of an untrusted hop while tracing is on
+ * ({@link dropTraceHeaders} tests each name), so that no upstream tracer continues a client's trace
+ * or reads its baggage.
+ */
+export const TRACE_HEADERS: readonly string[] = ['traceparent', 'tracestate', 'baggage', 'b3', 'x-b3-', 'uber-trace-id', 'uberctx-', 'jaeger-debug-id', 'jaeger-baggage', 'x-datadog-'];
+
+/** The W3C and B3 headers svc's propagator writes: replaced on a traced request from a trusted hop. */
+const CONTEXT_HEADERS: readonly string[] = ['traceparent', 'tracestate', 'b3', 'x-b3-traceid', 'x-b3-spanid', 'x-b3-parentspanid', 'x-b3-sampled', 'x-b3-flags'];
+
+/** Whether `name` (lower-case) is one of {@link TRACE_HEADERS}: one switch on its first character. */
+export function isTraceHeader(name: string): boolean {
+  switch (name.charCodeAt(0)) {
+    case 0x74: // t
+      return name === 'traceparent' || name === 'tracestate';
+    case 0x62: // b
+      return name === 'b3' || name === 'baggage';
+    case 0x78: // x
+      return name.startsWith('x-b3-') || name.startsWith('x-datadog-');
+    case 0x75: // u
+      return name === 'uber-trace-id' || name.startsWith('uberctx-');
+    case 0x6a: // j
+      return name === 'jaeger-debug-id' || name === 'jaeger-baggage';
+    default:
+      return false;
+  }
+}
 
 const getter: TextMapGetter<RequestHeaders> = {
   keys: (c) => Object.keys(c),
@@ -51,21 +81,21 @@ export function isTraced(setup: TraceSetup, headers: RequestHeaders): boolean {
 }
 
 /**
- * Drops the trace headers of an upstream request (set to undefined: not sent, and no slow delete).
- * One named read per header rather than a loop over {@link TRACE_HEADERS}: runs on every forwarded
- * request of an untrusted hop while tracing is on, and a keyed read with eight names goes through
- * V8's megamorphic lookup each time.
+ * Drops every trace header ({@link TRACE_HEADERS}) of an upstream request (set to undefined: not
+ * sent, and no slow delete). Runs on every forwarded request of an untrusted hop while tracing is
+ * on: one pass over the request's header names, each tested by its first character
+ * ({@link isTraceHeader}), because the prefixes (`x-b3-`, `uberctx-`, `x-datadog-`) cannot be
+ * named reads.
  */
 export function dropTraceHeaders(headers: OutgoingHeaders): void {
   const h = headers as Record<string, unknown>;
-  if (h['traceparent'] !== undefined) h['traceparent'] = undefined;
-  if (h['tracestate'] !== undefined) h['tracestate'] = undefined;
-  if (h['b3'] !== undefined) h['b3'] = undefined;
-  if (h['x-b3-traceid'] !== undefined) h['x-b3-traceid'] = undefined;
-  if (h['x-b3-spanid'] !== undefined) h['x-b3-spanid'] = undefined;
-  if (h['x-b3-parentspanid'] !== undefined) h['x-b3-parentspanid'] = undefined;
-  if (h['x-b3-sampled'] !== undefined) h['x-b3-sampled'] = undefined;
-  if (h['x-b3-flags'] !== undefined) h['x-b3-flags'] = undefined;
+  for (const name in h) if (isTraceHeader(name) && h[name] !== undefined) h[name] = undefined;
+}
+
+/** Drops the W3C and B3 headers the propagator is about to write (a trusted hop's traced request). */
+function dropContextHeaders(headers: OutgoingHeaders): void {
+  const h = headers as Record<string, unknown>;
+  for (const name of CONTEXT_HEADERS) if (h[name] !== undefined) h[name] = undefined;
 }
 
 export class RequestTrace {
@@ -88,11 +118,13 @@ export class RequestTrace {
   }
 
   /**
-   * Sets the upstream request's trace headers: the incoming ones dropped, then this trace's context
-   * with `span` (the upstream exchange) as the parent the upstream's spans join.
+   * Sets the upstream request's trace headers: the incoming ones dropped (from an untrusted hop every
+   * format's, {@link dropTraceHeaders}; from a trusted one the W3C and B3 headers replaced here),
+   * then this trace's context with `span` (the upstream exchange) as the parent the upstream's spans join.
    */
   inject(headers: OutgoingHeaders, span: Span): void {
-    dropTraceHeaders(headers);
+    if (this.#setup.trustIncoming) dropContextHeaders(headers);
+    else dropTraceHeaders(headers);
     this.#setup.propagator.inject(trace.setSpan(ROOT_CONTEXT, span), headers, setter);
   }
 
