@@ -159,7 +159,7 @@ export const STAGES: readonly Stage[] = [
         const at = w.coerced!.index.get('routes')?.node.span ?? (w.fileTree ? span(w.fileTree.span.source, 0, 0) : undefined);
         r.report(P.NoRoutes, at, {}, 'routes');
       }
-      for (const rule of RULES) rule.check({ body, config: w.coerced!.data, routes: w.routeInputs!, index: w.coerced!.index }, r);
+      for (const rule of RULES) rule.check({ body, config: w.coerced!.data, routes: w.routeInputs!, index: w.coerced!.index, readFile: w.input.readFile }, r);
       return r.errorCount > 0 ? 'stop' : 'continue';
     },
   },

@@ -1,3 +1,4 @@
+import type { ReadResult } from '../compile-input.ts';
 import type { DiagnosticDef } from '../diagnostics/define.ts';
 import type { Reporter } from '../diagnostics/diagnostic.ts';
 import type { Located } from '../schema/coerce.ts';
@@ -18,6 +19,11 @@ export interface RuleInput {
   readonly config: Readonly<Record<string, unknown>>;
   readonly routes: readonly RouteInput[];
   readonly index: ReadonlyMap<string, Located>;
+  /**
+   * The compiler's file reader, for a rule that checks the content of a secret `_file` (lowering
+   * already read it; the plan keeps only a reference). Absent in tests that build an input by hand.
+   */
+  readonly readFile?: (path: string) => ReadResult;
 }
 
 /**

@@ -198,6 +198,13 @@ export const MetricsBasicAuthWithoutColon = diag<{ key: string }>(
   'encode the pair with `printf %s "user:password" | base64 -w0`',
 );
 
+export const MetricsBasicAuthEmptyCredential = diag<{ key: string; empty: 'user name' | 'password' | 'user name and password' }>(
+  'SVC3041', 'metrics-basic-auth-empty-credential', 'error',
+  '`metrics_basic_auth` decodes to `username:password` with an empty user name or an empty password (`prometheus:`, `:secret`, `:`). An empty password protects nothing: `Authorization: Basic Og==` (the base64 of `:`) or `prometheus:` is guessed at the first try. svc also refuses to start the metrics listener with such a credential from a plan compiled elsewhere.',
+  (a) => `\`${a.key}\` decodes to \`username:password\` with an empty ${a.empty}`,
+  'give both a user name and a random password: `printf %s "prometheus:$(head -c24 /dev/urandom | base64)" | base64 -w0`',
+);
+
 export const AutocertWildcardHost = diag<{ host: string }>(
   'SVC3050', 'autocert-wildcard-host', 'warning',
   'With `autocert: true`, a route whose `from` host is a wildcard (`*.example.com`) that no configured certificate covers: a wildcard certificate needs the DNS-01 challenge, which svc does not answer, so autocert does not obtain one and the host is served with a self-signed certificate.',

@@ -7,6 +7,7 @@ import { forwardAuthCallerUnauthenticated } from './forward-auth-caller-unauthen
 import { groupsWithoutServiceAccount } from './groups-without-service-account.ts';
 import { insecureSetting } from './insecure-setting.ts';
 import { invalidValue } from './invalid-value.ts';
+import { metricsBasicAuthEmptyCredential } from './metrics-basic-auth-empty-credential.ts';
 import { missingRequiredSetting } from './missing-required-setting.ts';
 import { mutuallyExclusiveSettings } from './mutually-exclusive-settings.ts';
 import { noCertificates } from './no-certificates.ts';
@@ -62,6 +63,7 @@ export const RULES: readonly ValidationRule[] = [
   tracingEndpointMissing,
   invalidValue,
   directoryRefreshOutOfRange,
+  metricsBasicAuthEmptyCredential,
   insecureSetting,
   groupsWithoutServiceAccount,
   forwardAuthCallerUnauthenticated,
