@@ -13,9 +13,24 @@ export interface BasicCredential {
 
 const digest = (text: Buffer): Buffer => createHash('sha256').update('svc-metrics-basic-auth\0').update(text).digest();
 
-/** Prepares `metrics_basic_auth` (its base64 text) for comparison. */
+/** `user:password` split at the first colon (RFC 7617) has both a user name and a password. */
+const hasUserAndPassword = (pair: Buffer): boolean => {
+  const colon = pair.indexOf(0x3a);
+  return colon > 0 && colon < pair.length - 1;
+};
+
+/**
+ * Prepares `metrics_basic_auth` (its base64 text) for comparison. Fails closed: a credential
+ * without a colon, or with an empty user name or password (`prometheus:`, `:`), throws instead of
+ * protecting `/metrics` with a guessable pair. The compiler refuses these (SVC3040, SVC3041); this
+ * covers a plan built elsewhere, so the listener does not start (docs/observability.md).
+ */
 export function basicCredential(base64Text: string): BasicCredential {
-  return { digest: digest(Buffer.from(base64Text.trim(), 'base64')) };
+  const pair = Buffer.from(base64Text.trim(), 'base64');
+  if (!hasUserAndPassword(pair)) {
+    throw new Error('metrics_basic_auth does not decode to `username:password` with a non-empty user name and password (SVC3041); set both');
+  }
+  return { digest: digest(pair) };
 }
 
 /**
@@ -25,7 +40,8 @@ export function basicCredential(base64Text: string): BasicCredential {
  */
 export function basicAuthorized(header: string | undefined, expected: BasicCredential): boolean {
   const m = header === undefined ? null : /^basic[ \t]+([A-Za-z0-9+/=]+)[ \t]*$/i.exec(header);
-  const given = digest(m ? Buffer.from(m[1]!, 'base64') : Buffer.alloc(0));
-  // Always compare (even without a header), so a missing header costs what a wrong one does.
-  return timingSafeEqual(given, expected.digest) && m !== null;
+  const sent = m ? Buffer.from(m[1]!, 'base64') : Buffer.alloc(0);
+  // Always compare (even without a header), so a missing header costs what a wrong one does. A
+  // pair with an empty side never passes, whatever was expected (fail closed).
+  return timingSafeEqual(digest(sent), expected.digest) && m !== null && hasUserAndPassword(sent);
 }
