@@ -21,6 +21,7 @@ import { defaultSecureContext, secureContextOptions } from '../listen/material.t
 import { createProxyProtocolServer } from '../listen/proxy-protocol.ts';
 import type { ChallengeResponder } from '../listen/acme/challenges.ts';
 import { answerHttp01 } from '../listen/acme/http-01.ts';
+import { httpsRedirectLocation } from '../http/redirect.ts';
 import { isAcmeTlsAlpn, withTlsAlpnChallenges } from '../listen/acme/tls-alpn.ts';
 import type { OcspStapler } from '../listen/ocsp/stapler.ts';
 import { Authn } from '../authn/service.ts';
@@ -235,14 +236,13 @@ export async function serve(store: ServedStore, options: ServeOptions = {}): Pro
     const challenges = options.acmeChallenges;
     redirect = createServer(serverOptions(settings), (req, res) => {
       if (challenges && answerHttp01(challenges, req, res)) return;
-      // Spec: http → https on the same host and target. The host is checked like any Host header.
-      const host = String(req.headers.host ?? '').replace(/:\d+$/, '');
-      if (!/^[a-z0-9.-]+$/i.test(host)) {
+      // Spec: http → https on the same host, path and query, from the canonical target (redirect.ts).
+      const location = httpsRedirectLocation(req.url ?? '/', req.headers.host, address.port);
+      if (location === null) {
         res.writeHead(400, { connection: 'close' }).end();
         return;
       }
-      const port = address.port === 443 ? '' : `:${address.port}`;
-      res.writeHead(308, { location: `https://${host.toLowerCase()}${port}${req.url ?? '/'}` }).end();
+      res.writeHead(308, { location }).end();
     });
     redirectAddress = await bind(redirect, r);
   }
