@@ -1,15 +1,15 @@
 /**
- * The forward-authentication endpoints on `forward_auth_url` (spec §4): a third-party proxy (nginx
- * `auth_request`, Caddy `forward_auth`, Traefik `forwardAuth`) asks whether a request may pass,
- * naming it by `?uri=<scheme>://<host><request_uri>`. The request is decided exactly as svc would
+ * The forward-authentication endpoints on `forward_auth_url` (docs/forward-auth.md): a third-party
+ * proxy (nginx `auth_request`, Caddy `forward_auth`) asks whether a request may pass, naming it by
+ * `?uri=<scheme>://<host><request_uri>`. The request is decided exactly as svc would
  * decide it itself (the same decision core, route table and policy), with the session of the
  * cookies or bearer token the proxy passes along.
  *
  * - allowed: 200, with `x-svc-jwt-assertion` and the `jwt_claims_headers` headers for a signed-in
- *   user on a route with `pass_identity_headers`, for the proxy to copy upstream (spec §4 rule 4);
+ *   user on a route with `pass_identity_headers`, for the proxy to copy upstream (docs/forward-auth.md);
  * - denied: 403; no route for the URL: 403 (fail closed: nothing svc does not know passes);
  * - unauthenticated: `/verify` answers 401 (never a redirect); `/` redirects to sign in;
- * - a `uri` that cannot be rebuilt into a request: 400, never 200 (SECURITY.md S12);
+ * - a `uri` that cannot be rebuilt into a request: 400, never 200 (docs/security.md S12);
  * - a request for one of svc's own endpoints (`/.svc/…`, the authenticate or forward-auth host):
  *   403. svc answers those itself; the proxy routes them to svc, never to its upstream.
  *
@@ -26,6 +26,12 @@
  *
  * The original method comes from `X-Forwarded-Method` when the proxy sends it (one header, a
  * method token in upper case, else 400), else GET.
+ *
+ * Every answer decided by a route (200, 401, 302, 403 for a policy's denial, 503) names that route
+ * in `x-svc-route-host`: its `from` host, with the port when not the default, as in the JWT's
+ * `aud`. svc cannot know where the proxy sends the request once allowed; the proxy can compare this
+ * with the site it protects, so a check asked for another route's host (a public one) is not taken
+ * as a decision for this application (docs/forward-auth.md, "Binding the check to the site").
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
@@ -95,12 +101,14 @@ export async function forwardAuth(authn: Authn, state: AuthState, index: PlanInd
     ? await decideWithAuthorizer(remote.authorizer, session?.record.id ?? '', remote.planChecksum, (policy) => decide(index, request, identity, { reasons: false, canonical, policy }), authorizeUnavailableDecision)
     : decide(index, request, identity, { reasons: false, canonical });
   // The session store is unreachable: where a session would matter, 503 (the user was not signed out).
-  if (found === STORE_UNAVAILABLE && (d.outcome === 'unauthenticated' || d.outcome === 'deny')) return fail(res, 503, requestId, 'session-store-unavailable', req);
+  // The route that decided, for the proxy to compare with the site it protects (above).
+  const routed: Record<string, string> = 'route' in d ? { 'x-svc-route-host': routeHost(index, d.route.index) } : {};
+  if (found === STORE_UNAVAILABLE && (d.outcome === 'unauthenticated' || d.outcome === 'deny')) return fail(res, 503, requestId, 'session-store-unavailable', req, routed);
   switch (d.outcome) {
     case 'allow':
     case 'redirect': {
-      const out: Record<string, string> = { 'cache-control': 'no-store' };
-      // Identity only where the route passes it (spec 5.4 `pass_identity_headers`), as svc itself would.
+      const out: Record<string, string> = { 'cache-control': 'no-store', ...routed };
+      // Identity only where the route passes it (`pass_identity_headers`, docs/configuration.md), as svc itself would.
       if (session && index.body.routes[d.route.index]!.passIdentityHeaders) {
         const audience = routeHost(index, d.route.index);
         out['x-svc-jwt-assertion'] = await authn.assertion(state, session, audience);
@@ -118,8 +126,8 @@ export async function forwardAuth(authn: Authn, state: AuthState, index: PlanInd
       // Without an Accept naming HTML the core gives no location; `/` still sends a browser to sign in.
       // The proxy passes this answer to the browser on the route's host, binding cookie included.
       const redirect = verify ? null : (signIn ?? fallbackSignIn(authn, state, index, scheme, m[2]!, target));
-      if (redirect === null) return fail(res, 401, requestId, 'sign-in-required', req);
-      res.writeHead(302, { location: redirect.location, 'cache-control': 'no-store', 'content-length': '0', ...(redirect.setCookie.length > 0 ? { 'set-cookie': [...redirect.setCookie] } : {}) });
+      if (redirect === null) return fail(res, 401, requestId, 'sign-in-required', req, routed);
+      res.writeHead(302, { ...routed, location: redirect.location, 'cache-control': 'no-store', 'content-length': '0', ...(redirect.setCookie.length > 0 ? { 'set-cookie': [...redirect.setCookie] } : {}) });
       res.end();
       return;
     }
@@ -128,12 +136,12 @@ export async function forwardAuth(authn: Authn, state: AuthState, index: PlanInd
       // there). The proxy routes `/.svc/` to svc without asking (docs/forward-auth.md).
       return fail(res, 403, requestId, 'svc-endpoint', req);
     case 'deny':
-      return fail(res, 403, requestId, d.reasons.join(',') || 'denied', req);
+      return fail(res, 403, requestId, d.reasons.join(',') || 'denied', req, routed);
     case 'not_found':
       return fail(res, 403, requestId, 'no-route', req);
     case 'unavailable':
       // One reason: no healthy upstream, or the authorize service unreachable.
-      return fail(res, 503, requestId, d.reasons[0] ?? 'no-healthy-upstream', req);
+      return fail(res, 503, requestId, d.reasons[0] ?? 'no-healthy-upstream', req, routed);
     case 'bad_request':
       return fail(res, 400, requestId, d.problem, req);
   }
@@ -144,14 +152,14 @@ function fallbackSignIn(authn: Authn, state: AuthState, index: PlanIndex, scheme
   return authn.signInRedirect(state, `${index.signInOrigin}/.svc/sign_in?svc_redirect_uri=${encodeURIComponent(`${scheme}://${host.toLowerCase()}${target}`)}`);
 }
 
-/** The audience of a route: its host, with the port when not the default (port specific, spec 5.4). */
+/** The audience of a route: its host, with the port when not the default (port specific). */
 export function routeHost(index: PlanIndex, routeIndex: number): string {
   const from = index.body.routes[routeIndex]!.from;
   return from.port === null || from.port === 443 ? from.host : `${from.host}:${from.port}`;
 }
 
-function fail(res: Res, status: number, requestId: string, reason: string, req: Req): void {
+function fail(res: Res, status: number, requestId: string, reason: string, req: Req, extra: Record<string, string> = {}): void {
   const a = errorAnswer(status, requestId, reason, wantsJson(req.headers['accept'] === undefined ? undefined : String(req.headers['accept'])));
-  res.writeHead(a.status, a.headers);
+  res.writeHead(a.status, { ...a.headers, ...extra });
   res.end(a.body);
 }

@@ -1,7 +1,7 @@
 /**
  * Forward auth end to end: a REAL nginx (`auth_request`) and a REAL Caddy (`forward_auth`) in front
  * of an upstream, each delegating authentication and authorization to svc's forward-auth endpoints
- * (spec §4, rule 4), with a real OpenID provider for sign-in. The proxies run the operator configs
+ * (docs/forward-auth.md), with a real OpenID provider for sign-in. The proxies run the operator configs
  * shipped in docs/forward-auth/ (placeholders replaced by loopback hosts and ports, TLS lines
  * removed), so the docs are what is tested.
  *
@@ -11,7 +11,7 @@
  * `from: https://app.localhost:<proxy port>`, whose upstream svc never uses itself here.
  *
  * Also here: svc's forward-auth endpoints called directly (no proxy), for the inputs a proxy may
- * pass (SECURITY.md S12: a URL that cannot be rebuilt never gets a 200).
+ * pass (docs/security.md S12: a URL that cannot be rebuilt never gets a 200).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -40,6 +40,8 @@ const routesFor = (port: number) => [
   // Listed first: the public part of the same host (S16 for anonymous requests, S07 through a proxy).
   { name: `public-${port}`, from: `https://app.localhost:${port}`, prefix: '/public/', to: 'UPSTREAM', allow_public_unauthenticated_access: true, pass_identity_headers: true },
   { name: `app-${port}`, from: `https://app.localhost:${port}`, to: 'UPSTREAM', policy: 'allow if domain is "example.com"', pass_identity_headers: true },
+  // Another site, public, on the proxy's port: its Host must not open the application's site.
+  { name: `other-${port}`, from: `https://public.localhost:${port}`, to: 'UPSTREAM', allow_public_unauthenticated_access: true },
 ];
 
 beforeAll(async () => {
@@ -399,6 +401,29 @@ describe('svc forward-auth endpoints, called directly', () => {
   it('signed-in bob: 403 on both endpoints', async () => {
     expect((await fwd(`/verify?uri=${appUrl()}/x`, [`Cookie: ${bobCookie}`])).status).toBe(403);
     expect((await fwd(`/?uri=${appUrl()}/x`, [`Cookie: ${bobCookie}`])).status).toBe(403);
+  });
+
+  it('an answer a route decided names that route in x-svc-route-host, for the proxy to compare with its site', async () => {
+    const routeHost = (r: { head: string }) => /\r\nx-svc-route-host: ([^\r\n]+)/i.exec(r.head)?.[1];
+    const app = `app.localhost:${nginxPort}`;
+    const answers: [Promise<{ status: number; head: string }>, number, string | undefined][] = [
+      [fwd(`/verify?uri=${appUrl()}/x`, [`Cookie: ${aliceCookie}`]), 200, app],
+      [fwd(`/verify?uri=${encodeURIComponent(`${appUrl()}/public/x`)}`), 200, app],
+      [fwd(`/verify?uri=${appUrl()}/x`), 401, app],
+      [fwd(`/?uri=${appUrl()}/x`), 302, app],
+      [fwd(`/verify?uri=${appUrl()}/x`, [`Cookie: ${bobCookie}`]), 403, app],
+      // Another route: a 200 that is no decision about the application.
+      [fwd(`/verify?uri=http://public.localhost:${nginxPort}/x`), 200, `public.localhost:${nginxPort}`],
+      // No route decided: no route named.
+      [fwd('/verify?uri=http://unknown.localhost/x'), 403, undefined],
+      [fwd(`/verify?uri=${appUrl()}/.svc/callback`), 403, undefined],
+      [fwd(`/verify?uri=${appUrl()}/x%00`), 400, undefined],
+    ];
+    for (const [answer, status, host] of answers) {
+      const r = await answer;
+      expect(r.status, r.head).toBe(status);
+      expect(routeHost(r), r.head).toBe(host);
+    }
   });
 
   it('S12: a uri that cannot be rebuilt into a request is never 200, even for a signed-in user', async () => {
