@@ -136,12 +136,15 @@ function nginxConfig(dir: string): string {
   const doc = substitute('nginx.conf', readFileSync(new URL('nginx.conf', DOCS), 'utf8'), [
     [/^\s*ssl_\w+\s[^\n]*;\n/gm, ''],
     [/^\s*proxy_ssl_\w+\s[^\n]*;\n/gm, ''],
+    [/listen 443 ssl default_server;/g, `listen 127.0.0.1:${nginxPort} default_server;`],
     [/listen 443 ssl;/g, `listen 127.0.0.1:${nginxPort};`],
     [/server_name app\.example\.com;/g, 'server_name app.localhost;'],
+    [/https:\/\/app\.example\.com\$request_uri/g, `http://app.localhost:${nginxPort}$request_uri`],
     [/server svc\.internal:443;/g, `server 127.0.0.1:${w.port};`],
     [/proxy_pass https:\/\/svc/g, 'proxy_pass http://svc'],
     [/server app\.internal:8080;/g, `server 127.0.0.1:${w.upstream.port};`],
     [/fwd\.example\.com/g, `fwd.localhost:${w.port}`],
+    [/app\.example\.com/g, `app.localhost:${nginxPort}`],
   ]);
   return [
     'master_process off;',
@@ -162,9 +165,11 @@ function caddyConfig(dir: string): string {
   const doc = substitute('Caddyfile', readFileSync(new URL('Caddyfile', DOCS), 'utf8'), [
     [/^\s*transport http \{\n\s*tls_server_name \S+\n\s*\}\n/gm, ''],
     [/^app\.example\.com \{/gm, `http://app.localhost:${caddyPort} {`],
+    [/https%3A%2F%2Fapp\.example\.com\{uri\}/g, `http%3A%2F%2Fapp.localhost:${caddyPort}{uri}`],
     [/https:\/\/svc\.internal:443/g, `http://127.0.0.1:${w.port}`],
     [/app\.internal:8080/g, `127.0.0.1:${w.upstream.port}`],
     [/fwd\.example\.com/g, `fwd.localhost:${w.port}`],
+    [/app\.example\.com/g, `app.localhost:${caddyPort}`],
   ]);
   return ['{', '\tadmin off', '\tauto_https off', '\tdefault_bind 127.0.0.1', `\tstorage file_system ${dir}/storage`, '}', '', doc].join('\n');
 }
@@ -280,6 +285,59 @@ function proxyBehaviour(port: () => number, refused: number): void {
     // Another credential in Authorization is the application's own: passed on.
     const basic = await browser().request(`${app()}/public/y`, { headers: { authorization: 'Basic YTpi' } });
     expect(echoed(basic).headers['authorization']).toBe('Basic YTpi');
+  });
+
+  it('a request naming another route\'s host never reaches the application: the check is bound to the site', async () => {
+    const other = `public.localhost:${port()}`;
+    // The premise: svc allows that host anonymously, so a check asked for it would answer 200.
+    expect((await rawRequest(w.port, [`GET /verify?uri=http://${other}/x HTTP/1.1`, `Host: fwd.localhost:${w.port}`])).status).toBe(200);
+    const attempts = [
+      ['GET /x HTTP/1.1', `Host: ${other}`],
+      ['GET /public/x HTTP/1.1', `Host: ${other}`],
+      ['GET /x HTTP/1.1', `Host: PUBLIC.localhost:${port()}`],
+      // The absolute form names the host in the request line, which wins over the Host header.
+      [`GET http://${other}/x HTTP/1.1`, `Host: app.localhost:${port()}`],
+      ['GET /x HTTP/1.1', 'Host: unknown.localhost'],
+    ];
+    for (const lines of attempts) {
+      const r = await rawRequest(port(), lines);
+      expect(r.body, lines.join(' | ')).not.toContain('"headers"');
+      expect([200, 421], lines.join(' | ')).toContain(r.status);
+      // nginx: the default server refuses (421); Caddy: no site matches, an empty answer.
+      if (r.status === 200) expect(r.body, lines.join(' | ')).toBe('');
+    }
+    // The same request with the application's Host is decided for the application: sign in first.
+    expect((await rawRequest(port(), ['GET /x HTTP/1.1', `Host: app.localhost:${port()}`])).status).toBe(302);
+  });
+
+  it('no copy of svc\'s session cookie reaches the application, however many the browser sends', async () => {
+    const b = browser();
+    await b.signIn(`${app()}/`, 'alice@example.com');
+    const s = b.cookies('app.localhost')['_svc']!;
+    const names = (cookie: string | undefined) => (cookie ?? '').split(';').map((p) => p.trim().split('=')[0]).filter((n) => n !== '');
+    for (const cookie of [
+      `_svc=${s}`,
+      `app=1; _svc=${s}; b=2; _svc=${s}`, // a host-only and a Domain cookie
+      `_svc=${s}; app=1; _svc=${s}; b=2`,
+      `app=1; _svc=${s}; b=2; _svc=${s}; _svc=${s}`,
+      `_svc=${s};_svc=${s}; app=1;b=2;  _svc=${s}`,
+    ]) {
+      const r = await browser().request(`${app()}/c`, { headers: { cookie } });
+      expect(r.status, cookie).toBe(200);
+      const got = echoed(r).headers['cookie'];
+      expect(got ?? '', cookie).not.toContain(s);
+      expect(names(got), cookie).toEqual(cookie.includes('app=1') ? ['app', 'b'] : []);
+    }
+    // Two Cookie header lines, each with a copy.
+    const two = await rawRequest(port(), ['GET /c HTTP/1.1', `Host: app.localhost:${port()}`, `Cookie: app=1; _svc=${s}`, `Cookie: _svc=${s}; b=2`]);
+    expect(two.status).toBe(200);
+    expect(two.body).toContain('"headers"');
+    expect(two.body).not.toContain(s);
+    // More copies than a configuration removes are refused, or removed too: never forwarded.
+    const many = await browser().request(`${app()}/c`, { headers: { cookie: Array.from({ length: 6 }, (_, i) => `_svc=${s}; c${i}=1`).join('; ') } });
+    expect([200, 400]).toContain(many.status);
+    expect(many.body).not.toContain(s);
+    if (many.status === 200) expect(names(echoed(many).headers['cookie'])).toEqual(['c0', 'c1', 'c2', 'c3', 'c4', 'c5']);
   });
 
   it('/.svc/ on the application host is svc\'s own (the user info page), not the upstream\'s', async () => {
