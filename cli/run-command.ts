@@ -2,9 +2,10 @@
  * `svc run FILE` (a config or a plan, told apart as `svc explain` and `svc diff` do) or
  * `svc run -config FILE`: serve until SIGINT/SIGTERM, reloading on change. Logs are JSON lines on
  * standard output (runtime/observe/log/run-log.ts), following the plan's log settings; spans go to
- * the plan's tracing provider (runtime/observe/trace/tracing.ts); the compiler's warnings go to
- * standard error as text, at start and on each reload that warns differently. A first plan that
- * fails to load, or uses a setting svc run does not implement, exits 1 with the diagnostics.
+ * the plan's tracing provider (runtime/observe/trace/tracing.ts); the compiler's warnings are JSON
+ * lines among them (run-diagnostics.ts), or text on standard error with `svc_debug`, at start and on
+ * each reload that compiles the config. A first plan that fails to load, or uses a setting svc run
+ * does not implement, exits 1 with the diagnostics as text on standard error.
  *
  * Stopping (runtime/run/stop-signals.ts): the first SIGTERM/SIGINT drains (up to `--drain-timeout`
  * seconds, default 25), closes tunnels, flushes logs and spans and exits 0; a second exits at once.
@@ -13,6 +14,7 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { pino } from 'pino';
+import type { Diagnostic } from '../compiler/diagnostics/diagnostic.ts';
 import type { PlanEnvelope } from '../compiler/plan/types.ts';
 import { partialUses } from '../runtime/plan/capabilities.ts';
 import { createRunLog } from '../runtime/observe/log/run-log.ts';
@@ -73,7 +75,10 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
   // Log settings follow the plan served; what a plan's settings do only partly is said once, by the
   // process that loads plans (not by every worker).
   const said = new Set<string>();
+  // Whether no plan has been served yet (the compiler's first warnings come before it).
+  let noPlanYet = true;
   const onPlan = (plan: PlanEnvelope) => {
+    noPlanYet = false;
     logs.apply(plan.body.settings);
     tracing.apply(plan.body.settings);
     if (worker) return;
@@ -119,9 +124,19 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
     const { looksLikePlan } = await import('./plan-input.ts');
     source = looksLikePlan(text) ? { planPath: file! } : { configPath: file! };
   }
-  // The compiler's warnings, at start and on each reload that compiles the config.
-  const onWarnings = (text: string) => {
-    if (text !== '') io.err(text);
+  // The compiler's warnings, at start and on each reload that compiles the config: with JSON logs
+  // (the default) one JSON line each among svc's own lines on standard output, so that every line
+  // svc writes parses as JSON; as text on standard error only with `svc_debug` (docs/logging.md).
+  const { diagnosticEntry } = await import('./run-diagnostics.ts');
+  const onWarnings = (text: string, warnings: readonly Diagnostic[], plan: PlanEnvelope) => {
+    if (text === '') return;
+    if (plan.body.settings.logging.debug) {
+      io.err(text);
+      return;
+    }
+    // The first plan's log settings (level, service label) are not applied yet: apply them first.
+    if (noPlanYet) logs.apply(plan.body.settings);
+    for (const d of warnings) logs.announce(diagnosticEntry(d));
   };
 
   const { run, RunError, loadForRun } = await import('../runtime/run/run.ts');

@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { compile, renderText, isSecretPath } from '../../compiler/index.ts';
+import type { Diagnostic } from '../../compiler/diagnostics/diagnostic.ts';
 import type { PlanEnvelope } from '../../compiler/plan/types.ts';
 import { startAutocert } from '../listen/acme/start.ts';
 import type { AutocertManager, AutocertOptions } from '../listen/acme/manager.ts';
@@ -35,8 +36,11 @@ export interface RunOptions extends ServeOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** Reload when the watched files change (default true). */
   readonly watch?: boolean;
-  /** Told the compiler's warnings (rendered as text; empty for none) each time the config compiles. */
-  readonly onWarnings?: (text: string) => void;
+  /**
+   * Told the compiler's warnings each time the config compiles: rendered as text (empty for none),
+   * as diagnostics, and the plan they came with (whose log settings say how to print them).
+   */
+  readonly onWarnings?: (text: string, warnings: readonly Diagnostic[], plan: PlanEnvelope) => void;
   /** Told each plan svc starts serving: the first, and each one swapped in (log settings follow it). */
   readonly onPlan?: (plan: PlanEnvelope) => void;
   /** The identity manager's timings (tests shorten them; docs/authentication.md "Keeping sessions fresh"). */
@@ -134,7 +138,8 @@ function load(options: Pick<RunOptions, 'configPath' | 'planPath' | 'env' | 'onW
     },
   });
   if (!result.plan) throw new RunError('SVC_ERR_CONFIG_INVALID', renderText(result.diagnostics.filter((d) => d.severity === 'error'), isSecretPath));
-  options.onWarnings?.(renderText(result.diagnostics.filter((d) => d.severity !== 'error'), isSecretPath));
+  const warnings = result.diagnostics.filter((d) => d.severity !== 'error');
+  options.onWarnings?.(renderText(warnings, isSecretPath), warnings, result.plan);
   return result.plan;
 }
 

@@ -189,15 +189,16 @@ describe('svc run honours log_level, proxy_log_level and svc_debug', () => {
     return { port, out: () => out, err: () => err };
   }
 
-  it('by default: svc info lines and access lines, JSON; the compiler warnings on standard error', async () => {
+  it('by default: svc info lines, access lines and the compiler warnings, JSON', async () => {
     cfg.write({ address: '127.0.0.1:8443' }, [route(up.url)]);
     const svc = await start();
     await get(svc.port);
     await expect.poll(svc.out, { timeout: 5_000 }).toMatch(/"level":30,"time":\d+,"service":"svc","msg":"request"/);
     expect(svc.out()).toMatch(/^\{"level":30,.*"msg":"listening"/m);
-    // BASE_SETTINGS writes secrets inline: the compiler warns, and svc run says so.
-    expect(svc.err()).toMatch(/config\.yaml:\d+:\d+: warning SVC3006 inline-secret: `shared_secret` is written inline/);
-    expect(svc.err()).not.toContain('AQEBAQEB'); // the secret itself is masked
+    // BASE_SETTINGS writes secrets inline: the compiler warns, and svc run says so in a JSON line.
+    expect(svc.out()).toMatch(/^\{"level":40,.*"code":"SVC3006","name":"inline-secret","at":"[^"]*config\.yaml:\d+:\d+","path":"shared_secret","msg":"`shared_secret` is written inline/m);
+    expect(svc.out()).not.toContain('AQEBAQEB'); // never the secret itself
+    expect(svc.err()).toBe('');
   });
 
   it('log_level: error keeps svc info lines out; access lines follow proxy_log_level', async () => {
@@ -226,7 +227,7 @@ describe('svc run honours log_level, proxy_log_level and svc_debug', () => {
   it('the compiler warnings are shown again on each reload', async () => {
     cfg.write({ address: '127.0.0.1:8443' }, [route(up.url)]);
     const svc = await start();
-    const warnings = () => svc.err().match(/warning SVC3006 inline-secret: `shared_secret`/g)?.length ?? 0;
+    const warnings = () => svc.out().match(/"code":"SVC3006","name":"inline-secret","at":"[^"]*","path":"shared_secret"/g)?.length ?? 0;
     expect(warnings()).toBe(1);
     cfg.write({ address: '127.0.0.1:8443', proxy_log_level: 'warn' }, [route(up.url)]);
     await expect.poll(svc.out, { timeout: 10_000 }).toContain('"msg":"reload","result":"swapped"');
