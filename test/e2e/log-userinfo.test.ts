@@ -139,12 +139,15 @@ describe('a password in a request target', () => {
       // Node refuses an absolute-form `:path` before svc sees it (the stream is reset): nothing to log.
       await h2(session, { ':method': 'GET', ':scheme': 'https', ':authority': 'app.example.com', ':path': 'https://alice:PW4secret@app.example.com/y?q=Q4secret' });
       await h2(session, { ':method': 'CONNECT', ':authority': 'alice:PW5secret@echo.example.com:7000' });
+      // Userinfo in `:authority` (RFC 9113 §8.3.1 forbids it): refused, and logged without it.
+      await h2(session, { ':method': 'GET', ':scheme': 'https', ':authority': 'alice:PW6secret@app.example.com', ':path': '/z?q=Q6secret' });
     } finally {
       session.close();
     }
     await expect.poll(() => out.slice(before).join('')).toContain('"msg":"tunnel"');
+    await expect.poll(() => out.slice(before).join('')).toContain('"path":"/z"');
     const text = out.slice(before).join('');
     expect(text).toContain('"method":"CONNECT","host":"echo.example.com:7000","path":"echo.example.com:7000"');
-    for (const secret of ['PW4secret', 'PW5secret', 'Q4secret']) expect(text, secret).not.toContain(secret);
+    for (const secret of ['PW4secret', 'PW5secret', 'PW6secret', 'Q4secret', 'Q6secret']) expect(text, secret).not.toContain(secret);
   });
 });

@@ -1,12 +1,13 @@
 /**
  * The access line of `svc run`: one per request (and two per CONNECT tunnel or websocket upgrade:
  * `open` and `close`), written straight into pino's destination in pino's own format: exactly the
- * bytes `pino({ base: { service } })[level](entry)` writes for the same entry, time and service
- * label (property-tested against pino in test/runtime/observe/log/access-line.test.ts). pino's generic
+ * bytes `pino({ base: { service } })[level](entry)` writes for the same entry (its host without
+ * userinfo), time and service label (property-tested against pino in test/runtime/observe/log/access-line.test.ts). pino's generic
  * serializer was about a quarter of what svc adds per request on top of a bare Node proxy.
  *
  * CONTRACT (no secrets): an entry holds no header value except the Host, no query string, no cookie
- * or token; the path is the request target through {@link pathOf} (no query, no userinfo).
+ * or token; the path is the request target through {@link pathOf} (no query, no userinfo), and the
+ * line's host goes through {@link hostOf} here (no userinfo, whoever built the entry).
  */
 
 /** The entry the request path produces once per request (runtime/server/handler.ts, upgrade.ts, connect.ts). */
@@ -64,7 +65,8 @@ export function accessLine(e: AccessEntry, timeMs: number, service = 'svc'): str
   if (e.event !== undefined) s += `,"event":"${e.event}"`;
   s += `,"requestId":${JSON.stringify(e.requestId)}`;
   if (e.method !== undefined) s += `,"method":${JSON.stringify(e.method)}`;
-  s += `,"host":${JSON.stringify(e.host)},"path":${JSON.stringify(e.path)}`;
+  // The host as received (Host, `:authority`, a CONNECT's authority) may carry userinfo: never logged.
+  s += `,"host":${JSON.stringify(hostOf(e.host))},"path":${JSON.stringify(e.path)}`;
   if (e.route !== undefined) s += `,"route":${typeof e.route === 'number' ? e.route : JSON.stringify(e.route)}`;
   s += `,"status":${e.status},"ms":${e.ms}`;
   if (e.bytesIn !== undefined) s += `,"bytesIn":${e.bytesIn}`;

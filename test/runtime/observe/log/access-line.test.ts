@@ -54,10 +54,10 @@ const entryArb: fc.Arbitrary<AccessEntry> = fc
   .map((e) => (e.reasons !== undefined && e.reasons.length === 0 ? { ...e, reasons: undefined } : e));
 
 describe('accessLine', () => {
-  it("equals pino's line for the same entry, level and time (property)", () => {
+  it("equals pino's line for the same entry (its host without userinfo), level and time (property)", () => {
     fc.assert(
       fc.property(entryArb, (entry) => {
-        const expected = pinoLine({ ...entry }, accessLevel(entry));
+        const expected = pinoLine({ ...entry, host: hostOf(entry.host) }, accessLevel(entry));
         expect(accessLine(entry, timeOf(expected))).toBe(expected);
       }),
       { numRuns: 500 },
@@ -67,7 +67,7 @@ describe('accessLine', () => {
   it("equals pino's line under each service label (spec 1.9)", () => {
     fc.assert(
       fc.property(entryArb, fc.constantFrom('svc', 'svc-proxy', 'svc-authorize', 'svc-authenticate', 'svc-databroker'), (entry, service) => {
-        const expected = pinoLine({ ...entry }, accessLevel(entry), service);
+        const expected = pinoLine({ ...entry, host: hostOf(entry.host) }, accessLevel(entry), service);
         expect(accessLine(entry, timeOf(expected), service)).toBe(expected);
       }),
       { numRuns: 100 },
@@ -130,6 +130,12 @@ describe('pathOf', () => {
 });
 
 describe('hostOf', () => {
+  it('is applied to every line: a Host or :authority with userinfo is logged without it (issue 23)', () => {
+    const line = JSON.parse(accessLine({ msg: 'request', requestId: 'r', method: 'GET', host: 'alice:PW@app.example.com', path: '/', status: 400, ms: 1, decision: 'bad_request', plan: 1 }, 1)) as Record<string, unknown>;
+    expect(line['host']).toBe('app.example.com');
+  });
+
+
   it('drops userinfo from an authority', () => {
     expect(hostOf('alice:PW@echo.example.com:7000')).toBe('echo.example.com:7000');
     expect(hostOf('app.example.com')).toBe('app.example.com');
