@@ -3,10 +3,11 @@
  * raw session id, hand-off id or lease holder: each is an HMAC under a key derived from
  * `shared_secret` (purpose `session store names`), so names reveal nothing and cannot be guessed.
  *
- *   svc:<ns>:{<h>}:s   a session record (sealed), or the revocation mark `r` that replaces it on
- *                      delete; the key's TTL is the record's expiry in both cases
+ *   svc:<ns>:{<h>}:s   a session record, or the revocation that replaces it on delete, each
+ *                      sealed with its version (redis-values.ts); the key's TTL is the record's
+ *                      expiry in both cases
  *   svc:<ns>:o:<h>     a used one-time key (sign-in hand-off), until its expiry
- *   svc:<ns>:l:<name>  a lease (the HMAC of its holder), until it lapses
+ *   svc:<ns>:l:<name>  a lease: the HMAC of its holder and its sealed expiry, until it lapses
  *   svc:<ns>:changes   the pub/sub channel of replaced and deleted sessions (sealed ids)
  *
  * `<ns>` is derived from the secret too: deployments with different secrets never see each other's

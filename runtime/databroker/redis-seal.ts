@@ -2,7 +2,9 @@
  * Values at rest in Redis (docs/scale-out.md): every value svc writes is sealed with AES-256-GCM
  * under a key derived from `shared_secret` (purpose `session store seal`), with the Redis key name
  * as associated data. A reader of Redis learns nothing from a value; a writer cannot forge one, nor
- * move a valid value to another key (the name would not match).
+ * move a valid value to another key (the name would not match). A writer can put back a value the
+ * key held before: redis-values.ts binds a version into the associated data, and the store refuses
+ * versions older than it has seen.
  *
  * Layout: `0x01` (version) ‖ 12-byte nonce ‖ ciphertext ‖ 16-byte tag.
  */

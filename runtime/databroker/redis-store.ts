@@ -3,12 +3,21 @@
  * uses the same Redis (standalone, sentinel or cluster) and the same `shared_secret`.
  *
  * Semantics are the memory store's (test/runtime/databroker/store-contract.ts runs against both):
- * - a session's expiry is its key's TTL; `delete` replaces the record with the revocation mark `r`
- *   under the same key and TTL, so a revoked id is refused until the record would have expired,
- *   atomically with the check in `put` (one Lua script per operation, one key: cluster-safe);
+ * - a session's expiry is its key's TTL; `delete` replaces the record with a sealed revocation
+ *   under the same key, for at least the record's remaining life, so a revoked id is refused until
+ *   the record would have expired, atomically with the check in `put` (one Lua script per
+ *   operation, one key: cluster-safe);
  * - `consumeOnce` is `SET NX PX`: exactly one caller wins, across every instance;
- * - leases are `SET NX PX` and a compare-and-renew script.
+ * - leases are sealed values renewed by their holder; one Redis did not get from svc, or held past
+ *   its sealed expiry, is taken over (see acquireLease).
  * At rest, every value is sealed (redis-seal.ts) and no key name holds a raw id (redis-keys.ts).
+ *
+ * Replay (docs/scale-out.md "What a Redis writer can and cannot do"): every session value carries a
+ * version that the seal authenticates and the scripts keep increasing (redis-values.ts). This
+ * process remembers the newest version of each session it has read, written or heard of on the
+ * change channel (redis-seen.ts) and never serves an older one: a value saved before a sign-out or
+ * a group change and written back by someone with write access to Redis is refused, and the
+ * session is revoked again for every process. The hot path is unchanged: one GET per cache miss.
  *
  * Changes reach other instances through pub/sub on a dedicated connection; when that connection
  * comes back after a loss, every `onFlush` listener is told (caches start over), since changes may
@@ -26,6 +35,8 @@ import { GuardedSentinelConnector, GuardedStandaloneConnector } from './redis-co
 import { KeyLayout } from './redis-keys.ts';
 import { redisTarget, secretsOf, type RedisTarget, type StorageSettings } from './redis-options.ts';
 import { ValueSeal } from './redis-seal.ts';
+import { SeenVersions, type Seen } from './redis-seen.ts';
+import { openLease, openSession, sealLease, sealRevoked, sealSession } from './redis-values.ts';
 import { ConnectionWaits, meteredClients } from './redis-waits.ts';
 import { recordFromJson, recordJson } from './record-check.ts';
 import { SessionStoreError, type SessionDirectory, type SessionRecord, type SessionStore, type StorageOperation, type StoreObserver, type StorePoolFigures } from './session-store.ts';
@@ -43,39 +54,75 @@ export interface RedisStoreOptions {
 
 type Client = Redis | Cluster;
 
-/** The value that replaces a deleted session until its expiry. */
-const REVOKED = 'r';
+// The Lua scripts read the clear header of a value (redis-values.ts): `s<version>.` or
+// `r<version>.`, or the legacy mark `r`. They keep versions increasing; the process checks the seal.
+const HEADER = `local function header(v)
+  if v == 'r' then return 'r', 0 end
+  local kind, digits = string.match(v, '^([sr])(%d+)%.')
+  if digits and #digits <= 16 then return kind, tonumber(digits) end
+  return nil, 0
+end
+`;
 
-const PUT = `local v = redis.call('GET', KEYS[1])
-if v == '${REVOKED}' then return -1 end
+/** Refuses a revoked key (-1) and a version not above the stored one (-2, stored); else writes. */
+const PUT = `${HEADER}local v = redis.call('GET', KEYS[1])
+if v then
+  local kind, stored = header(v)
+  if kind == 'r' then return {-1, 0} end
+  if stored >= tonumber(ARGV[3]) then return {-2, stored} end
+end
 local ttl = tonumber(ARGV[2])
 if ttl <= 0 then
-  if v then redis.call('DEL', KEYS[1]) return 1 end
-  return 0
+  if v then redis.call('DEL', KEYS[1]) return {1, 0} end
+  return {0, 0}
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl)
-if v then return 1 end
-return 0`;
+if v then return {1, 0} end
+return {0, 0}`;
 
-const DELETE = `local v = redis.call('GET', KEYS[1])
-if not v or v == '${REVOKED}' then return 0 end
-local ttl = redis.call('PTTL', KEYS[1])
-if ttl > 0 then redis.call('SET', KEYS[1], '${REVOKED}', 'PX', ttl) else redis.call('DEL', KEYS[1]) end
-return 1`;
+/**
+ * Writes the revocation over whatever the key holds, for the longer of the key's TTL and ARGV[3]
+ * (what this process knows of the record's expiry: a writer shortening the TTL does not shorten the
+ * revocation), even over a deleted key. 1 when a session was replaced.
+ */
+const DELETE = `${HEADER}local v = redis.call('GET', KEYS[1])
+local ttl = tonumber(ARGV[3])
+local replaced = 0
+if v then
+  local kind, stored = header(v)
+  if stored >= tonumber(ARGV[2]) then return {-2, stored} end
+  if kind ~= 'r' then replaced = 1 end
+  local left = redis.call('PTTL', KEYS[1])
+  if left > ttl then ttl = left end
+end
+if ttl > 0 then redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl) elseif v then redis.call('DEL', KEYS[1]) end
+return {replaced, 0}`;
 
+/** Takes a free lease or renews this holder's (ARGV[3]: its tag); else answers the value held. */
 const ACQUIRE = `local v = redis.call('GET', KEYS[1])
-if not v then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1 end
-if v == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 end
+if not v or string.sub(v, 1, #ARGV[3] + 1) == ARGV[3] .. '.' then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 1
+end
+return v`;
+
+/** Replaces the lease value ARGV[1] (judged lapsed or forged by the caller) with ARGV[2]. */
+const TAKE_OVER = `if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) return 1 end
 return 0`;
 
-const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+const RELEASE = `local v = redis.call('GET', KEYS[1])
+if v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. '.' then redis.call('DEL', KEYS[1]) end
 return 0`;
+
+/** Most attempts of a write whose version another writer overtook meanwhile. */
+const WRITE_ATTEMPTS = 4;
 
 interface Scripts {
-  svcPut(key: string, value: Buffer, ttl: number): Promise<number>;
-  svcDelete(key: string): Promise<number>;
-  svcAcquire(key: string, holder: string, ttl: number): Promise<number>;
-  svcRelease(key: string, holder: string): Promise<number>;
+  svcPut(key: string, value: Buffer, ttl: number, version: number): Promise<[number, number]>;
+  svcDelete(key: string, value: Buffer, version: number, ttl: number): Promise<[number, number]>;
+  svcAcquireBuffer(key: string, value: Buffer, ttl: number, tag: string): Promise<1 | Buffer>;
+  svcTakeOver(key: string, held: Buffer, value: Buffer, ttl: number): Promise<number>;
+  svcRelease(key: string, tag: string): Promise<number>;
 }
 
 /** A {@link SessionStore} and {@link SessionDirectory} on Redis. */
@@ -92,6 +139,10 @@ export class RedisStore implements SessionStore, SessionDirectory {
   readonly #origin = randomBytes(9).toString('base64url');
   readonly #listeners = new Set<(id: string) => void>();
   readonly #flushListeners = new Set<() => void>();
+  /** INVARIANT (no-replay): the newest version of each key seen here; older values are refused. */
+  readonly #seen = new SeenVersions();
+  #replays = 0;
+  #takeovers = 0;
   #inFlight = 0;
   /** Reachability as last logged: undefined before the first answer. */
   #up: boolean | undefined;
@@ -112,6 +163,7 @@ export class RedisStore implements SessionStore, SessionDirectory {
     this.#client.defineCommand('svcPut', { numberOfKeys: 1, lua: PUT });
     this.#client.defineCommand('svcDelete', { numberOfKeys: 1, lua: DELETE });
     this.#client.defineCommand('svcAcquire', { numberOfKeys: 1, lua: ACQUIRE });
+    this.#client.defineCommand('svcTakeOver', { numberOfKeys: 1, lua: TAKE_OVER });
     this.#client.defineCommand('svcRelease', { numberOfKeys: 1, lua: RELEASE });
     this.#client.on('ready', () => this.#reachable(true));
     this.#client.on('error', (e: Error) => this.#reachable(false, e));
@@ -146,37 +198,109 @@ export class RedisStore implements SessionStore, SessionDirectory {
   }
 
   async get(id: string): Promise<SessionRecord | undefined> {
-    return this.#op('get', async () => {
-      const key = this.#keys.session(id);
-      const value = await this.#client.getBuffer(key);
-      if (value === null || isRevoked(value)) return undefined;
-      const plain = this.#seal.open(key, value);
-      const record = plain === undefined ? undefined : recordFromJson(plain.toString('utf8'), id);
-      return record !== undefined && record.expiresAtMs > Date.now() ? record : undefined;
-    });
+    return this.#op('get', () => this.#read(id));
   }
 
   async put(record: SessionRecord): Promise<void> {
-    const json = recordJson(record);
+    const json = Buffer.from(recordJson(record));
     return this.#op('put', async () => {
       const key = this.#keys.session(record.id);
-      const answer = await this.#client.svcPut(key, this.#seal.seal(key, Buffer.from(json)), record.expiresAtMs - Date.now());
-      if (answer === -1) throw new SessionStoreError('SVC_ERR_SESSION_REVOKED', 'session was revoked');
-      if (answer === 1) await this.#changed(record.id);
+      const seen = this.#seen.get(key, Date.now());
+      if (seen?.revoked === true) throw revokedError();
+      let version = nextVersion(seen);
+      for (let attempt = 1; ; attempt++) {
+        const [answer, stored] = await this.#client.svcPut(key, sealSession(this.#seal, key, version, json), record.expiresAtMs - Date.now(), version);
+        if (answer === -1) throw revokedError();
+        if (answer === -2) {
+          version = overtaking(stored, attempt, 'put');
+          continue;
+        }
+        this.#seen.raise(key, version, false, record.expiresAtMs);
+        if (answer === 1) await this.#changed(record.id, version, false, record.expiresAtMs);
+        return;
+      }
     });
   }
 
   async delete(id: string): Promise<void> {
     return this.#op('delete', async () => {
-      if ((await this.#client.svcDelete(this.#keys.session(id))) === 1) await this.#changed(id);
+      const key = this.#keys.session(id);
+      // The revocation is sealed with the record's expiry, so every process keeps refusing the
+      // session's older values for as long as they could be served: read it when not known here.
+      if (this.#seen.get(key, Date.now()) === undefined) await this.#read(id);
+      const seen = this.#seen.get(key, Date.now());
+      // Nothing valid to revoke (never stored, expired, or not a value of this deployment).
+      if (seen !== undefined) await this.#revoke(id, key, seen);
     });
   }
 
   async isRevoked(id: string): Promise<boolean> {
     return this.#op('isRevoked', async () => {
-      const value = await this.#client.getBuffer(this.#keys.session(id));
-      return value !== null && isRevoked(value);
+      const key = this.#keys.session(id);
+      if (this.#seen.get(key, Date.now())?.revoked === true) return true;
+      const value = await this.#client.getBuffer(key);
+      if (value === null) return false;
+      const opened = openSession(this.#seal, key, value);
+      if (opened.kind !== 'revoked') return false;
+      if (opened.exp !== undefined) this.#seen.raise(key, opened.version, true, opened.exp);
+      return true;
     });
+  }
+
+  /** Values refused because they were older than one this process had seen (a replay, or writes lost in a failover). */
+  get replaysRefused(): number {
+    return this.#replays;
+  }
+
+  /** Leases found held by a value this deployment did not write, or past its sealed expiry, and taken over. */
+  get leasesTakenOver(): number {
+    return this.#takeovers;
+  }
+
+  /**
+   * Reads a session. A value older than one seen here (or a session this process knows revoked) is
+   * read once more, since a reply may trail a change heard on the channel; still older, it was
+   * written back by someone holding an old value: the session is revoked everywhere (fail-closed).
+   */
+  async #read(id: string, again = false): Promise<SessionRecord | undefined> {
+    const key = this.#keys.session(id);
+    const value = await this.#client.getBuffer(key);
+    if (value === null) return undefined;
+    const opened = openSession(this.#seal, key, value);
+    if (opened.kind === 'invalid') return undefined;
+    const now = Date.now();
+    const seen = this.#seen.get(key, now);
+    // INVARIANT (no-replay): a value older than the newest this process has seen is never served.
+    if (seen !== undefined && (opened.version < seen.version || (seen.revoked && opened.kind === 'session'))) {
+      if (!again) return this.#read(id, true);
+      this.#replays++;
+      this.#log?.({ msg: 'session store (redis): a session value older than one this process has seen was written back to Redis (a replay by a Redis writer, or writes lost in a failover); the session is revoked' });
+      await this.#revoke(id, key, seen);
+      return undefined;
+    }
+    if (opened.kind === 'revoked') {
+      if (opened.exp !== undefined) this.#seen.raise(key, opened.version, true, opened.exp, now);
+      return undefined;
+    }
+    const record = recordFromJson(opened.plain.toString('utf8'), id);
+    if (record === undefined || record.expiresAtMs <= now) return undefined;
+    this.#seen.raise(key, opened.version, false, record.expiresAtMs, now);
+    return record;
+  }
+
+  /** Writes the sealed revocation above every version seen, and tells every process. */
+  async #revoke(id: string, key: string, seen: Seen): Promise<void> {
+    let version = nextVersion(seen);
+    for (let attempt = 1; ; attempt++) {
+      const [answer, stored] = await this.#client.svcDelete(key, sealRevoked(this.#seal, key, version, seen.exp), version, Math.max(0, seen.exp - Date.now()));
+      if (answer === -2) {
+        version = overtaking(stored, attempt, 'delete');
+        continue;
+      }
+      this.#seen.raise(key, version, true, seen.exp);
+      if (answer === 1 || !seen.revoked) await this.#changed(id, version, true, seen.exp);
+      return;
+    }
   }
 
   async consumeOnce(key: string, expiresAtMs: number): Promise<boolean> {
@@ -209,10 +333,10 @@ export class RedisStore implements SessionStore, SessionDirectory {
             // A key of a slot being migrated (cluster resharding) is listed by the node importing
             // it, which redirects a plain GET: read it through the client, which follows MOVED/ASK.
             const value = error !== null && isRedirection(error) ? await unavailableOnError(this.#secrets, 'sessionIds', () => this.#client.getBuffer(keys[i]!)) : (answer as Buffer | null | undefined);
-            if (!value || isRevoked(value)) continue;
-            const plain = this.#seal.open(keys[i]!, value);
-            if (plain === undefined) continue;
-            const id = (JSON.parse(plain.toString('utf8')) as { id?: unknown }).id;
+            if (!value) continue;
+            const opened = openSession(this.#seal, keys[i]!, value);
+            if (opened.kind !== 'session') continue;
+            const id = (JSON.parse(opened.plain.toString('utf8')) as { id?: unknown }).id;
             if (typeof id === 'string') yield id;
           }
         } while (cursor !== '0');
@@ -223,9 +347,30 @@ export class RedisStore implements SessionStore, SessionDirectory {
     }
   }
 
+  /**
+   * The lease value is sealed with its holder and expiry (redis-values.ts). A value this deployment
+   * did not write, or one held past its sealed expiry by more than `ttlMs` (a holder's old value
+   * written back, or a holder whose clock is that far off), does not stop the others: it is taken
+   * over, logged and counted ({@link leasesTakenOver}). A Redis writer can therefore delay the
+   * identity manager by at most about two lease TTLs, not stop it.
+   */
   async acquireLease(name: string, holder: string, ttlMs: number): Promise<boolean> {
     if (!Number.isSafeInteger(ttlMs) || ttlMs < 1) throw new RangeError('ttlMs must be a positive integer');
-    return this.#op('acquireLease', async () => (await this.#client.svcAcquire(this.#keys.lease(name), this.#keys.holder(holder), ttlMs)) === 1);
+    return this.#op('acquireLease', async () => {
+      const key = this.#keys.lease(name);
+      const tag = this.#keys.holder(holder);
+      const value = sealLease(this.#seal, key, tag, Date.now() + ttlMs);
+      const held = await this.#client.svcAcquireBuffer(key, value, ttlMs, tag);
+      if (held === 1) return true;
+      const lease = openLease(this.#seal, key, held);
+      if (lease !== undefined && lease.exp + ttlMs > Date.now()) return false;
+      const taken = (await this.#client.svcTakeOver(key, held, value, ttlMs)) === 1;
+      if (taken) {
+        this.#takeovers++;
+        this.#log?.({ msg: lease === undefined ? 'session store (redis): a lease was held by a value svc did not write; taken over' : 'session store (redis): a lease was held past its sealed expiry; taken over', lease: name });
+      }
+      return taken;
+    });
   }
 
   async releaseLease(name: string, holder: string): Promise<void> {
@@ -257,9 +402,10 @@ export class RedisStore implements SessionStore, SessionDirectory {
     await Promise.all([this.#client, this.#sub].map((c) => quit(c)));
   }
 
-  async #changed(id: string): Promise<void> {
+  /** Tells this process's listeners and, through the channel, every other process (with the version, so they refuse older values). */
+  async #changed(id: string, version: number, revoked: boolean, exp: number): Promise<void> {
     for (const l of this.#listeners) safely(() => l(id));
-    const message = this.#seal.seal(this.#keys.channel, Buffer.from(JSON.stringify({ o: this.#origin, id })));
+    const message = this.#seal.seal(this.#keys.channel, Buffer.from(JSON.stringify({ o: this.#origin, id, v: version, r: revoked, e: exp })));
     // Best effort: a lost message is covered by the caches' short TTL and the flush on resubscribe.
     await this.#client.publish(this.#keys.channel, message).catch(() => undefined);
   }
@@ -269,8 +415,10 @@ export class RedisStore implements SessionStore, SessionDirectory {
     const plain = this.#seal.open(channel, message);
     if (plain === undefined) return;
     try {
-      const m = JSON.parse(plain.toString('utf8')) as { o?: unknown; id?: unknown };
+      const m = JSON.parse(plain.toString('utf8')) as { o?: unknown; id?: unknown; v?: unknown; r?: unknown; e?: unknown };
       if (m.o === this.#origin || typeof m.id !== 'string') return;
+      // A message written back to the channel only repeats what was true: versions never go down.
+      if (typeof m.v === 'number' && Number.isSafeInteger(m.v) && typeof m.e === 'number') this.#seen.raise(this.#keys.session(m.id), m.v, m.r === true, m.e);
       for (const l of this.#listeners) safely(() => l(m.id as string));
     } catch {
       // Not ours: ignored.
@@ -330,8 +478,20 @@ function isRedirection(error: Error): boolean {
   return /^(MOVED|ASK) /.test(error.message);
 }
 
-function isRevoked(value: Buffer): boolean {
-  return value.length === 1 && value[0] === REVOKED.charCodeAt(0);
+function revokedError(): SessionStoreError {
+  return new SessionStoreError('SVC_ERR_SESSION_REVOKED', 'session was revoked');
+}
+
+/** The version of the next write: the time, or above the newest seen when that is ahead. */
+function nextVersion(seen: Seen | undefined): number {
+  return Math.max(Date.now(), (seen?.version ?? 0) + 1);
+}
+
+/** The version to try after another write (`stored`) overtook attempt `attempt`. */
+function overtaking(stored: number, attempt: number, operation: string): number {
+  const next = Math.max(Date.now(), stored + 1);
+  if (attempt >= WRITE_ATTEMPTS || !Number.isSafeInteger(next)) throw new SessionStoreError('SVC_ERR_SESSION_STORE_UNAVAILABLE', `session store (redis) ${operation} failed: the session kept changing meanwhile`);
+  return next;
 }
 
 function safely(f: () => void): void {
