@@ -5,7 +5,11 @@
  * - Exactly one manager works at a time among all processes sharing a store: it holds the lease
  *   {@link IDENTITY_MANAGER_LEASE} (`SessionDirectory.acquireLease`), renewed every third of its TTL;
  *   when the holder dies its lease lapses after the TTL and another takes it. A manager that fails
- *   to renew stops working at once (its in-flight requests are aborted).
+ *   to renew stops working at once (its in-flight requests are aborted). On Redis the lease value is
+ *   sealed: one written by someone else is taken over, so a Redis writer cannot stop the refreshes.
+ * - Each scan reads every session: on Redis this makes the holder the check against replayed old
+ *   values (docs/scale-out.md "What a Redis writer can and cannot do"): it refuses a value older
+ *   than one it has seen and revokes the session for every process, within one scan interval.
  * - Every scan (`scanIntervalMs`), each session with a refresh token whose access token expires
  *   within `refreshMarginMs` is refreshed through the shared {@link SessionRefresher} (so never
  *   twice at once with the request path in this process; a refusal ends the session everywhere).
