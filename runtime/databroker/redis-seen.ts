@@ -39,7 +39,7 @@ export class SeenVersions {
    */
   raise(key: string, version: number, revoked: boolean, exp: number, now = Date.now()): void {
     const e = this.get(key, now);
-    if (e !== undefined && version < e.version) return;
+    if (e !== undefined && (version < e.version || (version === e.version && (e.revoked || !revoked) && exp <= e.exp))) return;
     const next: Seen = e === undefined ? { version, revoked, exp } : { version, revoked: version > e.version ? revoked : e.revoked || revoked, exp: Math.max(e.exp, exp) };
     this.#entries.set(key, next);
     if (++this.#updates % SWEEP_EVERY === 0) this.#sweep(now);
