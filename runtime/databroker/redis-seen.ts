@@ -6,7 +6,7 @@
  *
  * Memory stays bounded by the live sessions: an entry is dropped when the record it is about would
  * have expired (after which every value of that record is refused as expired anyway), lazily on
- * access and by a sweep every {@link SWEEP_EVERY} updates. About 150 bytes per session.
+ * access and by a sweep every {@link SWEEP_EVERY} updates. About 300 bytes per session, key name included.
  */
 
 /** What this process knows of one key. */
