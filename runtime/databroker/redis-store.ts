@@ -8,8 +8,8 @@
  *   the record would have expired, atomically with the check in `put` (one Lua script per
  *   operation, one key: cluster-safe);
  * - `consumeOnce` is `SET NX PX`: exactly one caller wins, across every instance;
- * - leases are sealed values renewed by their holder; one Redis did not get from svc, or held past
- *   its sealed expiry, is taken over (see acquireLease).
+ * - leases are sealed values renewed by their holder; a lease value svc did not write, or one held
+ *   past its sealed expiry, is taken over (see acquireLease).
  * At rest, every value is sealed (redis-seal.ts) and no key name holds a raw id (redis-keys.ts).
  *
  * Replay (docs/scale-out.md "What a Redis writer can and cannot do"): every session value carries a
