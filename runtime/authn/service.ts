@@ -677,14 +677,17 @@ export function stripCredentials(headers: OutgoingHeaders, cookieName: string): 
   if (typeof auth === 'string' && auth.startsWith(`Bearer ${PROGRAMMATIC_TOKEN_PREFIX}`)) headers['authorization'] = undefined;
 }
 
-/** A `Cookie` header without svc's session and sign-in cookies; undefined when nothing is left. */
+/**
+ * A `Cookie` header without svc's session, sign-in and sign-in binding cookies (every copy of each:
+ * a browser holding a host-only and a Domain cookie sends both); undefined when nothing is left.
+ */
 function withoutSvcCookies(cookie: string, cookieName: string): string | undefined {
   // The common case on every request: the header is svc's session cookie alone.
   if (cookie.startsWith(cookieName) && cookie.charCodeAt(cookieName.length) === 0x3d && !cookie.includes(';')) return undefined;
   const kept = cookie
     .split(';')
     .map((p) => p.trim())
-    .filter((p) => p !== '' && !p.startsWith(`${cookieName}=`) && !p.startsWith(`${cookieName}_signin_`));
+    .filter((p) => p !== '' && !p.startsWith(`${cookieName}=`) && !p.startsWith(`${cookieName}_signin_`) && !p.startsWith(`${cookieName}_bind_`));
   return kept.length === 0 ? undefined : kept.join('; ');
 }
 

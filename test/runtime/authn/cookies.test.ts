@@ -43,6 +43,12 @@ describe('stripCredentials', () => {
     expect(only).toEqual({ authorization: 'Bearer app-token' });
   });
 
+  it('removes every copy, and the sign-in binding cookie (sent on every path under a __Host- name)', () => {
+    const h: Record<string, string | string[]> = { cookie: 'app=1; _svc=X; _svc_bind_abc=y; b=2; _svc=X' };
+    stripCredentials(h, '_svc');
+    expect(h).toEqual({ cookie: 'app=1; b=2' });
+  });
+
   it('keeps cookies whose names only start with svc\'s (`_svcx`, `_svc_other`)', () => {
     const h: Record<string, string | string[]> = { cookie: '_svcx=1' };
     stripCredentials(h, '_svc');
