@@ -391,7 +391,7 @@ export class RedisStore implements SessionStore, SessionDirectory {
   poolFigures(): StorePoolFigures {
     const clients: Redis[] = [...(this.#client instanceof Cluster ? this.#client.nodes() : [this.#client]), ...(this.#sub instanceof Cluster ? this.#sub.nodes() : [this.#sub])];
     const conns = clients.filter((c) => c.status === 'ready').length;
-    return { conns, idleConns: Math.max(0, conns - (this.#inFlight > 0 ? 1 : 0)), waitCount: this.#waits.count, waitDurationMs: this.#waits.durationMs, up: this.#up === true };
+    return { conns, idleConns: Math.max(0, conns - (this.#inFlight > 0 ? 1 : 0)), waitCount: this.#waits.count, waitDurationMs: this.#waits.durationMs, up: this.#up === true, replaysRefused: this.#replays, leasesTakenOver: this.#takeovers };
   }
 
   async close(): Promise<void> {

@@ -134,4 +134,8 @@ export interface StorePoolFigures {
   readonly waitDurationMs: number;
   /** True while the store reaches its server (false during an outage). */
   readonly up: boolean;
+  /** Values refused as older than one this process had seen, since start (a replay by a Redis writer, or writes lost in a failover). */
+  readonly replaysRefused: number;
+  /** Identity-manager leases found held by a value svc did not write, or past its sealed expiry, and taken over, since start. */
+  readonly leasesTakenOver: number;
 }

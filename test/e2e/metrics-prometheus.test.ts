@@ -88,9 +88,9 @@ describeWithCommands(['prometheus', 'promtool'], 'a real Prometheus scrapes svc'
   }, 60_000);
 
   it('loads the shipped alert rules, which promtool check rules accepts', async () => {
-    expect(execFileSync('promtool', ['check', 'rules', ALERTS], { encoding: 'utf8' })).toMatch(/SUCCESS: 5 rules found/);
+    expect(execFileSync('promtool', ['check', 'rules', ALERTS], { encoding: 'utf8' })).toMatch(/SUCCESS: 6 rules found/);
     const res = (await (await fetch(`http://127.0.0.1:${prometheusPort}/api/v1/rules`)).json()) as { data: { groups: { rules: { name: string }[] }[] } };
-    expect(res.data.groups.flatMap((g) => g.rules.map((r) => r.name)).sort()).toEqual(['SvcConfigReloadFailing', 'SvcHigh5xxRatio', 'SvcMetricsDown', 'SvcRedisUnreachable', 'SvcUpstreamUnhealthy']);
+    expect(res.data.groups.flatMap((g) => g.rules.map((r) => r.name)).sort()).toEqual(['SvcConfigReloadFailing', 'SvcHigh5xxRatio', 'SvcMetricsDown', 'SvcRedisUnreachable', 'SvcRedisWriterSuspected', 'SvcUpstreamUnhealthy']);
   });
 
   it('every Grafana dashboard query is PromQL Prometheus accepts, over metrics svc exports', async () => {

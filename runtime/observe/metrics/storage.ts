@@ -2,7 +2,8 @@
  * The storage metrics of spec §6: `storage_operation_duration_ms` by operation, result and backend
  * (fed by the stores through {@link StoreObserver}), and the Redis pool figures `redis_conns`,
  * `redis_idle_conns`, `redis_wait_count_total`, `redis_wait_duration_ms_total`, plus `redis_up`
- * (not in the spec: the alert "Redis unreachable" needs it), read from the store's
+ * (not in the spec: the alert "Redis unreachable" needs it) and the two signs of a Redis writer
+ * (`redis_replays_refused_total`, `redis_leases_taken_over_total`; docs/scale-out.md), read from the store's
  * {@link StorePoolFigures} at each scrape. The pool metrics exist only when a pool provider is given:
  * the memory store has no pool, and a zero would read as "no connections".
  */
@@ -59,5 +60,7 @@ export function registerStorePool(registry: Registry, figures: () => StorePoolFi
   gauge('svc_redis_idle_conns', 'open connections to Redis with no command in flight', (f) => f.idleConns);
   counter('svc_redis_wait_count_total', 'commands that waited for a Redis connection', (f) => f.waitCount);
   counter('svc_redis_wait_duration_ms_total', 'time commands waited for a Redis connection, in milliseconds', (f) => f.waitDurationMs);
+  counter('svc_redis_replays_refused_total', 'session values refused because this process had seen a newer version (a replay by a Redis writer, or writes lost in a failover)', (f) => f.replaysRefused);
+  counter('svc_redis_leases_taken_over_total', 'identity-manager leases found held by a value svc did not write, or past its sealed expiry, and taken over', (f) => f.leasesTakenOver);
   gauge('svc_redis_up', '1 while the session store reaches its Redis server, 0 during an outage', (f) => (f.up ? 1 : 0));
 }

@@ -13,12 +13,13 @@ import { sample } from '../../../e2e/metrics-support.ts';
 
 describe('metrics read from providers', () => {
   it('exports the Redis pool figures at each scrape, and no Redis metrics without a provider', async () => {
-    let figures: StorePoolFigures | undefined = { conns: 4, idleConns: 3, waitCount: 7, waitDurationMs: 12.5, up: true };
+    let figures: StorePoolFigures | undefined = { conns: 4, idleConns: 3, waitCount: 7, waitDurationMs: 12.5, up: true, replaysRefused: 2, leasesTakenOver: 1 };
     const m = createMetrics({ service: 'svc-databroker', role: 'loader', storePool: () => figures });
     let text = await m.registry.metrics();
     expect([sample(text, 'svc_redis_conns'), sample(text, 'svc_redis_idle_conns'), sample(text, 'svc_redis_wait_count_total'), sample(text, 'svc_redis_wait_duration_ms_total'), sample(text, 'svc_redis_up')]).toEqual([4, 3, 7, 12.5, 1]);
+    expect([sample(text, 'svc_redis_replays_refused_total'), sample(text, 'svc_redis_leases_taken_over_total')]).toEqual([2, 1]);
     expect(text).toContain('service="svc-databroker"');
-    figures = { conns: 0, idleConns: 0, waitCount: 9, waitDurationMs: 20, up: false };
+    figures = { conns: 0, idleConns: 0, waitCount: 9, waitDurationMs: 20, up: false, replaysRefused: 2, leasesTakenOver: 1 };
     text = await m.registry.metrics();
     expect([sample(text, 'svc_redis_up'), sample(text, 'svc_redis_wait_count_total')]).toEqual([0, 9]);
     // No store yet: no connections, not up (never a stale figure).
