@@ -14,7 +14,7 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { pino } from 'pino';
-import type { Diagnostic } from '../compiler/diagnostics/diagnostic.ts';
+import type { Diagnostic } from '../compiler/index.ts';
 import type { PlanEnvelope } from '../compiler/plan/types.ts';
 import { partialUses } from '../runtime/plan/capabilities.ts';
 import { createRunLog } from '../runtime/observe/log/run-log.ts';

@@ -4,8 +4,7 @@
  * name), `msg` (the message), and `path` (the setting) and `help` when it has them. Never the source
  * line: the text form masks a secret setting's value there, this form does not carry it at all.
  */
-import type { Diagnostic } from '../compiler/diagnostics/diagnostic.ts';
-import { formatLocation } from '../compiler/source/source-file.ts';
+import { formatLocation, type Diagnostic } from '../compiler/index.ts';
 
 export function diagnosticEntry(d: Diagnostic): Record<string, unknown> {
   return {

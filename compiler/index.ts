@@ -5,6 +5,9 @@
  */
 export { compile, MAX_DIAGNOSTICS, type CompileResult } from './compile.ts';
 export type { CompileInput, ReadResult } from './compile-input.ts';
+export type { Diagnostic } from './diagnostics/diagnostic.ts';
+/** `file:line:col` of a diagnostic's span, for the JSON form of `svc run`'s startup diagnostics. */
+export { formatLocation } from './source/source-file.ts';
 export { renderJson } from './diagnostics/render-json.ts';
 export { renderText, summaryLine } from './diagnostics/render-text.ts';
 export { isSecretPath } from './settings/secret-paths.ts';

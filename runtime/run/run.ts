@@ -5,8 +5,7 @@
  * in-flight requests finish on the generation they started with.
  */
 import { readFileSync } from 'node:fs';
-import { compile, renderText, isSecretPath } from '../../compiler/index.ts';
-import type { Diagnostic } from '../../compiler/diagnostics/diagnostic.ts';
+import { compile, renderText, isSecretPath, type Diagnostic } from '../../compiler/index.ts';
 import type { PlanEnvelope } from '../../compiler/plan/types.ts';
 import { startAutocert } from '../listen/acme/start.ts';
 import type { AutocertManager, AutocertOptions } from '../listen/acme/manager.ts';
