@@ -21,7 +21,7 @@ import { sendError, wantsJson } from './error-page.ts';
 import { admit, SESSION_STORE_UNAVAILABLE, type Admission, type GateOptions } from './gate.ts';
 import { storeUnavailable } from '../authn/service.ts';
 import type { PoolOptions } from './pools.ts';
-import { UpstreamExchange } from './upstream-exchange.ts';
+import { Http2UpstreamExchange, http2Closed, http2Cut, UpstreamExchange } from './upstream-exchange.ts';
 import { pathOf, type AccessEntry } from '../observe/log/access-line.ts';
 import { dropTraceHeaders, isTraced, RequestTrace, type TraceSetup } from '../observe/trace/request-trace.ts';
 import { clientAddress } from '../http/client-address.ts';
@@ -92,7 +92,8 @@ export function createHandler(store: ServedStore, options: HandlerOptions): (req
       released = true;
       store.release(gen);
       inFlight?.end();
-      const cut = !res.writableFinished;
+      // HTTP/2: a stream the client reset reads as finished (upstream-exchange.ts `http2Cut`).
+      const cut = socket ? !res.writableFinished : http2Cut(res as Http2ServerResponse);
       const status = cut ? 499 : res.statusCode;
       const route = routeOf(gen, result);
       trace?.end(status, cut, route);
@@ -109,7 +110,8 @@ export function createHandler(store: ServedStore, options: HandlerOptions): (req
     }
     admit(gen, { kind: 'request', method: req.method ?? 'GET', target: req.url ?? '/', headers, httpVersion: req.httpVersion, socket: req.socket, trace }, options, (r) => {
       result = r;
-      if (res.destroyed) {
+      // Gone while the gate ran (HTTP/2: `destroyed` is not set on a reset stream's response).
+      if (socket ? res.destroyed : http2Closed(res as Http2ServerResponse)) {
         if (r.admitted) r.upstream?.done({});
         return;
       }
@@ -356,6 +358,6 @@ function forward(
       headersTimeout: route.timeoutMs,
       bodyTimeout: route.idleTimeoutMs,
     },
-    new UpstreamExchange(route, req, res, requestId, done, options.log, span),
+    req.httpVersionMajor === 1 ? new UpstreamExchange(route, req, res, requestId, done, options.log, span) : new Http2UpstreamExchange(route, req, res as Http2ServerResponse, requestId, done, options.log, span),
   );
 }

@@ -8,7 +8,9 @@
  *   body timeouts are set by the caller.
  * - Failures before the response head: 502 (refused, reset) or 504 (timeout) with the request id.
  *   After it: the client's response is cut, never a short body that looks complete.
- * - A client that goes away aborts the upstream request, even one still queued in the pool.
+ * - A client that goes away aborts the upstream request, even one still queued in the pool; over
+ *   HTTP/2 (`Http2UpstreamExchange`) a stream the client resets too, at once (rapid reset,
+ *   CVE-2023-44487: docs/security.md), though Node reports such a response as finished.
  * - `done` hears once how the exchange ended, for the load balancer and outlier detection.
  *
  * One object per request, its methods on the prototype: no promise, body stream, pipe or set of
@@ -62,7 +64,12 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     this.#log = log;
     this.#timer = route.timeoutMs > 0 ? setTimeout(onRouteTimeout, route.timeoutMs, this) : undefined;
     // One listener for both ends: 'close' follows 'finish' on a completed response.
-    res.once('close', () => this.#closed());
+    res.once('close', () => this.clientClosed());
+  }
+
+  /** Whether the client's response was delivered whole (HTTP/1.1: Node's own answer). */
+  protected delivered(res: Res): boolean {
+    return res.writableFinished;
   }
 
   /** Ends the exchange from svc's side (route timeout, client gone). */
@@ -119,8 +126,9 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     sendError(res, kind === 'timeout' ? 504 : 502, this.#requestId, kind === 'timeout' ? 'upstream-timeout' : 'upstream-unreachable', this.#req.headers['accept'], false);
   }
 
-  #closed(): void {
-    if (this.#res.writableFinished) {
+  /** The client's response closed: finished, or cut (the client left, reset its stream, svc stopped). */
+  protected clientClosed(): void {
+    if (this.delivered(this.#res)) {
       this.#finish({ status: this.#status });
       if (this.#early && !this.#req.complete) this.#req.destroy();
       return;
@@ -151,4 +159,32 @@ function classify(err: unknown): 'timeout' | 'upstream' {
   const code = (err as { code?: string }).code;
   if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') return 'timeout';
   return 'upstream';
+}
+
+/**
+ * The exchange of an HTTP/2 stream. After the client resets a stream (RST_STREAM), Node closes its
+ * writable side itself, so `writableFinished` is true on a response nobody received, and the
+ * response's `destroyed` is undefined: the stream's `aborted` flag (set when it closed before svc
+ * ended its side) tells a cut stream. A stream already closed when the exchange starts (reset while
+ * the gate or the identity assertion ran) aborts the upstream request before it is sent.
+ */
+export class Http2UpstreamExchange extends UpstreamExchange {
+  constructor(route: Route, req: Req, res: Http2ServerResponse, requestId: string, done: ((o: UpstreamOutcome) => void) | undefined, log: ((entry: Record<string, unknown>) => void) | undefined, span?: Span) {
+    super(route, req, res, requestId, done, log, span);
+    if (http2Closed(res)) this.clientClosed();
+  }
+
+  protected override delivered(res: Res): boolean {
+    return res.writableFinished && !(res as Http2ServerResponse).stream.aborted;
+  }
+}
+
+/** Whether an HTTP/2 response can no longer be written: its stream closed (reset, timed out, or its session gone). */
+export function http2Closed(res: Http2ServerResponse): boolean {
+  return res.stream.closed || res.stream.destroyed;
+}
+
+/** Whether an HTTP/2 response was cut: closed before it was delivered whole (see Http2UpstreamExchange). */
+export function http2Cut(res: Http2ServerResponse): boolean {
+  return !res.writableFinished || res.stream.aborted;
 }
