@@ -8,9 +8,10 @@
  * svc starts; a reload that changes it is refused with "restart required" (`listenerChange`).
  */
 import { createServer, type Server } from 'node:http';
-import { constants, createSecureServer, type Http2SecureServer, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
+import { createSecureServer, type Http2SecureServer, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { Server as NetServer } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import type { PlanSettings } from '../../compiler/plan/types.ts';
 import { createConnectHandler } from '../server/connect.ts';
@@ -31,6 +32,7 @@ import type { SessionStore, StoreObserver } from '../databroker/session-store.ts
 import type { SessionRefresher } from '../identity/session-refresher.ts';
 import type { ServedStore } from './generation.ts';
 import { InFlight } from '../server/in-flight.ts';
+import { guardSessions, MAX_CONCURRENT_STREAMS, resetStream } from '../server/http2-sessions.ts';
 
 export interface ServeOptions extends Omit<HandlerOptions, 'scheme' | 'authn' | 'inFlight'> {
   /** Overrides `settings.server.address` (tests listen on port 0). */
@@ -64,6 +66,9 @@ export interface Listening {
    */
   drain(timeoutMs: number): Promise<void>;
 }
+
+/** The longest wait for a PROXY protocol header (`use_proxy_protocol`); `timeout_read` when shorter. */
+const PROXY_HEADER_TIMEOUT_MS = 5_000;
 
 /**
  * The Node HTTP/1.1 server options that carry the plan's global timeouts and parser strictness. The
@@ -100,8 +105,9 @@ export function handshakeTimeoutMs(settings: PlanSettings): number {
  *   options (it would cut slow heads only after 60 s, and never an idle connection);
  * - `timeout_idle`: a session without traffic for that long is closed gracefully (GOAWAY: open
  *   streams finish), and destroyed when it is still open after a second period;
- * - `timeout_read`: each stream's request (head and body) must arrive within it, else the stream
- *   is answered 408 (or reset once its response has started);
+ * - `timeout_read`: the session's preface and first request must arrive within it
+ *   (http2-sessions.ts), and each stream's request (head and body) too, else the stream is answered
+ *   408 (or reset once its response has started);
  * - `timeout_write`: a stream without traffic for that long is reset, and an HTTP/1.1 fallback
  *   connection closed (not through `server.setTimeout`, which Node would also apply to sessions).
  * Must run before the server listens (Node reads the connection-checking interval then).
@@ -120,14 +126,14 @@ function applyHttp2Timeouts(server: Http2SecureServer, settings: PlanSettings): 
     if (s.timeoutIdleMs > 0) session.setTimeout(s.timeoutIdleMs, () => (session.closed ? session.destroy() : session.close()));
   });
   server.on('stream', (stream: ServerHttp2Stream) => {
-    if (s.timeoutWriteMs > 0) stream.setTimeout(s.timeoutWriteMs, () => stream.close(constants.NGHTTP2_CANCEL));
+    if (s.timeoutWriteMs > 0) stream.setTimeout(s.timeoutWriteMs, () => resetStream(stream));
     // The request is whole once the client has ended its side of the stream (END_STREAM), whether
     // or not the body was read: a response may stream on for as long as it needs after that.
     if (s.timeoutReadMs <= 0 || stream.endAfterHeaders) return;
     const timer = setTimeout(() => {
       if (stream.destroyed || stream.state.remoteClose) return;
       if (!stream.headersSent) stream.respond({ ':status': 408 }, { endStream: true });
-      stream.close(constants.NGHTTP2_CANCEL);
+      resetStream(stream);
     }, s.timeoutReadMs);
     timer.unref();
     const clear = () => clearTimeout(timer);
@@ -176,8 +182,10 @@ export async function serve(store: ServedStore, options: ServeOptions = {}): Pro
     else {
       // Room for the gate to answer 431 past MAX_HEADER_FIELDS (Node's default resets a stream with
       // more than 128 fields); beyond twice that, nghttp2 resets the stream itself.
-      const h2 = createSecureServer({ ...secure, handshakeTimeout, allowHTTP1: settings.server.codecType === 'auto', maxSessionMemory: 10, maxHeaderListPairs: 2 * MAX_HEADER_FIELDS }, handler);
+      // A finite stream limit and the rapid-reset guard (CVE-2023-44487): http2-sessions.ts.
+      const h2 = createSecureServer({ ...secure, handshakeTimeout, allowHTTP1: settings.server.codecType === 'auto', maxSessionMemory: 10, maxHeaderListPairs: 2 * MAX_HEADER_FIELDS, settings: { maxConcurrentStreams: MAX_CONCURRENT_STREAMS } }, handler);
       applyHttp2Timeouts(h2, settings);
+      guardSessions(h2, { timeoutReadMs: settings.server.timeoutReadMs, ...(options.log ? { log: options.log } : {}) });
       server = h2;
     }
   }
@@ -210,6 +218,17 @@ export async function serve(store: ServedStore, options: ServeOptions = {}): Pro
     sessions2.add(session);
     session.once('close', () => sessions2.delete(session));
   });
+  // A TLS listener's connections, from their first byte: the stop closes them all, whatever phase
+  // they are in (handshake, HTTP/1.1 fallback of an HTTP/2 listener, which Node's HTTP/2 server
+  // cannot close itself, or an HTTP/2 session). Per connection, never per request; a plain HTTP
+  // listener's are all closed by Node's `closeAllConnections`.
+  const sockets = new Set<Duplex>();
+  const track = (socket: Duplex) => {
+    if (sockets.has(socket)) return;
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  };
+  if (!insecure) server.on('connection', track);
   // A request the parser refuses (smuggling shapes, bad bytes, oversized head, too slow): answered
   // and the connection closed, never passed on. A TLS failure (handshake timeout, bad ClientHello)
   // has no HTTP to answer in: a write would wait for a handshake that never ends, so it is closed.
@@ -224,8 +243,12 @@ export async function serve(store: ServedStore, options: ServeOptions = {}): Pro
   });
 
   // With use_proxy_protocol the public socket reads the PROXY header first; without a valid one
-  // the connection is closed. The HTTP server itself then never listens.
-  const front: NetServer = settings.server.useProxyProtocol ? createProxyProtocolServer(server as NetServer, { timeoutMs: 5_000, onError: (e) => options.log?.({ msg: 'proxy protocol refused', error: e.message }) }) : (server as NetServer);
+  // the connection is closed. The HTTP server itself then never listens. The header comes before
+  // the first request, so `timeout_read` bounds it too (a load balancer sends it at once: 5 s at most).
+  const proxyHeaderMs = Math.min(PROXY_HEADER_TIMEOUT_MS, settings.server.timeoutReadMs || PROXY_HEADER_TIMEOUT_MS);
+  const front: NetServer = settings.server.useProxyProtocol ? createProxyProtocolServer(server as NetServer, { timeoutMs: proxyHeaderMs, onError: (e) => options.log?.({ msg: 'proxy protocol refused', error: e.message }) }) : (server as NetServer);
+  // Connections still reading their PROXY header are closed by the stop too.
+  if (front !== server) front.on('connection', track);
   const want = options.listen ?? settings.server.address;
   const address = await bind(front, want);
 
@@ -252,8 +275,10 @@ export async function serve(store: ServedStore, options: ServeOptions = {}): Pro
   const closeAll = async () => {
     const closed = servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve())));
     for (const s of servers) if ('closeAllConnections' in s) (s as Server).closeAllConnections();
+    // GOAWAY, then every stream is destroyed: its response closes and aborts its upstream request.
     for (const session of sessions2) session.destroy();
     for (const t of inFlight.tunnels) t.destroy();
+    for (const socket of sockets) socket.destroy();
     await Promise.all(closed);
     authn.close();
     if (!options.sessionStore) await sessions.close();

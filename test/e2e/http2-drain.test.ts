@@ -5,13 +5,14 @@
  * running would hold the upstream pools open after the stop), at the deadline every session gets
  * GOAWAY and is destroyed, every open stream and its upstream request is aborted (the upstream sees
  * its connections closed), and each stream's access line says it was cut (499), by the client or
- * by the shutdown. A real child process over TLS
+ * by the shutdown; an HTTP/1.1 request on the same listener is cut too. A real child process over TLS
  * (`codec_type: auto`), as operators run it, alone and with `--workers 2`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { connect as http2Connect, constants, type ClientHttp2Session, type ClientHttp2Stream } from 'node:http2';
 import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
+import { connect as tlsConnect } from 'node:tls';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { issue, makeCa, type Issued } from '../runtime/listen/pki.ts';
 import { configDir, startUpstream, type Upstream } from './support.ts';
@@ -118,15 +119,23 @@ describe('svc run drains HTTP/2 streams within the drain bound', () => {
       await expect.poll(() => held.size, { timeout: 10_000 }).toBe(40);
       for (const stream of [...a.slice(10), ...b.slice(10)]) stream.close(constants.NGHTTP2_CANCEL);
       await expect.poll(() => accessLines(s).length, { timeout: 5_000 }).toBe(20);
+      // And one HTTP/1.1 request on the same listener (ALPN http/1.1: Node's HTTP/2 server cannot
+      // close such a connection itself).
+      const h1 = tlsConnect({ host: '127.0.0.1', port: s.port, servername: 'app.example.com', ca: ca.certPem, ALPNProtocols: ['http/1.1'] });
+      h1.on('error', () => undefined);
+      h1.on('data', () => undefined);
+      h1.write('GET /hang-h1 HTTP/1.1\r\nHost: app.example.com\r\n\r\n');
+      await expect.poll(() => held.size, { timeout: 10_000 }).toBe(21);
       s.child.kill('SIGTERM');
       expect(await exitWithinBound(s)).toBe(0);
+      h1.destroy();
       // svc aborted every upstream request it had open.
-      await expect.poll(() => aborted, { timeout: 5_000 }).toBe(40);
+      await expect.poll(() => aborted, { timeout: 5_000 }).toBe(41);
       const lines = accessLines(s);
-      expect(lines).toHaveLength(40);
+      expect(lines).toHaveLength(41);
       // Cut by the client (499), or by the shutdown (499, `cutBy: shutdown`); never a 200.
       const cutBy = (l: Record<string, unknown>) => (l['status'] === 499 ? (l['cutBy'] ?? 'client') : `status ${String(l['status'])}`);
-      expect(lines.map(cutBy).sort()).toEqual([...Array<string>(20).fill('client'), ...Array<string>(20).fill('shutdown')]);
+      expect(lines.map(cutBy).sort()).toEqual([...Array<string>(20).fill('client'), ...Array<string>(21).fill('shutdown')]);
     }, 60_000);
   }
 });
