@@ -209,7 +209,7 @@ export async function serve(store: ServedStore, options: ServeOptions = {}): Pro
   // Every way in passes the same gate, with the same listener checks (gate.ts).
   const gate: GateOptions = { scheme, authn, ...(options.observe ? { observe: options.observe } : {}), ...(options.authorizer ? { authorizer: options.authorizer } : {}) };
   const observer = { inFlight, ...(options.access ? { access: options.access } : {}) };
-  server.on('upgrade', createUpgradeHandler(store, gate, observer));
+  server.on('upgrade', createUpgradeHandler(store, { ...gate, ...(options.tracing ? { tracing: options.tracing } : {}) }, observer));
   // CONNECT host:port (HTTP/1.1 and HTTP/2): tunnels of `tcp+https` routes, after authorization.
   server.on('connect', createConnectHandler(store, gate, observer));
   // HTTP/2 sessions, told to go away (GOAWAY: their open streams finish) when svc stops.

@@ -26,9 +26,15 @@ import { admitForStream, type Admission, type GateOptions, type GateResult } fro
 import { joinTunnel } from './tunnel.ts';
 import { tunnelOpened, type TunnelObserver } from './tunnel-lines.ts';
 import { observeStream } from '../observe/metrics/streams.ts';
+import { dropTraceHeaders, type TraceSetup } from '../observe/trace/request-trace.ts';
+
+/** The gate's options, and the tracer of the plan served: an upgrade is not traced, but with tracing on an untrusted client's trace headers are dropped as on a plain request (docs/security.md S44). */
+export interface UpgradeOptions extends GateOptions {
+  readonly tracing?: { readonly current: TraceSetup | null };
+}
 
 /** Creates the `upgrade` listener of an HTTP/1.1 server. */
-export function createUpgradeHandler(store: ServedStore, options: GateOptions, observer?: TunnelObserver): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
+export function createUpgradeHandler(store: ServedStore, options: UpgradeOptions, observer?: TunnelObserver): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
   return (req, socket, head) => {
     const requestId = randomUUID();
     const entry = { kind: 'upgrade', method: req.method ?? 'GET', target: req.url ?? '/', headers: req.headersDistinct, httpVersion: req.httpVersion, socket: req.socket } as const;
@@ -42,7 +48,7 @@ export function createUpgradeHandler(store: ServedStore, options: GateOptions, o
 }
 
 /** Opens the upstream handshake of an admitted upgrade; switches only on the upstream's 101. */
-function upgrade(gen: ServedGeneration, a: Admission, req: IncomingMessage, client: Duplex, clientHead: Buffer, requestId: string, options: GateOptions, observer: TunnelObserver | undefined): void {
+function upgrade(gen: ServedGeneration, a: Admission, req: IncomingMessage, client: Duplex, clientHead: Buffer, requestId: string, options: UpgradeOptions, observer: TunnelObserver | undefined): void {
   const d = a.decision;
   if (d.outcome !== 'allow') return;
   const upstream = a.upstream!;
@@ -55,6 +61,7 @@ function upgrade(gen: ServedGeneration, a: Admission, req: IncomingMessage, clie
   }
 
   const headers: OutgoingHeaders = { ...d.upstream.headers };
+  if (options.tracing?.current?.trustIncoming === false) dropTraceHeaders(headers);
   const authn = options.authn;
   const identity = authn && a.auth ? authn.upstreamIdentity(a.auth, a.session, d.route.index, d.upstream.assertion, routeHost(gen.index, d.route.index), headers) : undefined;
   const open = () => {

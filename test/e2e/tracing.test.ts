@@ -53,6 +53,23 @@ function get(port: number, headers: Record<string, string> = {}): Promise<number
   });
 }
 
+/** A websocket handshake through svc; resolves with the status svc answered (101 once switched). */
+function upgradeRequest(port: number, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path: '/ws', agent: false, headers: { host: 'app.example.com', connection: 'Upgrade', upgrade: 'websocket', ...headers } });
+    req.on('upgrade', (res, socket) => {
+      socket.destroy();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('response', (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-0([01])$/;
 
 describe('tracing', () => {
@@ -66,6 +83,11 @@ describe('tracing', () => {
     up = await startUpstream((req, res) => {
       seen.push(req.headers);
       res.end('ok');
+    });
+    // Websocket handshakes: the headers the upstream was sent, then 101 and close.
+    up.server.on('upgrade', (req: IncomingMessage, socket: import('node:stream').Duplex) => {
+      seen.push(req.headers);
+      socket.end('HTTP/1.1 101 Switching Protocols\r\nconnection: Upgrade\r\nupgrade: websocket\r\n\r\n');
     });
   });
   afterEach(async () => {
@@ -81,7 +103,7 @@ describe('tracing', () => {
 
   /** Serves the test route with `settings`; spans go through a tracing switch like svc run's. */
   async function start(settings: Record<string, unknown>): Promise<number> {
-    cfg.write({ address: '127.0.0.1:8443', ...settings }, [{ from: 'https://app.example.com', to: up.url, allow_public_unauthenticated_access: true }]);
+    cfg.write({ address: '127.0.0.1:8443', ...settings }, [{ from: 'https://app.example.com', to: up.url, allow_public_unauthenticated_access: true, allow_websockets: true }]);
     const t = createTracingSwitch();
     tracing = t;
     svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, grpcListen: { host: '127.0.0.1', port: 0 }, watch: false, tracing: t, onPlan: (p) => t.apply(p.body.settings) });
@@ -228,6 +250,20 @@ describe('tracing', () => {
       }
     } finally {
       await agent.close();
+    }
+    // The same for a websocket upgrade, another way in (untraced, but still an untrusted client's headers).
+    const agent2 = await startReceiver();
+    try {
+      const port = await start({ tracing_provider: 'apm', tracing_apm_address: `127.0.0.1:${agent2.port}`, tracing_sample_rate: 1 });
+      expect(await upgradeRequest(port, { ...theirs, traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', 'x-kept': 'yes' })).toBe(101);
+      const got = seen.at(-1)!;
+      for (const name of [...Object.keys(theirs), 'traceparent']) expect(got[name], `${name} on an upgrade`).toBeUndefined();
+      expect(got['x-kept']).toBe('yes');
+      await svc?.close();
+      await tracing?.shutdown();
+      svc = undefined;
+    } finally {
+      await agent2.close();
     }
     // Tracing off: a client's headers pass through untouched.
     const port = await start({});
