@@ -192,7 +192,7 @@ describe('parseProxyHeader', () => {
   });
 
   it('is strict about v1 fields', () => {
-    const bad = ['PROXY TCP4 1.2.3.4 5.6.7.8 01 2\r\n', 'PROXY TCP4  1.2.3.4 5.6.7.8 1 2\r\n', 'PROXY UDP4 1.2.3.4 5.6.7.8 1 2\r\n', 'PROXY TCP4 1.2.3.4 5.6.7.8 1\r\n', 'PROXY TCP6 1.2.3.4 5.6.7.8 1 2\r\n'];
+    const bad = ['PROXY TCP4 1.2.3.4 5.6.7.8 01 2\r\n', 'PROXY TCP4  1.2.3.4 5.6.7.8 1 2\r\n', 'PROXY UDP4 1.2.3.4 5.6.7.8 1 2\r\n', 'PROXY TCP4 1.2.3.4 5.6.7.8 1\r\n', 'PROXY TCP6 1.2.3.4 5.6.7.8 1 2\r\n', 'PROXY TCP6 fe80::1%eth0 2001:db8::1 1 2\r\n', 'PROXY TCP6 2001:db8::7 fe80::1%1 1 2\r\n'];
     for (const b of bad) expect([b, parseProxyHeader(Buffer.from(b)).status]).toEqual([b, 'failed']);
     expect(parseProxyHeader(Buffer.from('PROXY TCP4 1.2.3.4 5.6.7.8 0 65535\r\nrest'))).toEqual({
       status: 'done',
