@@ -4,7 +4,7 @@
  * `host:port` as `Host`, shows the URL (or opens a browser), and takes the token from the one
  * callback that carries the nonce it generated.
  *
- * What is checked (SECURITY.md S32: never hand a token to a host it was not issued for, and check
+ * What is checked (docs/security.md S32: never hand a token to a host it was not issued for, and check
  * the origin that served the login response):
  * - the login response comes from the proxy origin the token will be presented to;
  * - the sign-in URL it gives is `/.svc/sign_in` on an origin the user named: the proxy's own origin,

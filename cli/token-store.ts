@@ -3,7 +3,7 @@
  * in the user's config directory (`$XDG_CONFIG_HOME/svc/tokens/`, else `~/.config/svc/tokens/`),
  * the directory 0700 and each file 0600, named by a hash of route and proxy so neither appears in a
  * file name. A record names its route, proxy origin and expiry; it is used only for exactly that
- * route through exactly that proxy origin, and only before it expires (SECURITY.md S32: a token is
+ * route through exactly that proxy origin, and only before it expires (docs/security.md S32: a token is
  * never presented to another host than the one it was stored for).
  */
 import { createHash, randomBytes } from 'node:crypto';

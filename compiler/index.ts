@@ -1,7 +1,7 @@
 /**
  * The compiler's public entry point: what `svc run -config` (reload included) and the CLI use. With
  * the plan contract (compiler/plan/), it is all of the compiler that code outside compiler/ may
- * import (test/layout.test.ts holds the rule; DESIGN.md §6).
+ * import (test/layout.test.ts holds the rule; docs/architecture.md §6).
  */
 export { compile, MAX_DIAGNOSTICS, type CompileResult } from './compile.ts';
 export type { CompileInput, ReadResult } from './compile-input.ts';

@@ -1,5 +1,5 @@
 /**
- * The compiler's architecture as a named, ordered stage table (DESIGN.md §1), and the table is what
+ * The compiler's architecture as a named, ordered stage table (docs/architecture.md §1), and the table is what
  * `compile()` runs: each stage reads what earlier stages left in the work record and adds its own
  * part. Stages report user mistakes through the reporter and never throw for them; a stage answers
  * `stop` when what follows could only bury its errors under consequences of them.

@@ -1,5 +1,5 @@
 /**
- * The layout shows the architecture (DESIGN.md §6): the compiler imports nothing of the runtime or
+ * The layout shows the architecture (docs/architecture.md §6): the compiler imports nothing of the runtime or
  * the CLI; the runtime and the CLI import the plan contract (compiler/plan/) and the compiler's
  * public entry point (compiler/index.ts) and nothing else of compiler/; inside the runtime, only
  * `svc run -config` (runtime/run/run.ts) calls the compiler. Read from the import statements.
@@ -30,7 +30,7 @@ function imports(file: string): string[] {
 const under = (p: string, dir: string) => p === dir || p.startsWith(`${dir}/`);
 const contractOrEntry = (p: string) => under(p, 'compiler/plan') || p === 'compiler/index.ts';
 
-describe('layout (DESIGN §6)', () => {
+describe('layout (docs/architecture.md §6)', () => {
   it('the compiler imports nothing from runtime/ or cli/', () => {
     const bad = sources('compiler').flatMap((f) => imports(f).filter((p) => under(p, 'runtime') || under(p, 'cli')).map((p) => `${f} → ${p}`));
     expect(bad).toEqual([]);

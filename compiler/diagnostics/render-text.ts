@@ -2,7 +2,7 @@ import { lineCol, lineText, formatLocation } from '../source/source-file.ts';
 import type { Diagnostic } from './diagnostic.ts';
 
 /**
- * Renders diagnostics like a compiler (STYLE.md): `file:line:col: severity CODE name: message`, the
+ * Renders diagnostics like a compiler (docs/architecture.md §7): `file:line:col: severity CODE name: message`, the
  * source line, a caret line under the span, then `help:`. Environment variables are named, never
  * shown: their values may be secrets. Spans over secret settings are masked in the source line.
  */

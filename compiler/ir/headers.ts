@@ -4,7 +4,7 @@ import { hasControlChar, isHeaderName } from './values.ts';
 
 /**
  * Checks a header map (`set_response_headers`, `set_request_headers`): every name an HTTP token,
- * every value free of control characters (SECURITY.md S28). Returns the valid entries.
+ * every value free of control characters (docs/security.md S28). Returns the valid entries.
  */
 export function headerMap(
   map: Readonly<Record<string, string>>, path: string, cx: LowerCtx, leftToRules: (name: string) => boolean = () => false,

@@ -1,5 +1,5 @@
 /**
- * Key material: secrets (kept as references when they came from env or a file, DESIGN.md §1),
+ * Key material: secrets (kept as references when they came from env or a file, docs/architecture.md §1),
  * PEM certificates, CA bundles, CRLs and private keys, checked at compile time with node:crypto.
  */
 import { createHash, createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';

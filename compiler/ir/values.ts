@@ -51,7 +51,7 @@ export function lowerDuration(v: unknown, key: string, at: Span | undefined, r: 
   return ms;
 }
 
-/** True when a string holds a C0/C1 control character or DEL (SECURITY.md S28). */
+/** True when a string holds a C0/C1 control character or DEL (docs/security.md S28). */
 export function hasControlChar(s: string): boolean {
   return /[\u0000-\u001f\u007f-\u009f]/.test(s);
 }

@@ -1,5 +1,5 @@
 /**
- * The plan: the only thing the runtime reads (DESIGN.md §1, invariant 1). JSON-only data (no Map,
+ * The plan: the only thing the runtime reads (docs/architecture.md §1, invariant 1). JSON-only data (no Map,
  * RegExp, Date or undefined), deeply readonly, durations as integer `…Ms`, regexes as source
  * strings, routes in listed order. The runtime imports these types and nothing else from compiler/.
  */
@@ -270,7 +270,7 @@ export interface Route {
   readonly allowWebsockets: boolean;
   readonly allowSpdy: boolean;
   /**
-   * `allow_encoded_path_characters` (SECURITY.md S07 opt-in): a target with encoded `/`, `\`, NUL,
+   * `allow_encoded_path_characters` (docs/security.md S07 opt-in): a target with encoded `/`, `\`, NUL,
    * `;`, `?` or `#` in its path may reach this route; it is matched and forwarded in that raw form.
    */
   readonly allowEncodedPathCharacters: boolean;

@@ -119,7 +119,7 @@ function condition(node: Node, r: Reporter, path: string, what: string, action?:
       else ok = false;
     });
     if (args.length !== v.items.length) continue;
-    // `not` is "none of" and `nor` is "not all of" (DESIGN.md section 3).
+    // `not` is "none of" and `nor` is "not all of" (docs/architecture.md §3).
     if (e.key === 'and') parts.push(andOf(args));
     else if (e.key === 'or') parts.push(orOf(args));
     else if (e.key === 'not') parts.push(notOf(orOf(args)));

@@ -110,7 +110,7 @@ export class IdentityProvider {
     return this.#config;
   }
 
-  /** Fresh `state`, `nonce` and PKCE verifier for one sign-in (CSPRNG, SECURITY.md S31). */
+  /** Fresh `state`, `nonce` and PKCE verifier for one sign-in (CSPRNG, docs/security.md S31). */
   newChecks(): SignInChecks {
     return { state: oidc.randomState(), nonce: oidc.randomNonce(), verifier: oidc.randomPKCECodeVerifier() };
   }

@@ -1,7 +1,7 @@
 /**
  * svc's own pages for users: the user info page at `/.svc/`, the sign-out confirmation, the 403
  * page of a denied request and the page of a failed sign-in. Everything shown is escaped; raw
- * access, refresh and ID tokens are never shown (SECURITY.md S26). Pages carry a strict CSP, no
+ * access, refresh and ID tokens are never shown (docs/security.md S26). Pages carry a strict CSP, no
  * framing and no caching.
  */
 import { STATUS_CODES } from 'node:http';

@@ -1,5 +1,5 @@
 /**
- * Where svc may send a user after sign-in or sign-out (`svc_redirect_uri` and friends). SECURITY.md
+ * Where svc may send a user after sign-in or sign-out (`svc_redirect_uri` and friends). docs/security.md
  * S01–S04: only a same-origin path, or an absolute URL whose origin is exactly one svc serves;
  * anything else falls back to `/`. The checks read the target the way a browser will:
  *

@@ -1,5 +1,5 @@
 /**
- * Authentication at request time (spec §4, §5; DESIGN.md §3, §5): which session a request carries,
+ * Authentication at request time (spec §4, §5; docs/architecture.md §3, §5): which session a request carries,
  * svc's own endpoints (sign-in, callback, hand-off, sign-out, user info, JWKS, programmatic login),
  * and the identity an allowed request takes upstream. One `Authn` per process, holding what is
  * process-wide: the session store, the credential cache and the refreshes in progress. What depends
@@ -25,7 +25,7 @@
  * route-host hand-off: the authenticate service, which checked the signed link, seals the token
  * itself with `aud: tcp+https://host:port` and sends it to the local client. Such a token opens
  * only CONNECT to that route ({@link Authn.resolveTunnel}); an https route's token (`aud` = its
- * host) never opens a tunnel, and a tunnel token never opens an https route (SECURITY.md S32).
+ * host) never opens a tunnel, and a tunnel token never opens an https route (docs/security.md S32).
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -142,7 +142,7 @@ export class Authn {
 
   /**
    * The session of a request: its session cookie, or a programmatic bearer token bound to `host`
-   * (the request's canonical host, from the gate: the one normalization of DESIGN §2.2).
+   * (the request's canonical host, from the gate: the one normalization of docs/architecture.md §2.2).
    * Synchronous on a cache hit (the common request); a promise on a miss. Never rejects.
    */
   resolve(state: AuthState, headers: RequestHeaders, host: string): SessionLookup {
@@ -301,7 +301,7 @@ export class Authn {
       origin = undefined;
     }
     if (origin === undefined || origin === state.authenticateOrigin) return { location: this.#signInUrl(state, params), setCookie: [] };
-    // INVARIANT (csprng): the binding value is 256 random bits from node:crypto (SECURITY.md S31).
+    // INVARIANT (csprng): the binding value is 256 random bits from node:crypto (docs/security.md S31).
     const value = randomBytes(32).toString('base64url');
     const binding = bindingHash(value);
     const cookie = serializeCookie(bindingCookieName(state, binding), value, { ...this.#bindingCookieAttributes(state), maxAgeSeconds: BINDING_TTL_MS / 1000 });
@@ -407,7 +407,7 @@ export class Authn {
       const reason = e instanceof IdentityProviderError && e.code === 'SVC_ERR_IDP_CALLBACK' ? 'sign-in-failed' : 'identity-provider-unavailable';
       return this.#failed(res, req, requestId, reason, retry, { 'set-cookie': clearFlow }, { error: (e as Error).message, code: (e as IdentityProviderError).code });
     }
-    // INVARIANT (no-fixation): every sign-in gets a new random session id (SECURITY.md S31).
+    // INVARIANT (no-fixation): every sign-in gets a new random session id (docs/security.md S31).
     const record: SessionRecord = { ...user, id: newSessionId(), createdAtMs: now, expiresAtMs: now + state.cookie.expireMs };
     await this.#store.put(record);
     this.#options.log?.({ msg: 'signed in', requestId, user: record.userId, email: record.email, session: shortId(record.id) });
@@ -511,7 +511,7 @@ export class Authn {
       return answer(res, 200, PAGE_HEADERS, signOutPage(csrfToken(state.keys!.csrf, session.record.id), safe ?? null));
     }
     // INVARIANT (revocation): the record is deleted server-side, so a saved cookie replayed later
-    // finds nothing (SECURITY.md S30), on every host and in every process.
+    // finds nothing (docs/security.md S30), on every host and in every process.
     await this.#store.delete(session.record.id);
     this.cache.forget(session.record.id);
     state.signer.forget(session.publicId);

@@ -1,13 +1,13 @@
 /**
- * Sessions as requests see them (DESIGN.md §5): credential (session cookie or programmatic bearer
+ * Sessions as requests see them (docs/architecture.md §5): credential (session cookie or programmatic bearer
  * token) → session handle → record in the data broker, with a short per-process cache so the
  * common request does no decryption and no store round trip.
  *
  * INVARIANT (fail-closed): a credential that does not open, a missing, expired or revoked record, or
- * a store error is "no session" (SECURITY.md S22, DESIGN.md invariant 4).
+ * a store error is "no session" (docs/security.md S22, docs/architecture.md §2 invariant 4).
  * INVARIANT (revocation): the cache drops an entry the moment the store reports the record changed
  * or deleted, in any process (SessionStore.onChange), so a revoked session is never served from it
- * (SECURITY.md S30). When a shared store's change channel was lost, every entry is dropped once it is
+ * (docs/security.md S30). When a shared store's change channel was lost, every entry is dropped once it is
  * back (SessionStore.onFlush); meanwhile no entry outlives the cache's TTL (30 s).
  */
 import { createHash } from 'node:crypto';

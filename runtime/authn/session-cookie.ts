@@ -1,7 +1,7 @@
 /**
- * The session cookie (DESIGN.md §3): AES-256-GCM with a key derived from `cookie_secret`, holding
+ * The session cookie (docs/architecture.md §3): AES-256-GCM with a key derived from `cookie_secret`, holding
  * only a session handle and an expiry; identity stays server-side in the data broker, so sign-out can
- * revoke for real (SECURITY.md S30). Hand-written on node:crypto because the format is four fields
+ * revoke for real (docs/security.md S30). Hand-written on node:crypto because the format is four fields
  * and no library fits it more simply.
  *
  * Wire format (base64url, no padding):
@@ -33,7 +33,7 @@ export interface SessionCookiePayload {
   readonly expiresAtMs: number;
 }
 
-/** Why a cookie did not open. Every reason means "unauthenticated" (SECURITY.md S22). */
+/** Why a cookie did not open. Every reason means "unauthenticated" (docs/security.md S22). */
 export type SessionCookieFailure = 'malformed' | 'version' | 'auth' | 'expired';
 
 /** Result of {@link openSessionCookie}. */
@@ -86,7 +86,7 @@ export function sealSessionCookie(payload: SessionCookiePayload, cookieSecret: B
 
 /**
  * Opens a cookie value sealed by {@link sealSessionCookie} for the cookie named `cookieName`.
- * Never throws (SECURITY.md S22): anything wrong is a failure result.
+ * Never throws (docs/security.md S22): anything wrong is a failure result.
  *
  * - `malformed`: not canonical base64url, longer than {@link MAX_SESSION_COOKIE_CHARS}, too short,
  *   or an authenticated plaintext of the wrong shape (only possible with a leaked key);

@@ -1,5 +1,5 @@
 /**
- * HMAC-signed internal redirect/state query parameters with an expiry (SECURITY.md S05).
+ * HMAC-signed internal redirect/state query parameters with an expiry (docs/security.md S05).
  * Hand-written on node:crypto: the canonical form below is ours and no library signs a query string.
  *
  * The signature (`svc_signature`, base64url HMAC-SHA256, key derived with HKDF-SHA256 info

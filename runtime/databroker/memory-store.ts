@@ -108,7 +108,7 @@ export class MemoryStore implements SessionStore, SessionDirectory {
 
   /**
    * Revokes the session: the record is removed and its id refused (by `get`, `put` and
-   * {@link isRevoked}) until the record's expiry (SECURITY.md S30). Deleting an unknown or expired id
+   * {@link isRevoked}) until the record's expiry (docs/security.md S30). Deleting an unknown or expired id
    * does nothing.
    */
   async delete(id: string): Promise<void> {

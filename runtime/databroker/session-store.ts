@@ -1,7 +1,7 @@
 /**
- * The narrow data-broker interface the session layer needs (DESIGN.md §3, §5): the session cookie
+ * The narrow data-broker interface the session layer needs (docs/architecture.md §3, §5): the session cookie
  * holds only a handle; the identity lives here, so deleting a record revokes the session for real
- * (SECURITY.md S30).
+ * (docs/security.md S30).
  */
 import { randomBytes } from 'node:crypto';
 
@@ -33,7 +33,7 @@ export interface SessionStore {
   get(id: string): Promise<SessionRecord | undefined>;
   /** Stores (or replaces) a record under `record.id`. */
   put(record: SessionRecord): Promise<void>;
-  /** Revokes the session: `get(id)` never finds it again (SECURITY.md S30). */
+  /** Revokes the session: `get(id)` never finds it again (docs/security.md S30). */
   delete(id: string): Promise<void>;
   /** Revoked ids stay refused until their expiry. */
   isRevoked?(id: string): Promise<boolean>;
@@ -59,7 +59,7 @@ export interface SessionStore {
   close(): Promise<void>;
 }
 
-/** Returns a new session id: 32 bytes from the CSPRNG, base64url (43 characters; SECURITY.md S31). */
+/** Returns a new session id: 32 bytes from the CSPRNG, base64url (43 characters; docs/security.md S31). */
 export function newSessionId(): string {
   return randomBytes(32).toString('base64url');
 }

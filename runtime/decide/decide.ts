@@ -36,7 +36,7 @@ export interface DecideOptions {
   readonly clientCertificate?: ((route: Route) => { readonly fingerprint: string; readonly valid: boolean } | undefined) | undefined;
   /**
    * The request's canonical form, when the caller already has it from `canonicalize` (the gate
-   * normalizes once and uses that form for the session lookup too: DESIGN §2.2).
+   * normalizes once and uses that form for the session lookup too: docs/architecture.md §2.2).
    */
   readonly canonical?: Canonical | undefined;
   /**
@@ -51,7 +51,7 @@ export interface DecideOptions {
 export type PolicyOracle = (route: CompiledRoute, input: PolicyInput) => { readonly verdict: Verdict; readonly reasons: readonly string[] };
 
 /**
- * A request's canonical form (DESIGN §2.2), or the 400 decision for a request that has none.
+ * A request's canonical form (docs/architecture.md §2.2), or the 400 decision for a request that has none.
  * `rawForm`: the S07 opt-in form (forbidden escapes kept), `pathParameters`: the issue 13 §5 opt-in
  * form (a raw `;` kept); each is kept only when the route it reaches takes it.
  */
@@ -174,7 +174,7 @@ function answer(index: PlanIndex, r: CompiledRoute, verdict: Verdict, reasons: r
     const browser = acceptsHtml(request.headers['accept']);
     if (!browser || index.signInOrigin === null) return { outcome: 'unauthenticated', status: 401, route, reasons, location: null };
     // INVARIANT (configured-urls): the sign-in URL comes from configuration; the return URL from the
-    // canonical host of a configured route (SECURITY.md S14).
+    // canonical host of a configured route (docs/security.md S14).
     // https, except on a plain-HTTP listener whose cookies are not `Secure` (browsing without TLS,
     // as in the quickstart): there an https return URL could not be reached.
     const backScheme = request.scheme === 'http' && !index.body.settings.cookie.secure ? 'http' : 'https';

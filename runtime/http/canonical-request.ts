@@ -1,12 +1,12 @@
 /**
- * The canonical request (DESIGN.md invariant 2): the one normalized form of a request's host and
+ * The canonical request (docs/architecture.md §2 invariant 2): the one normalized form of a request's host and
  * target that route matching, policy and forwarding all use. Computed once at the door; a target
  * that could be read two ways is refused (400) rather than guessed at.
  *
  * Host: lower-cased; the scheme's default port is dropped; other ports kept (`host:port`).
  * Path, in this order:
  * 1. the raw target may hold only visible ASCII: control characters, spaces, non-ASCII, a raw `#`
- *    (SECURITY.md S09) or a raw `\` are refused;
+ *    (docs/security.md S09) or a raw `\` are refused;
  * 2. each `%XX` is checked: malformed escapes are refused; escapes of `/`, `\`, NUL, `;`, `?`, `#`
  *    (S07) and of any control character are refused; escapes of unreserved characters
  *    (`A-Z a-z 0-9 - . _ ~`) are decoded (so `%2e%2e` is `..`, S06); every other escape is kept with
@@ -53,7 +53,7 @@ export interface CanonicalOptions {
   /**
    * Keep the escapes step 2 refuses (`%2F`, `%5C`, `%00`, `%3B`, `%3F`, `%23`, control characters)
    * verbatim, upper-case hex, instead of refusing the target: the raw form that routes with
-   * `allow_encoded_path_characters` match on and forward (SECURITY.md S07 opt-in). Every other step
+   * `allow_encoded_path_characters` match on and forward (docs/security.md S07 opt-in). Every other step
    * is unchanged, so an escaped `/` is never a separator.
    */
   readonly keepForbiddenEscapes?: boolean;
@@ -217,7 +217,7 @@ export function removeDotSegments(path: string): string {
 }
 
 /**
- * Re-normalizes a path after rewrites and the `to` join (docs/decisions.md §6 step 5, DESIGN §2.2):
+ * Re-normalizes a path after rewrites and the `to` join (docs/decisions.md §6 step 5, docs/architecture.md §2.2):
  * runs of `/` are merged, as the canonical request merges them; `undefined` when a segment is a dot
  * segment (`.` or `..`, a dot also written `%2E`/`%2e`), which an upstream would resolve to a path
  * other than the one svc matched and judged (issue 13 §4). One scan, no allocation for a path that is

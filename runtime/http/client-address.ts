@@ -2,7 +2,7 @@
  * The client address (docs/decisions.md §5). With 0 trusted hops it is the TCP peer; with N it is
  * the N-th entry from the right of `X-Forwarded-For`. A list too short or one of the last N entries
  * that is not an IP address gives `undefined`, which the caller answers with 400: an unparsable address must never
- * mean "no address, so no restriction" (SECURITY.md S15).
+ * mean "no address, so no restriction" (docs/security.md S15).
  */
 import { isIP } from 'node:net';
 import type { RequestHeaders } from '../decide/types.ts';

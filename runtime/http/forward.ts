@@ -4,9 +4,9 @@
  *
  * INVARIANT (identity-headers): client copies of identity headers (`x-svc-*`, configured claim
  * headers, compared case-insensitively with `_` read as `-`) and of the proxy-internal `x-envoy-*`
- * namespace never reach an upstream; identity headers are only ever set by svc (SECURITY.md S16, S18).
+ * namespace never reach an upstream; identity headers are only ever set by svc (docs/security.md S16, S18).
  * INVARIANT (trust-boundary): `X-Forwarded-*` from the client is kept only per
- * `xff_num_trusted_hops` (default 0: dropped) (SECURITY.md S13, S14).
+ * `xff_num_trusted_hops` (default 0: dropped) (docs/security.md S13, S14).
  */
 import { claimValues } from '../authz/criteria.ts';
 import { checkedEmail } from '../authz/email.ts';

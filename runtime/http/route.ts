@@ -2,7 +2,7 @@
  * Route matching (spec 2.7, docs/decisions.md §2–3): svc's own endpoints first, then the routes
  * answering the canonical host, in listed order; the first whose path matcher holds wins.
  * INVARIANT (match-once): the route chosen here is the one whose policy is evaluated and whose
- * upstream is used; nothing downstream matches again (SECURITY.md S11).
+ * upstream is used; nothing downstream matches again (docs/security.md S11).
  */
 import type { InternalEndpoint } from '../decide/types.ts';
 import type { CompiledRoute, PlanIndex } from '../plan/index.ts';

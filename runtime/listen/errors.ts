@@ -1,5 +1,5 @@
 /**
- * Errors of the listener layer (runtime errors are classes with a stable `code`, STYLE.md 8).
+ * Errors of the listener layer (runtime errors are classes with a stable `code`, docs/architecture.md §7).
  */
 
 /**

@@ -1,6 +1,6 @@
 /**
  * The runtime's index of a plan: everything derived from it once, at load, so that a request does
- * no parsing or compiling (DESIGN.md invariant 6: the plan itself is never mutated).
+ * no parsing or compiling (docs/architecture.md §2 invariant 6: the plan itself is never mutated).
  *
  * - a host table: canonical host → the routes answering it, in listed order, so matching cost does
  *   not grow with routes on other hosts;

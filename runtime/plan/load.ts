@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import type { PlanEnvelope } from '../../compiler/plan/types.ts';
 import { deepFreeze } from '../../compiler/plan/deep-freeze.ts';
 
-/** Why a plan was refused. `code` is stable (STYLE.md convention 8). */
+/** Why a plan was refused. `code` is stable (docs/architecture.md §7). */
 export class PlanLoadError extends Error {
   constructor(
     readonly code: 'SVC_ERR_PLAN_READ' | 'SVC_ERR_PLAN_JSON' | 'SVC_ERR_PLAN_VERSION' | 'SVC_ERR_PLAN_SCHEMA' | 'SVC_ERR_PLAN_CHECKSUM',

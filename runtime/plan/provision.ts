@@ -1,5 +1,5 @@
 /**
- * Generations built by provisioners (DESIGN.md §5 "Generations"), the way Caddy provisions a
+ * Generations built by provisioners (docs/architecture.md §5 "Generations"), the way Caddy provisions a
  * config: each part of a generation (route index, authentication state, TLS material, upstream
  * sets and pools, …) is made by one provisioner from the plan and the part it replaces. The whole
  * next generation is built before anything is swapped; a provisioner that cannot use the plan

@@ -1,5 +1,5 @@
 /**
- * Secret resolution at plan load (DESIGN.md §1): a plan holds `{ref: "env:NAME" | "file:PATH"}` or
+ * Secret resolution at plan load (docs/architecture.md §1): a plan holds `{ref: "env:NAME" | "file:PATH"}` or
  * an inline `{value}`, each with the fingerprint the compiler saw. The runtime reads the value and
  * checks the fingerprint: a secret that changed since the plan was compiled is refused, so a plan
  * never runs with material its review (`svc diff`) did not see.

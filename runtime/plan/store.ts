@@ -1,5 +1,5 @@
 /**
- * The plan store (DESIGN.md §1): one reference to the current generation (runtime/plan/provision.ts).
+ * The plan store (docs/architecture.md §1): one reference to the current generation (runtime/plan/provision.ts).
  * A request reads it once (`acquire`) and uses that snapshot to the end (`release`), so a reload
  * never changes a request in flight. `swap` replaces the reference in one assignment with a
  * generation built fully beforehand; the old generation is retired once its last request has finished.

@@ -1,5 +1,5 @@
 /**
- * Both cores (DESIGN.md §5): a primary process compiles or loads the plan, watches its files, and
+ * Both cores (docs/architecture.md §5): a primary process compiles or loads the plan, watches its files, and
  * runs N workers that share the listening socket (node:cluster). A reload is the one reload path
  * (runtime/run/reload.ts) with the workers as the place the generation is built: every plan goes
  * to every worker as its checked JSON text; each verifies it again (schema, checksum), builds its

@@ -1,5 +1,5 @@
 /**
- * The generations `svc run` serves (DESIGN.md §5 "Generations"): the parts a request reads, the
+ * The generations `svc run` serves (docs/architecture.md §5 "Generations"): the parts a request reads, the
  * provisioners that build them, and the store holding the current one. Request code reads
  * `gen.index` (routes), `gen.auth` (authentication state), `gen.tls` (the listener's certificates
  * and client-certificate checks; null on a plain-HTTP listener) and `gen.forward` (pools, upstream

@@ -1,5 +1,5 @@
 /**
- * The one reload path (DESIGN.md §1, §5 "Generations") of the single process, the cluster primary
+ * The one reload path (docs/architecture.md §1, §5 "Generations") of the single process, the cluster primary
  * and its workers: load the plan → check the listener shape and the autocert settings (both fixed
  * at start) → build the next generation fully → (a worker: wait for the primary's decision) → swap
  * once; the old generation is cleaned up after its last request (runtime/plan/store.ts). Any

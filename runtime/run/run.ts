@@ -1,5 +1,5 @@
 /**
- * `svc run`: serve a plan file, or compile a config and serve it, and reload on change (DESIGN.md
+ * `svc run`: serve a plan file, or compile a config and serve it, and reload on change (docs/architecture.md
  * §1): watch the config or plan and every file it refers to; on change reload (runtime/run/reload.ts:
  * build the next generation fully, swap once; errors keep the old plan and say why), and let
  * in-flight requests finish on the generation they started with.

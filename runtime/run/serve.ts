@@ -2,7 +2,7 @@
  * The listeners of `svc run`: HTTPS (certificates chosen by SNI; HTTP/2 by ALPN when `codec_type`
  * allows it), or plain HTTP with `insecure_server`; the PROXY protocol in front when configured;
  * the http→https redirect server on `http_redirect_addr`. Parsing is strict (no lenient flags:
- * SECURITY.md S21) and the global timeouts apply, so a slow client cannot hold a connection forever.
+ * docs/security.md S21) and the global timeouts apply, so a slow client cannot hold a connection forever.
  *
  * The listener shape (address, TLS or not, codec, PROXY protocol, redirect address) is fixed when
  * svc starts; a reload that changes it is refused with "restart required" (`listenerChange`).

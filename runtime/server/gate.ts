@@ -1,5 +1,5 @@
 /**
- * The one gate (DESIGN.md §5): every way into svc — a plain request, a websocket or SPDY upgrade,
+ * The one gate (docs/architecture.md §5): every way into svc — a plain request, a websocket or SPDY upgrade,
  * a CONNECT tunnel, over HTTP/1.1 or HTTP/2 — is admitted or refused here, by the same checks in
  * the same order:
  *
@@ -263,7 +263,7 @@ function decideEntry(gen: ServedGeneration, entry: Entry, options: GateOptions, 
 /**
  * Whose client CA a decision answers under: its route's (`tls_downstream_client_ca`, else the global
  * `client_ca`); `null` for the forward-auth check, which requires the global `client_ca` (its callers
- * are the proxies, authenticated by their certificates: SECURITY S13); `undefined` when none applies.
+ * are the proxies, authenticated by their certificates: docs/security.md S13); `undefined` when none applies.
  * The sign-in endpoints stay open to browsers, which sign in there (docs/forward-auth.md).
  */
 function clientCertificateScope(gen: ServedGeneration, d: Decision): Route | null | undefined {

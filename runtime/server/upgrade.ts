@@ -3,7 +3,7 @@
  * (gate.ts: canonical request, 421, session, policy, client certificate, upstream choice through
  * the route's upstream set and its TLS settings) like any request, and is then allowed only when
  * the route enables that protocol (`allow_websockets`, `allow_spdy`), never before authorization
- * (SECURITY.md S20). `h2c` and any other protocol are refused.
+ * (docs/security.md S20). `h2c` and any other protocol are refused.
  *
  * Smuggling discipline (issue 13 §1): svc writes its own request head to the upstream first and
  * relays nothing from the client until the upstream has answered `101`. Any other answer is given to

@@ -1,5 +1,5 @@
 /**
- * Errors of the upstream set. Each is a class with a stable `code` (STYLE.md convention 8); tests
+ * Errors of the upstream set. Each is a class with a stable `code` (docs/architecture.md §7); tests
  * and logs key on the code, never on the message.
  */
 

@@ -1,5 +1,5 @@
 /**
- * The stage table of compiler/pipeline.ts is the compiler (STYLE.md, after OPA): the stages DESIGN
+ * The stage table of compiler/pipeline.ts is the compiler (docs/architecture.md §7, after OPA): the stages DESIGN
  * §1 names, in its order, and `compile()` runs exactly them: each stage's part of the work is set
  * when the next one starts, and a stage that stops ends the compile.
  */
@@ -14,7 +14,7 @@ const config = stringify({ ...BASE_SETTINGS, routes: [{ from: 'https://app.examp
 const input = (text: string | undefined) => ({ configPath: 'config.yaml', env: {}, readFile: () => (text === undefined ? { ok: false as const, reason: 'no such file' } : { ok: true as const, data: Buffer.from(text) }) });
 
 describe('compiler/pipeline.ts', () => {
-  it('lists the ten stages of DESIGN §1 in order', () => {
+  it('lists the ten stages of docs/architecture.md §1 in order', () => {
     expect(STAGES.map((s) => `${s.n} ${s.name}`)).toEqual(['1 read', '2 parse', '3 merge', '4 schema', '5 lower', '6 policy', '7 validate', '8 emit', '9 consistency', '10 seal']);
   });
 

@@ -2,7 +2,7 @@
  * Runs every shared decision case (`cases/*.case.ts`) against both back ends: the reference
  * interpreter (test/reference/) and the runtime (`buildIndex` + `decide`); a case with an `entry`
  * goes through both gates instead (`gateReference`, and the runtime's `admit` through
- * test/differential/support.ts). One suite, two implementations (STYLE.md: Hono, OPA).
+ * test/differential/support.ts). One suite, two implementations (docs/architecture.md §7: Hono, OPA).
  */
 import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';

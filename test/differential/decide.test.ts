@@ -1,5 +1,5 @@
 /**
- * Reference interpreter ≡ runtime (DESIGN.md invariant 7): for generated (config, request,
+ * Reference interpreter ≡ runtime (docs/architecture.md §2 invariant 7): for generated (config, request,
  * identity) both give the same whole Decision, and both edit response headers alike. A failure
  * saves fast-check's shrunk counterexample under fixtures/corpus/ (replayed by corpus.test.ts) and
  * fails with the two decisions side by side.

@@ -1,5 +1,5 @@
 /**
- * The gate's reference ≡ the runtime's gate (DESIGN.md invariant 7, §5 "One gate"): for generated
+ * The gate's reference ≡ the runtime's gate (docs/architecture.md §2 invariant 7, §5 "One gate"): for generated
  * configs with `https` and `tcp+https` routes, and entries of every kind (request, upgrade, CONNECT;
  * HTTP/1.0, 1.1, 2.0) on plain-HTTP and TLS connections (certificate names, client certificate,
  * routes that require one), `admit` and `gateReference` give the same refusal or the same Decision.

@@ -2,7 +2,7 @@
  * Sessions with `svc run --workers 2` (a real child process, real node:cluster workers): the one
  * memory data broker lives in the primary, so a sign-in completed on one worker is valid on the
  * other, a hand-off is single use across workers, and a sign-out on one worker revokes the session
- * in every worker's cache at once (SECURITY.md S30).
+ * in every worker's cache at once (docs/security.md S30).
  */
 import { createPublicKey } from 'node:crypto';
 import { request } from 'node:http';

@@ -63,7 +63,7 @@ describe('the metrics listener', () => {
     expect((await scrape(metricsPort, { authorization: `basic ${b64(CREDENTIAL)}` })).status).toBe(200);
   });
 
-  it('metrics and health live only on their own listener, never on the public one (SECURITY S19, S27)', async () => {
+  it('metrics and health live only on their own listener, never on the public one (docs/security.md S19, S27)', async () => {
     for (const path of ['/metrics', '/healthz', '/readyz']) {
       const r = await scrape(port, { credential: CREDENTIAL, path });
       expect(r.status, path).toBe(404);

@@ -1,5 +1,5 @@
 /**
- * Atomic reload under load (DESIGN.md §1): with a few hundred requests in flight, the config file
+ * Atomic reload under load (docs/architecture.md §1): with a few hundred requests in flight, the config file
  * is rewritten 20 times, some of the rewrites invalid. Zero requests fail, and every response was
  * produced by exactly one plan: the checksum svc names (test mode) is a plan that was valid, and
  * the upstream request it made carries that plan's own `X-Version` header.

@@ -4,7 +4,7 @@
  * signs in through programmatic login (the CLI's own login, callback and token store), presents the
  * token on CONNECT (`Proxy-Authorization`), and Redis answers. Without a valid credential for the
  * route the tunnel is refused (401, 403 for a denied user) and nothing reaches the upstream; a token
- * is bound to its route and proxy (SECURITY.md S32).
+ * is bound to its route and proxy (docs/security.md S32).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';

@@ -115,7 +115,7 @@ describe('svc run over TLS', () => {
   });
 });
 
-describe('forward-auth callers under the global client_ca (SECURITY S13)', () => {
+describe('forward-auth callers under the global client_ca (docs/security.md S13)', () => {
   let up: Upstream;
   let svc: Running;
   let ca: Issued;

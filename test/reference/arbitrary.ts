@@ -2,7 +2,7 @@
  * fast-check generators for the differential tests: configs that compile cleanly (a few hosts,
  * overlapping path matchers, rewrites, every host rule, header edits, redirects, public routes and
  * policies in the text syntax), identities, and requests aimed at the generated config (its hosts
- * and paths, plus the tricky targets and headers of SECURITY.md).
+ * and paths, plus the tricky targets and headers of docs/security.md).
  *
  * Configs are generated valid by construction, following the compiler's validation rules
  * (compiler/validate/rules/): one path matcher, one host rule, no policy on a public route, paths
@@ -368,7 +368,7 @@ export const identityArb: fc.Arbitrary<Identity | null> = fc.option(
 // ---------------------------------------------------------------------------------------------
 // Requests
 
-/** Targets that SECURITY.md S06-S10 are about, plus encodings the canonical request must handle. */
+/** Targets that docs/security.md S06-S10 are about, plus encodings the canonical request must handle. */
 const TRICKY_TARGETS = [
   '/public/../admin', '/public/%2e%2e/admin', '/./admin', '//admin', '/admin//config', '/admin%2Fsecret', '/admin%5csecret', '/admin%00',
   '/admin%3b', '/admin%23', '/user/profile#x', '/admin?x=/public', '/%61pi/v1', '/api/%7Euser', '/api/%zz', '/api/%C3%A9', '/.svc/sign_in',

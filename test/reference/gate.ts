@@ -1,5 +1,5 @@
 /**
- * The reference of svc's door (rule book §9, DESIGN.md §5 "One gate"): what every way in — a plain
+ * The reference of svc's door (rule book §9, docs/architecture.md §5 "One gate"): what every way in — a plain
  * request, a websocket or SPDY upgrade, a CONNECT tunnel, over HTTP/1.1 or HTTP/2 — is answered,
  * written from the text and not from runtime/server/gate.ts. The decisions themselves come from this
  * directory's interpreter (`decideReference`, `decideConnectReference`).

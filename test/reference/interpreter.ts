@@ -5,7 +5,7 @@
  * the policy IR, string-level rewrites, BigInt CIDR arithmetic. Only the decision types and the
  * canonical request (rule book §1, tested on its own) come from runtime/: everything else is written
  * here independently, so that the differential test (test/differential/) compares two readings of
- * the rule book rather than one reading twice (DESIGN.md invariant 7).
+ * the rule book rather than one reading twice (docs/architecture.md §2 invariant 7).
  *
  * Where the rule book leaves room, the reading chosen here is marked `READING:`; each is listed in
  * test/reference/README.md.

@@ -1,7 +1,7 @@
 /**
  * Naive IP address arithmetic for the reference interpreter: addresses as BigInt, CIDR blocks by
  * comparing the leading bits. Written by hand on purpose: the runtime uses `node:net` (BlockList,
- * isIP), and the reference must not share its machinery (DESIGN.md invariant 7).
+ * isIP), and the reference must not share its machinery (docs/architecture.md §2 invariant 7).
  */
 
 /** A parsed address: IPv4 as 32 bits, IPv6 as 128 bits. */

@@ -1,5 +1,5 @@
 /**
- * Regression tests for the SECURITY.md rows the compiler owns. Each assertion fails if the
+ * Regression tests for the docs/security.md rows the compiler owns. Each assertion fails if the
  * protection is removed.
  * - S28: config values carrying newlines, `;`, `{`, `}` or `$` expansions never become code: control
  *   characters are rejected at compile time, everything else stays inert data in the JSON plan.

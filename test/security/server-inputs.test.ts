@@ -1,5 +1,5 @@
 /**
- * SECURITY.md rows the running server owns, each against a real `svc run` and a real upstream that
+ * docs/security.md rows the running server owns, each against a real `svc run` and a real upstream that
  * reports what it received: S13/S14 (forwarded headers from an untrusted client), S15 (unparsable
  * client address with trusted hops), S16/S18 (client identity and internal headers), S17 (duplicate
  * Host), S19 (no decision depends on User-Agent), S20 (h2c), S21 (request smuggling shapes: 400 and
@@ -26,7 +26,7 @@ function raw(port: number, text: string): Promise<string> {
   });
 }
 
-describe('server-side SECURITY rows', () => {
+describe('server-side docs/security.md rows', () => {
   let up: Upstream;
   let svc: Running;
   let trusted: Running;

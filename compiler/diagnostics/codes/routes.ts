@@ -170,7 +170,7 @@ export const RouteTcpWithoutPort = diag<{ from: string }>(
 
 export const RegexUnescapedDot = diag<{ field: string; value: string }>(
   'SVC3525', 'regex-unescaped-dot', 'warning',
-  'A regex with an unescaped `.` next to letters looks like a literal host or file name; `.` matches any character (SECURITY.md S29).',
+  'A regex with an unescaped `.` next to letters looks like a literal host or file name; `.` matches any character (docs/security.md S29).',
   (a) => `\`${a.field}\` ${q(a.value)} has an unescaped \`.\` that matches any character`,
   'write `\\.` for a literal dot',
 );

@@ -93,7 +93,7 @@ export const InvalidRedisUrl = diag<{ problem: string }>(
 
 export const ControlCharacter = diag<{ key: string }>(
   'SVC3014', 'control-character', 'error',
-  'A string setting that contains a control character (newline, tab, NUL, ...). Such values are how header and config injection attacks start (SECURITY.md S28).',
+  'A string setting that contains a control character (newline, tab, NUL, ...). Such values are how header and config injection attacks start (docs/security.md S28).',
   (a) => `\`${a.key}\` contains a control character`,
   'remove line breaks, tabs and other control characters from the value',
 );
@@ -179,7 +179,7 @@ export const SettingWithoutEffect = diag<{ key: string; because: string }>(
 
 export const ForwardAuthCallerUnauthenticated = diag<{ why: string }>(
   'SVC3026', 'forward-auth-caller-unauthenticated', 'warning',
-  'The forward-authentication endpoint (`forward_auth_url`) answers callers it cannot authenticate: without `client_ca` over TLS, any client that reaches it can ask for decisions and identity headers (SECURITY S13).',
+  'The forward-authentication endpoint (`forward_auth_url`) answers callers it cannot authenticate: without `client_ca` over TLS, any client that reaches it can ask for decisions and identity headers (docs/security.md S13).',
   (a) => `\`forward_auth_url\` answers any caller: ${a.why}`,
   'set `client_ca` (or `client_ca_file`) and give each proxy a client certificate (nginx `proxy_ssl_certificate`, Caddy `tls_client_auth`); until then keep the forward-auth host reachable by the proxies only',
 );

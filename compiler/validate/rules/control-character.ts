@@ -27,7 +27,7 @@ const SETTINGS_TO_WALK = ['programmatic_redirect_domain_whitelist', 'idp_scopes'
  * `control-character` for the strings lowering reads without its control-character check: route
  * path matchers, `to` URLs (the WHATWG URL parser would silently drop a tab or newline), rewrite
  * and redirect fields, header lists, the deprecated allow-lists, health-check fields, and the
- * string lists and maps among the settings. SECURITY.md S28: control characters are rejected at
+ * string lists and maps among the settings. docs/security.md S28: control characters are rejected at
  * compile time, wherever they are. One report per string, at its value.
  */
 export const controlCharacter: ValidationRule = {

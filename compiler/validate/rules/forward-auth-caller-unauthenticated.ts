@@ -5,7 +5,7 @@ import { isGiven } from './helpers.ts';
 
 /**
  * `forward-auth-caller-unauthenticated` (warning): `forward_auth_url` creates the forward-auth
- * endpoint, but nothing authenticates the proxies that call it (SECURITY.md S13). svc
+ * endpoint, but nothing authenticates the proxies that call it (docs/security.md S13). svc
  * authenticates them by mTLS only: with `client_ca` (or `client_ca_file`) set, the runtime answers
  * a forward-auth request without a valid client certificate with 495. So this warns when
  * `client_ca` is not set, or when it is set but no certificate can be presented: the listener is

@@ -12,7 +12,7 @@ type Raw = Readonly<Record<string, unknown>>;
 
 /**
  * The string value of `field`, or undefined when absent, not a string, or holding a control
- * character (reported once, by lowering or the control-character rule; SECURITY.md S28).
+ * character (reported once, by lowering or the control-character rule; docs/security.md S28).
  */
 export function strField(raw: Raw, field: string): string | undefined {
   const v = raw[field];

@@ -8,7 +8,7 @@ const WORD = /[A-Za-z0-9]/;
 /**
  * Tells whether a regex source has a `.` that is neither escaped nor inside a character class and
  * stands between two letters or digits (`example.com`, `v1.json`): such a dot was almost surely
- * meant literally, and matching any character there widens the match (SECURITY.md S29). A dot
+ * meant literally, and matching any character there widens the match (docs/security.md S29). A dot
  * followed by a quantifier (`.*`) or next to punctuation is taken as intended.
  */
 export function hasSuspiciousDot(source: string): boolean {

@@ -7,7 +7,7 @@ import { fieldPath, fieldSpan, strField } from './helpers.ts';
 export const REGEX_FIELDS = ['regex', 'regex_rewrite_pattern', 'host_path_regex_rewrite_pattern'] as const;
 
 /**
- * Compiles `source` as RE2 (DESIGN.md §3: no backreferences, no look-around). Returns undefined
+ * Compiles `source` as RE2 (docs/architecture.md §3: no backreferences, no look-around). Returns undefined
  * when it compiles, else the parser's reason without its generic prefix.
  */
 export function re2Problem(source: string): string | undefined {

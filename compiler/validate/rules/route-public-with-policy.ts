@@ -7,7 +7,7 @@ const ALLOW_FIELDS = ['policy', 'allowed_users', 'allowed_domains', 'allowed_gro
 /**
  * `route-public-with-policy`: a public route (`allow_public_unauthenticated_access: true`) that
  * also says who may pass (a `policy`, an `allowed_*` list, `allow_any_authenticated_user: true`).
- * The public flag would make the rest meaningless, which hides a mistake (DESIGN.md §3). One report
+ * The public flag would make the rest meaningless, which hides a mistake (docs/architecture.md §3). One report
  * per route, at the first such field written.
  */
 export const routePublicWithPolicy: ValidationRule = {

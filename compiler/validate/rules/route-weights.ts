@@ -17,7 +17,7 @@ function entriesOf(route: RouteInput): Entry[] {
 
 /**
  * `route-weights`: `to` weights (`URL,<weight>`) are given for every URL or for none, and each is a
- * positive integer (DESIGN.md §3). Lowering treats a missing or bad weight as 1; this rule reports
+ * positive integer (docs/architecture.md §3). Lowering treats a missing or bad weight as 1; this rule reports
  * it: each bad weight at its entry, and a mix of weighted and unweighted URLs once, at the first
  * unweighted entry.
  */

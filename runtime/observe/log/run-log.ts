@@ -2,7 +2,7 @@
  * The logs of `svc run`: JSON lines on standard output (pino), following the plan's log settings,
  * applied again on every reload:
  *
- * - `log_level`: the least level of svc's own lines (default `info`, DESIGN.md §3). Each line has a
+ * - `log_level`: the least level of svc's own lines (default `info`, docs/architecture.md §3). Each line has a
  *   level: the entry's `level` when it names one, else the level of its message in {@link LEVELS},
  *   else info.
  * - `proxy_log_level`: the least level of the access lines (access-line.ts: info, or warn for a 5xx

@@ -1,5 +1,5 @@
 /**
- * One scrape for the whole process tree of `svc run --workers N` (DESIGN.md §5): the primary serves
+ * One scrape for the whole process tree of `svc run --workers N` (docs/architecture.md §5): the primary serves
  * the metrics listener; at each scrape it asks every live worker for its registry over the cluster
  * IPC channel and merges them with its own (prom-client `AggregatorRegistry`: counters and
  * histograms add up; each metric's `aggregator` says how gauges combine). Never one worker's figures:

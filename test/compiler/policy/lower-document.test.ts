@@ -36,7 +36,7 @@ describe('policy documents: shapes', () => {
     expect(doc('{deny: {or: [{email: b}]}, allow: {or: [{email: a}]}}').ir?.rules.map((r) => r.action)).toEqual(['deny', 'allow']);
   });
 
-  it('reads `not` as none of and `nor` as not all of (DESIGN.md section 3)', () => {
+  it('reads `not` as none of and `nor` as not all of (docs/architecture.md §3)', () => {
     expect(doc('allow: {not: [{email: a}, {email: b}]}').ir?.rules[0]?.when).toEqual({ op: 'not', arg: { op: 'or', args: [A, B] } });
     expect(doc('allow: {nor: [{email: a}, {email: b}]}').ir?.rules[0]?.when).toEqual({ op: 'not', arg: { op: 'and', args: [A, B] } });
     expect(doc('allow: {not: [{email: a}]}').ir?.rules[0]?.when).toEqual({ op: 'not', arg: A });

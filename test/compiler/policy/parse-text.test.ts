@@ -19,7 +19,7 @@ const when = (t: string): Expr | undefined => {
 };
 
 describe('policy text: grammar', () => {
-  it('parses the DESIGN.md example', () => {
+  it('parses the docs/architecture.md §4 example', () => {
     const res = text('allow if domain is "example.com" or groups has "admins"\ndeny  if http_method in ["DELETE", "PUT"] and not groups has "ops"');
     expect(res.diags).toEqual([]);
     expect(res.ir).toEqual({

@@ -1,5 +1,5 @@
 /**
- * SECURITY.md rows the decision core answers for (S06-S11, S13-S18): each row's attack as a request,
+ * docs/security.md rows the decision core answers for (S06-S11, S13-S18): each row's attack as a request,
  * and what docs/decisions.md says must come of it.
  */
 import type { Identity } from '../../../runtime/decide/types.ts';
@@ -305,5 +305,5 @@ const s18: DecisionCase = {
   absentHeaders: ['x-envoy-original-path', 'x-svc-route', 'x_svc_jwt_assertion', 'x-envoy-internal', 'x-svc-claim-email'],
 };
 
-/** Every SECURITY.md case of the decision core. */
+/** Every docs/security.md case of the decision core. */
 export const cases: readonly DecisionCase[] = [...s06, s06Forward, ...s07, ...s08, ...s09, ...s10, ...s11, ...s13, ...s14, ...s15, ...s16, ...s17, s18];

@@ -1,4 +1,4 @@
-/** SECURITY.md S05: programmatic-login tokens go only to loopback or exactly allow-listed callbacks. */
+/** docs/security.md S05: programmatic-login tokens go only to loopback or exactly allow-listed callbacks. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { programmaticTarget } from '../../../runtime/authn/programmatic-redirect.ts';

@@ -1,4 +1,4 @@
-/** SECURITY.md S01–S04: post-login redirect targets, read the way a browser reads them. */
+/** docs/security.md S01–S04: post-login redirect targets, read the way a browser reads them. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { safeRedirectTarget } from '../../../runtime/authn/redirect-target.ts';

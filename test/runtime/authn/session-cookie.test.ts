@@ -1,4 +1,4 @@
-/** DESIGN.md §3, SECURITY.md S22: the AEAD session cookie opens only intact, for its name, in time. */
+/** docs/architecture.md §3, docs/security.md S22: the AEAD session cookie opens only intact, for its name, in time. */
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-/** SECURITY.md S05: internal redirect/state parameters are HMAC-signed with an expiry. */
+/** docs/security.md S05: internal redirect/state parameters are HMAC-signed with an expiry. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { SignedParamsError, signParams, verifyParams } from '../../../runtime/authn/signed-params.ts';

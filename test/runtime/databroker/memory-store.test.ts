@@ -1,4 +1,4 @@
-/** The in-memory data broker: expiry, revocation (SECURITY.md S30), bounded memory, immutable records. */
+/** The in-memory data broker: expiry, revocation (docs/security.md S30), bounded memory, immutable records. */
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryStore, type MemoryStoreOptions } from '../../../runtime/databroker/memory-store.ts';

@@ -1,5 +1,5 @@
 /**
- * The canonical request (DESIGN.md invariant 2) and the SECURITY.md rows it owns: S06 dot segments,
+ * The canonical request (docs/architecture.md §2 invariant 2) and the docs/security.md rows it owns: S06 dot segments,
  * S07 encoded separators, S08 repeated slashes, S09 raw `#`, S10 (the query never reaches the path).
  */
 import fc from 'fast-check';
