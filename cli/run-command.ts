@@ -5,7 +5,8 @@
  * the plan's tracing provider (runtime/observe/trace/tracing.ts); the compiler's warnings are JSON
  * lines among them (run-diagnostics.ts), or text on standard error with `svc_debug`, at start and on
  * each reload that compiles the config. A first plan that fails to load, or uses a setting svc run
- * does not implement, exits 1 with the diagnostics as text on standard error.
+ * does not implement, exits 1 with the diagnostics as JSON lines (`{level, code, name, at, msg}`,
+ * then `svc cannot start`), or as text on standard error at a terminal or with `SVC_DEBUG`.
  *
  * Stopping (runtime/run/stop-signals.ts): the first SIGTERM/SIGINT drains (up to `--drain-timeout`
  * seconds, default 25), closes tunnels, flushes logs and spans and exits 0; a second exits at once.
@@ -68,6 +69,9 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
   const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });
   const logs = createRunLog(destination, { color: process.stdout.isTTY === true && !process.env['NO_COLOR'] });
   process.once('exit', () => logs.flushSync());
+  // Every line handed to the destination written, in order: a synchronous flush while an
+  // asynchronous write is in flight would put the buffered lines before it.
+  const written = () => new Promise<void>((resolve) => destination.flush(() => resolve()));
   const tracing = createTracingSwitch(logs.log);
   // Lines never wait more than half a second, and startup lines go out at once (announce).
   setInterval(() => destination.flush(), 500).unref();
@@ -183,10 +187,23 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
     );
   } catch (e) {
     if (e instanceof RunError) {
-      io.err(`${e.message.replace(/\n?$/, '\n')}error ${e.code}: svc cannot start\n`);
+      // Why svc cannot start: text for a person at a terminal (or with SVC_DEBUG), otherwise JSON
+      // lines like every other line svc run writes, so a log shipper reads the failure too.
+      if (textWanted()) {
+        io.err(`${e.message.replace(/\n?$/, '\n')}error ${e.code}: svc cannot start\n`);
+      } else {
+        const entries = e.details.diagnostics?.map(diagnosticEntry) ?? e.details.refused ?? [];
+        for (const entry of entries) logs.log(entry);
+        logs.log({ level: 'error', code: e.code, msg: 'svc cannot start', ...(entries.length === 0 ? { detail: e.message } : {}) });
+        await written();
+      }
       return 1;
     }
-    io.err(`error: ${(e as Error).message}\n`);
+    if (textWanted()) io.err(`error: ${(e as Error).message}\n`);
+    else {
+      logs.log({ level: 'error', msg: 'svc cannot start', error: (e as Error).message, ...((e as NodeJS.ErrnoException).code !== undefined ? { code: (e as NodeJS.ErrnoException).code } : {}) });
+      await written();
+    }
     return 2;
   }
 
@@ -211,4 +228,9 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
       );
     });
   }
+}
+
+/** Whether `svc run`'s start failures are written as text: at a terminal, or with `SVC_DEBUG` set. */
+function textWanted(): boolean {
+  return process.stderr.isTTY === true || /^(true|1)$/i.test(process.env['SVC_DEBUG'] ?? '');
 }

@@ -340,6 +340,16 @@ export function refusal(plan: Pick<PlanEnvelope, 'body' | 'sourceMap'>): string 
   return lines.length > 0 ? lines.join('\n') : undefined;
 }
 
+/**
+ * {@link refusal} as log entries, one per refused setting, for `svc run` with JSON logs:
+ * `{level, code, name, at, msg}` with the setting as `name`, like a compiler diagnostic's entry.
+ */
+export function refusalEntries(plan: Pick<PlanEnvelope, 'body' | 'sourceMap'>): readonly Record<string, unknown>[] {
+  return settingUses(plan)
+    .filter((u) => u.support === 'refused')
+    .map((u) => ({ level: 'error', code: UNSUPPORTED_SETTING, name: u.key, ...(u.at !== undefined ? { at: u.at } : {}), ...(u.route !== undefined ? { route: u.route } : {}), msg: u.reason }));
+}
+
 /** Why a plan is refused: the error lines of {@link refusal}. */
 export class UnsupportedSettingsError extends Error {
   readonly code = UNSUPPORTED_SETTING;

@@ -9,7 +9,7 @@ import { compile, renderText, isSecretPath, type Diagnostic } from '../../compil
 import type { PlanEnvelope } from '../../compiler/plan/types.ts';
 import { startAutocert } from '../listen/acme/start.ts';
 import type { AutocertManager, AutocertOptions } from '../listen/acme/manager.ts';
-import { refusal, UNSUPPORTED_SETTING } from '../plan/capabilities.ts';
+import { refusal, refusalEntries, UNSUPPORTED_SETTING } from '../plan/capabilities.ts';
 import { parsePlan, PlanLoadError } from '../plan/load.ts';
 import { storeAnswers } from '../observe/metrics/health.ts';
 import { hasStorePool, openObservedStore } from '../observe/metrics/observed-store.ts';
@@ -94,11 +94,16 @@ export interface Running {
   drain(timeoutMs: number): Promise<void>;
 }
 
-/** Thrown when the first plan cannot be loaded: `svc run` exits with the message. */
+/**
+ * Thrown when the first plan cannot be loaded: `svc run` exits with the message (text), or with
+ * `details` as JSON log lines: the compiler's error diagnostics (`SVC_ERR_CONFIG_INVALID`) or one
+ * entry per refused setting (`SVC_ERR_UNSUPPORTED_SETTING`); empty when the message is all there is.
+ */
 export class RunError extends Error {
   constructor(
     readonly code: 'SVC_ERR_CONFIG_INVALID' | 'SVC_ERR_PLAN_INVALID' | typeof UNSUPPORTED_SETTING,
     message: string,
+    readonly details: { readonly diagnostics?: readonly Diagnostic[]; readonly refused?: readonly Record<string, unknown>[] } = {},
   ) {
     super(message);
     this.name = 'RunError';
@@ -112,7 +117,7 @@ export class RunError extends Error {
 export function loadForRun(options: Pick<RunOptions, 'configPath' | 'planPath' | 'env' | 'onWarnings'>): PlanEnvelope {
   const plan = load(options);
   const refused = refusal(plan);
-  if (refused !== undefined) throw new RunError(UNSUPPORTED_SETTING, refused);
+  if (refused !== undefined) throw new RunError(UNSUPPORTED_SETTING, refused, { refused: refusalEntries(plan) });
   return plan;
 }
 
@@ -136,7 +141,10 @@ function load(options: Pick<RunOptions, 'configPath' | 'planPath' | 'env' | 'onW
       }
     },
   });
-  if (!result.plan) throw new RunError('SVC_ERR_CONFIG_INVALID', renderText(result.diagnostics.filter((d) => d.severity === 'error'), isSecretPath));
+  if (!result.plan) {
+    const errors = result.diagnostics.filter((d) => d.severity === 'error');
+    throw new RunError('SVC_ERR_CONFIG_INVALID', renderText(errors, isSecretPath), { diagnostics: errors });
+  }
   const warnings = result.diagnostics.filter((d) => d.severity !== 'error');
   options.onWarnings?.(renderText(warnings, isSecretPath), warnings, result.plan);
   return result.plan;

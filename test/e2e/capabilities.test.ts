@@ -70,9 +70,41 @@ describe('svc run refuses settings it does not implement', () => {
     expect((err as RunError).message.split('\n')).toContainEqual(expect.stringMatching(new RegExp(`^${located(cfg.path, key)}: error SVC_ERR_UNSUPPORTED_SETTING ${key}: .+`)));
   });
 
-  it('`svc run config.yaml` exits 1 with one error line per setting, from the file and the environment', () => {
+  it('`svc run config.yaml` exits 1 with one JSON error line per setting, from the file and the environment', () => {
     cfg.write({ address: '127.0.0.1:8443', dp_admin_address: '127.0.0.1:9901', dp_bind_config_source_address: '10.0.0.1' }, [route('http://127.0.0.1:9')]);
     const res = spawnSync(process.execPath, [SVC, 'run', '--grpc-listen', '127.0.0.1:0', cfg.path, '--workers', '1'], { encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '', DP_ADMIN_PROFILE_PATH: '/tmp/profile' }, timeout: 30_000 });
+    expect(res.status).toBe(1);
+    // Not a terminal: every line is one JSON object (a log shipper reads why svc did not start).
+    expect(res.stderr).toBe('');
+    const lines = res.stdout.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.map((l) => [l['level'], l['code'], l['name'], l['at']])).toEqual([
+      [50, 'SVC_ERR_UNSUPPORTED_SETTING', 'dp_admin_address', located(cfg.path, 'dp_admin_address')],
+      [50, 'SVC_ERR_UNSUPPORTED_SETTING', 'dp_bind_config_source_address', located(cfg.path, 'dp_bind_config_source_address')],
+      [50, 'SVC_ERR_UNSUPPORTED_SETTING', 'dp_admin_profile_path', 'env:DP_ADMIN_PROFILE_PATH'],
+      [50, 'SVC_ERR_UNSUPPORTED_SETTING', undefined, undefined],
+    ]);
+    expect(lines[0]!['msg']).toBe('data-plane bootstrap options are not implemented: svc run proxies in its own process, with no separate data plane to configure');
+    expect(lines.at(-1)!['msg']).toBe('svc cannot start');
+  });
+
+  it('a config that does not compile: its errors as JSON lines, located; as text with SVC_DEBUG', () => {
+    cfg.write({ address: '127.0.0.1:8443', no_such_setting: 1 }, [route('http://127.0.0.1:9')]);
+    const args = [SVC, 'run', '--grpc-listen', '127.0.0.1:0', '-config', cfg.path, '--workers', '1'];
+    const json = spawnSync(process.execPath, args, { encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '' }, timeout: 30_000 });
+    expect(json.status).toBe(1);
+    expect(json.stderr).toBe('');
+    const lines = json.stdout.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines[0]).toMatchObject({ level: 50, code: expect.stringMatching(/^SVC\d{4}$/), name: expect.any(String), at: expect.stringMatching(/config\.yaml:\d+:\d+$/), msg: expect.stringContaining('no_such_setting') });
+    expect(lines.at(-1)).toMatchObject({ level: 50, code: 'SVC_ERR_CONFIG_INVALID', msg: 'svc cannot start' });
+    const text = spawnSync(process.execPath, args, { encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '', SVC_DEBUG: 'true' }, timeout: 30_000 });
+    expect(text.status).toBe(1);
+    expect(text.stderr).toMatch(/config\.yaml:\d+:\d+: error SVC\d{4} [a-z-]+: .*no_such_setting/);
+    expect(text.stderr).toContain('error SVC_ERR_CONFIG_INVALID: svc cannot start');
+  });
+
+  it('`svc run config.yaml` with SVC_DEBUG: one error line per setting as text on standard error', () => {
+    cfg.write({ address: '127.0.0.1:8443', dp_admin_address: '127.0.0.1:9901', dp_bind_config_source_address: '10.0.0.1' }, [route('http://127.0.0.1:9')]);
+    const res = spawnSync(process.execPath, [SVC, 'run', '--grpc-listen', '127.0.0.1:0', cfg.path, '--workers', '1'], { encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '', DP_ADMIN_PROFILE_PATH: '/tmp/profile', SVC_DEBUG: 'true' }, timeout: 30_000 });
     expect(res.status).toBe(1);
     const errors = res.stderr.split('\n').filter((l) => l.includes('error SVC_ERR_UNSUPPORTED_SETTING'));
     expect(errors).toEqual([
@@ -88,7 +120,8 @@ describe('svc run refuses settings it does not implement', () => {
     cfg.write({ address: '127.0.0.1:8443', dp_admin_address: '127.0.0.1:9901' }, [route('http://127.0.0.1:9')]);
     const res = spawnSync(process.execPath, [SVC, 'run', '--grpc-listen', '127.0.0.1:0', '-config', cfg.path, '--workers', '2'], { encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '' }, timeout: 30_000 });
     expect(res.status).toBe(1);
-    expect(res.stderr).toContain(`${located(cfg.path, 'dp_admin_address')}: error SVC_ERR_UNSUPPORTED_SETTING dp_admin_address: `);
+    expect(res.stdout).toContain(`"code":"SVC_ERR_UNSUPPORTED_SETTING","name":"dp_admin_address","at":${JSON.stringify(located(cfg.path, 'dp_admin_address'))}`);
+    expect(res.stdout).not.toContain('listening');
   });
 
   it('a plan compiled from such a config is refused too, located in the config it came from', async () => {
@@ -104,7 +137,12 @@ describe('svc run refuses settings it does not implement', () => {
     expect((err as RunError).message).toBe(line);
     // `svc run plan.json`: the positional file is told to be a plan by its content.
     const stderr: string[] = [];
-    expect(await main(['run', planPath, '--workers', '1'], { out: () => undefined, err: (t) => stderr.push(t) })).toBe(1);
+    process.env['SVC_DEBUG'] = 'true';
+    try {
+      expect(await main(['run', planPath, '--workers', '1'], { out: () => undefined, err: (t) => stderr.push(t) })).toBe(1);
+    } finally {
+      delete process.env['SVC_DEBUG'];
+    }
     expect(stderr.join('')).toBe(`${line}\nerror SVC_ERR_UNSUPPORTED_SETTING: svc cannot start\n`);
   });
 
