@@ -67,7 +67,7 @@ describe('svc run: JSON from the first line', () => {
     for (const line of all) expect(() => JSON.parse(line), `not JSON: ${line}`).not.toThrow();
     const parsed = stdout.map((l) => JSON.parse(l) as Record<string, unknown>);
     const warning = parsed.find((l) => l['code'] === 'SVC3514');
-    expect(warning).toMatchObject({ level: 40, service: 'svc', name: 'route-tls-skip-verify', msg: expect.any(String) });
+    expect(warning).toMatchObject({ level: 'warn', service: 'svc', name: 'route-tls-skip-verify', msg: expect.any(String) });
     expect(String(warning!['at'])).toMatch(new RegExp(`^${cfg.path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:\\d+:\\d+$`));
     // The warnings come before svc says it listens.
     expect(parsed.findIndex((l) => l['code'] === 'SVC3514')).toBeLessThan(parsed.findIndex((l) => l['msg'] === 'listening'));

@@ -121,7 +121,7 @@ describe('svc run stops gracefully', () => {
         s.child.kill('SIGTERM');
         expect(await s.exited).toBe(0);
         expect(await answer).toHaveProperty('error');
-        expect(lines(s, '/stuck')).toEqual([expect.objectContaining({ status: 499, cut: true, cutBy: 'shutdown', level: 40 })]);
+        expect(lines(s, '/stuck')).toEqual([expect.objectContaining({ status: 499, cut: true, cutBy: 'shutdown', level: 'warn' })]);
         expect(s.out()).toContain('"msg":"drain deadline reached; cutting what is still running"');
       }, 60_000);
 

@@ -1,13 +1,15 @@
 /**
  * The access line of `svc run`: one per request (and two per CONNECT tunnel or websocket upgrade:
- * `open` and `close`), written straight into pino's destination in pino's own format: exactly the
- * bytes `pino({ base: { service } })[level](entry)` writes for the same entry (its host without
- * userinfo), time and service label (property-tested against pino in test/runtime/observe/log/access-line.test.ts). pino's generic
- * serializer was about a quarter of what svc adds per request on top of a bare Node proxy.
+ * `open` and `close`), written straight into pino's destination in the format of svc's pino logger
+ * (run-log.ts: string levels, RFC 3339 times): exactly the bytes that logger writes for the same
+ * entry (its host and referer made safe), time and service label (property-tested against pino in
+ * test/runtime/observe/log/access-line.test.ts). pino's generic serializer was about a quarter of
+ * what svc adds per request on top of a bare Node proxy.
  *
- * CONTRACT (no secrets): an entry holds no header value except the Host, no query string, no cookie
- * or token; the path is the request target through {@link pathOf} (no query, no userinfo), and the
- * line's host goes through {@link hostOf} here (no userinfo, whoever built the entry).
+ * CONTRACT (no secrets): an entry holds no header value except the Host, the User-Agent and the
+ * Referer, no query string, no cookie or token; the path is the request target through
+ * {@link pathOf} (no query, no userinfo), and the line's host and referer go through {@link hostOf}
+ * and {@link refererOf} here (no userinfo, no query; whoever built the entry).
  */
 
 /** The entry the request path produces once per request (runtime/server/handler.ts, upgrade.ts, connect.ts). */
@@ -18,6 +20,8 @@ export interface AccessEntry {
   /** For upgrades and tunnels: the line written when it opens, and the one when it closes. */
   readonly event?: 'open' | 'close' | undefined;
   readonly requestId: string;
+  /** The request's trace id (32 hex digits), when it is traced (docs/tracing.md). */
+  readonly traceId?: string | undefined;
   readonly method: string | undefined;
   readonly host: string;
   /** The request target without its query (CONNECT: the authority). */
@@ -34,6 +38,10 @@ export interface AccessEntry {
   readonly upstream?: string | undefined;
   /** The client address as trusted per `xff_num_trusted_hops` (runtime/http/client-address.ts). */
   readonly client?: string | undefined;
+  /** The `User-Agent` header, as sent. */
+  readonly userAgent?: string | undefined;
+  /** The `Referer` header as sent: the line has it through {@link refererOf} (no userinfo, no query). */
+  readonly referer?: string | undefined;
   readonly user?: string | undefined;
   readonly email?: string | undefined;
   /** The decision's outcome (`allow`, `deny`, …) or the gate's refusal problem. */
@@ -47,9 +55,26 @@ export interface AccessEntry {
   readonly cutBy?: string | undefined;
 }
 
-/** pino's level numbers. */
+/** pino's level numbers (what `proxy_log_level` compares); the line names them (`"info"`, `"warn"`). */
 export const INFO = 30;
 export const WARN = 40;
+
+/**
+ * `timeMs` (milliseconds since the epoch) in RFC 3339, UTC, with milliseconds
+ * (`2026-11-28T10:00:00.123Z`): the `time` of every line. The date and second are formatted once per
+ * second (a Date and toISOString then); within it a line costs only its milliseconds.
+ */
+export function isoTime(timeMs: number): string {
+  const second = Math.floor(timeMs / 1000);
+  if (second !== cachedSecond) {
+    cachedSecond = second;
+    cachedPrefix = new Date(second * 1000).toISOString().slice(0, -4); // `…T10:00:00.`
+  }
+  const ms = Math.floor(timeMs - second * 1000);
+  return `${cachedPrefix}${ms < 10 ? '00' : ms < 100 ? '0' : ''}${ms}Z`;
+}
+let cachedSecond = Number.NaN;
+let cachedPrefix = '';
 
 /** The level of an access line: warn for a 5xx answer or a cut response, else info. */
 export function accessLevel(entry: AccessEntry): number {
@@ -57,13 +82,14 @@ export function accessLevel(entry: AccessEntry): number {
 }
 
 /**
- * The line (with its newline) pino would write for `entry` at `timeMs`, at `accessLevel`, with the
- * `service` label (runtime/observe/service-label.ts; `svc` in all-in-one mode).
+ * The line (with its newline) svc's pino logger would write for `entry` at `timeMs`, at `accessLevel`,
+ * with the `service` label (runtime/observe/service-label.ts; `svc` in all-in-one mode).
  */
 export function accessLine(e: AccessEntry, timeMs: number, service = 'svc'): string {
-  let s = `{"level":${accessLevel(e)},"time":${timeMs},"service":${JSON.stringify(service)},"msg":"${e.msg}"`;
+  let s = `{"level":"${accessLevel(e) === WARN ? 'warn' : 'info'}","time":"${isoTime(timeMs)}","service":${JSON.stringify(service)},"msg":"${e.msg}"`;
   if (e.event !== undefined) s += `,"event":"${e.event}"`;
   s += `,"requestId":${JSON.stringify(e.requestId)}`;
+  if (e.traceId !== undefined) s += `,"traceId":${JSON.stringify(e.traceId)}`;
   if (e.method !== undefined) s += `,"method":${JSON.stringify(e.method)}`;
   // The host as received (Host, `:authority`, a CONNECT's authority) may carry userinfo: never logged.
   s += `,"host":${JSON.stringify(hostOf(e.host))},"path":${JSON.stringify(e.path)}`;
@@ -73,6 +99,9 @@ export function accessLine(e: AccessEntry, timeMs: number, service = 'svc'): str
   if (e.bytesOut !== undefined) s += `,"bytesOut":${e.bytesOut}`;
   if (e.upstream !== undefined) s += `,"upstream":${JSON.stringify(e.upstream)}`;
   if (e.client !== undefined) s += `,"client":${JSON.stringify(e.client)}`;
+  if (e.userAgent !== undefined) s += `,"userAgent":${JSON.stringify(e.userAgent)}`;
+  // Where the client came from, without what a URL may carry that is not for a log (docs/logging.md).
+  if (e.referer !== undefined) s += `,"referer":${JSON.stringify(refererOf(e.referer))}`;
   if (e.user !== undefined) s += `,"user":${JSON.stringify(e.user)}`;
   if (e.email !== undefined) s += `,"email":${JSON.stringify(e.email)}`;
   s += `,"decision":${JSON.stringify(e.decision)}`;
@@ -116,4 +145,31 @@ export function pathOf(target: string): string {
 export function hostOf(authority: string): string {
   const at = authority.lastIndexOf('@');
   return at < 0 ? authority : authority.slice(at + 1);
+}
+
+/**
+ * A `Referer` as logged: its scheme, host and path, never its userinfo, query or fragment
+ * (`https://alice:pw@app.example.com/a?token=x#f` → `https://app.example.com/a`), through
+ * {@link hostOf} and {@link pathOf}; a relative reference goes through {@link pathOf} alone. When an
+ * `@` before the path comes after a `?` or `#` (no browser sends that: a `?` in a password, or an `@`
+ * in a query), only the scheme is logged, since either reading could show a secret.
+ */
+export function refererOf(referer: string): string {
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(referer);
+  if (!scheme) return pathOf(referer);
+  const start = scheme[0].length;
+  let authorityEnd = referer.length;
+  let slash = referer.length;
+  for (let i = start; i < referer.length; i++) {
+    const c = referer.charCodeAt(i);
+    if (c === 0x2f) {
+      slash = i;
+      if (authorityEnd > i) authorityEnd = i;
+      break;
+    }
+    if ((c === 0x3f || c === 0x23) && authorityEnd > i) authorityEnd = i; // ? #
+  }
+  const at = referer.lastIndexOf('@', slash - 1);
+  if (at >= authorityEnd) return scheme[0];
+  return scheme[0] + hostOf(referer.slice(start, authorityEnd)) + pathOf(referer.slice(authorityEnd));
 }

@@ -17,7 +17,7 @@ import { createRequire } from 'node:module';
 import { pino } from 'pino';
 import type { LogLevel, PlanSettings } from '../../../compiler/plan/types.ts';
 import { serviceLabel } from '../service-label.ts';
-import { accessLevel, accessLine, type AccessEntry } from './access-line.ts';
+import { accessLevel, accessLine, isoTime, type AccessEntry } from './access-line.ts';
 
 /** The level of svc's own messages that are not info (runtime/ logs message text, not levels). */
 export const LEVELS: Readonly<Record<string, LogLevel>> = {
@@ -40,6 +40,9 @@ export const LEVELS: Readonly<Record<string, LogLevel>> = {
 };
 
 const LEVEL_VALUES: Readonly<Record<LogLevel, number>> = { debug: 20, info: 30, warn: 40, error: 50 };
+
+/** `"level":"info"` rather than pino's `"level":30`, as most JSON loggers write it. */
+const FORMATTERS = { level: (label: string) => ({ level: label }) };
 
 /** Where the lines go (pino's destination on standard output, or the pretty transport). */
 export interface Sink {
@@ -75,8 +78,9 @@ export function createRunLog(out: Sink, options: RunLogOptions = {}): RunLog {
   let proxyLevel = LEVEL_VALUES.info;
   // Every line goes through here: to standard output as JSON, or to the pretty transport (svc_debug).
   const sink = { write: (line: string) => target.write(line) };
-  // pino writes its `base` once into every line's prefix; another label needs another logger.
-  const loggerFor = (service: string, level: string) => pino({ base: { service }, level, ...(options.now ? { timestamp: () => `,"time":${now()}` } : {}) }, sink);
+  // pino writes its `base` once into every line's prefix; another label needs another logger. Levels
+  // by name and times in RFC 3339 (docs/logging.md), as the access lines (access-line.ts).
+  const loggerFor = (service: string, level: string) => pino({ base: { service }, level, formatters: FORMATTERS, timestamp: () => `,"time":"${isoTime(now())}"` }, sink);
   let service = 'svc';
   let logger = loggerFor(service, 'info');
   const own = (entry: Record<string, unknown>) => {

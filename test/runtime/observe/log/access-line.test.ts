@@ -3,10 +3,14 @@ import { Writable } from 'node:stream';
 import fc from 'fast-check';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { accessLevel, accessLine, hostOf, pathOf, type AccessEntry } from '../../../../runtime/observe/log/access-line.ts';
+import { accessLevel, accessLine, hostOf, isoTime, pathOf, refererOf, type AccessEntry } from '../../../../runtime/observe/log/access-line.ts';
 
-/** What `pino({ base: { service } })[level](entry)` writes, as run-log.ts configures it. */
-function pinoLine(entry: Record<string, unknown>, level: number, service = 'svc'): string {
+/**
+ * What svc's pino logger writes for `entry` at `timeMs`, configured as run-log.ts configures it:
+ * string levels (`formatters.level`) and RFC 3339 times (pino's own `stdTimeFunctions.isoTime`
+ * format, from `timeMs`).
+ */
+function pinoLine(entry: Record<string, unknown>, level: number, service = 'svc', timeMs = Date.now()): string {
   let out = '';
   const sink = new Writable({
     write(chunk: Buffer, _enc, done) {
@@ -15,13 +19,13 @@ function pinoLine(entry: Record<string, unknown>, level: number, service = 'svc'
     },
   });
   // pino writes synchronously to a plain stream.
-  const logger = pino({ base: { service } }, sink);
+  const logger = pino({ base: { service }, formatters: { level: (label) => ({ level: label }) }, timestamp: () => `,"time":"${new Date(timeMs).toISOString()}"` }, sink);
   if (level === 40) logger.warn(entry);
   else logger.info(entry);
   return out;
 }
 
-const timeOf = (line: string) => Number(/"time":(\d+)/.exec(line)![1]);
+const timeArb = fc.integer({ min: 0, max: 253_402_300_799_999 }); // up to 9999-12-31T23:59:59.999Z
 const text = fc.oneof(fc.string({ unit: 'grapheme' }), fc.string({ unit: 'binary' }));
 const opt = <T>(a: fc.Arbitrary<T>) => fc.option(a, { nil: undefined });
 
@@ -30,6 +34,7 @@ const entryArb: fc.Arbitrary<AccessEntry> = fc
     msg: fc.constantFrom('request' as const, 'upgrade' as const, 'tunnel' as const),
     event: opt(fc.constantFrom('open' as const, 'close' as const)),
     requestId: fc.oneof(fc.uuid(), text),
+    traceId: opt(fc.oneof(fc.stringMatching(/^[0-9a-f]{32}$/), text)),
     method: opt(fc.oneof(fc.constantFrom('GET', 'POST', 'M-SEARCH'), text)),
     host: text,
     path: text,
@@ -40,6 +45,8 @@ const entryArb: fc.Arbitrary<AccessEntry> = fc
     bytesOut: opt(fc.nat()),
     upstream: opt(text),
     client: opt(text),
+    userAgent: opt(text),
+    referer: opt(fc.oneof(text, fc.webUrl({ withQueryParameters: true, withFragments: true }))),
     user: opt(text),
     email: opt(text),
     decision: text,
@@ -54,11 +61,13 @@ const entryArb: fc.Arbitrary<AccessEntry> = fc
   .map((e) => (e.reasons !== undefined && e.reasons.length === 0 ? { ...e, reasons: undefined } : e));
 
 describe('accessLine', () => {
-  it("equals pino's line for the same entry (its host without userinfo), level and time (property)", () => {
+  // The entry as the line has it: host and referer made safe.
+  const safe = (e: AccessEntry) => ({ ...e, host: hostOf(e.host), ...(e.referer !== undefined ? { referer: refererOf(e.referer) } : {}) });
+
+  it("equals pino's line for the same entry (its host and referer made safe), level and time (property)", () => {
     fc.assert(
-      fc.property(entryArb, (entry) => {
-        const expected = pinoLine({ ...entry, host: hostOf(entry.host) }, accessLevel(entry));
-        expect(accessLine(entry, timeOf(expected))).toBe(expected);
+      fc.property(entryArb, timeArb, (entry, time) => {
+        expect(accessLine(entry, time)).toBe(pinoLine(safe(entry), accessLevel(entry), 'svc', time));
       }),
       { numRuns: 500 },
     );
@@ -66,19 +75,32 @@ describe('accessLine', () => {
 
   it("equals pino's line under each service label (spec 1.9)", () => {
     fc.assert(
-      fc.property(entryArb, fc.constantFrom('svc', 'svc-proxy', 'svc-authorize', 'svc-authenticate', 'svc-databroker'), (entry, service) => {
-        const expected = pinoLine({ ...entry, host: hostOf(entry.host) }, accessLevel(entry), service);
-        expect(accessLine(entry, timeOf(expected), service)).toBe(expected);
+      fc.property(entryArb, timeArb, fc.constantFrom('svc', 'svc-proxy', 'svc-authorize', 'svc-authenticate', 'svc-databroker'), (entry, time, service) => {
+        expect(accessLine(entry, time, service)).toBe(pinoLine(safe(entry), accessLevel(entry), service, time));
       }),
       { numRuns: 100 },
     );
+  });
+
+  it('names its level and its time as an operator reads them: "info"/"warn", RFC 3339 in UTC with milliseconds', () => {
+    const base: AccessEntry = { msg: 'request', requestId: 'r', method: 'GET', host: 'h', path: '/', status: 200, ms: 1, decision: 'allow', plan: 1 };
+    expect(accessLine(base, Date.UTC(2026, 10, 28, 10, 0, 0, 123))).toMatch(/^\{"level":"info","time":"2026-11-28T10:00:00\.123Z",/);
+    expect(accessLine({ ...base, status: 502 }, Date.UTC(2026, 10, 28, 10, 0, 1, 5))).toMatch(/^\{"level":"warn","time":"2026-11-28T10:00:01\.005Z",/);
+  });
+
+  it('carries the user agent, the referer (made safe) and the trace id, so a line and its trace find each other', () => {
+    const line = JSON.parse(
+      accessLine({ msg: 'request', requestId: 'r', traceId: '4bf92f3577b34da6a3ce929d0e0e4736', method: 'GET', host: 'h', path: '/', status: 200, ms: 1, userAgent: 'curl/8.5.0', referer: 'https://alice:PW@app.example.com/from?token=s3cret#x', decision: 'allow', plan: 1 }, 1),
+    ) as Record<string, unknown>;
+    expect(line).toMatchObject({ requestId: 'r', traceId: '4bf92f3577b34da6a3ce929d0e0e4736', userAgent: 'curl/8.5.0', referer: 'https://app.example.com/from' });
+    expect(JSON.stringify(line)).not.toMatch(/PW|s3cret|alice/);
   });
 
   it('is one JSON object per line', () => {
     const line = accessLine({ msg: 'request', requestId: 'r1', method: 'GE"T\n', host: 'a.example.com', path: '/x', status: 200, ms: 3, decision: 'allow', plan: 1 }, 1);
     expect(line.endsWith('}\n')).toBe(true);
     expect(line.slice(0, -1)).not.toContain('\n');
-    expect(JSON.parse(line)).toEqual({ level: 30, time: 1, service: 'svc', msg: 'request', requestId: 'r1', method: 'GE"T\n', host: 'a.example.com', path: '/x', status: 200, ms: 3, decision: 'allow', plan: 1 });
+    expect(JSON.parse(line)).toEqual({ level: 'info', time: '1970-01-01T00:00:00.001Z', service: 'svc', msg: 'request', requestId: 'r1', method: 'GE"T\n', host: 'a.example.com', path: '/x', status: 200, ms: 3, decision: 'allow', plan: 1 });
   });
 
   it('a 5xx answer or a cut response is a warn line', () => {
@@ -124,6 +146,48 @@ describe('pathOf', () => {
         expect(pathOf(logged)).toBe(logged);
         if (scheme !== '') expect(logged).toBe(path.split(/[?#]/)[0] || '/');
         else expect(logged.startsWith('host.example')).toBe(true);
+      }),
+    );
+  });
+});
+
+describe('isoTime', () => {
+  it("is Date's toISOString for any millisecond, across seconds, backwards too (property: the per-second cache never shows a stale second)", () => {
+    fc.assert(
+      fc.property(fc.array(timeArb, { minLength: 1, maxLength: 20 }), fc.integer({ min: 0, max: 3000 }), (times, step) => {
+        for (const t of times) for (const u of [t, t + step, t - step, t]) if (u >= 0) expect(isoTime(u)).toBe(new Date(u).toISOString());
+      }),
+    );
+  });
+});
+
+describe('refererOf', () => {
+  it('keeps scheme, host and path; drops userinfo, query and fragment', () => {
+    expect(refererOf('https://alice:PW@app.example.com/a/b?token=secret#frag')).toBe('https://app.example.com/a/b');
+    expect(refererOf('https://app.example.com:8443/a')).toBe('https://app.example.com:8443/a');
+    expect(refererOf('https://app.example.com?x=secret')).toBe('https://app.example.com');
+    expect(refererOf('https://app.example.com/')).toBe('https://app.example.com/');
+    expect(refererOf('https://app.example.com/@user')).toBe('https://app.example.com/@user');
+    expect(refererOf('/relative/path?x=secret')).toBe('/relative/path');
+    expect(refererOf('android-app://com.example.app/')).toBe('android-app://com.example.app/');
+  });
+
+  it('logs only the scheme when an `@` before the path follows a `?` or `#` (a password with `?`, or an `@` in a query)', () => {
+    expect(refererOf('https://alice:p?ss@app.example.com/x')).toBe('https://');
+    expect(refererOf('https://app.example.com?next=secret@evil/x')).toBe('https://');
+    expect(refererOf('https://app.example.com#a@b')).toBe('https://');
+  });
+
+  const userinfo = fc.string().filter((x) => !/[/?#@]/.test(x));
+  it('never leaves a password, query or fragment a client put in a referer (property)', () => {
+    fc.assert(
+      fc.property(fc.stringMatching(/^[A-Za-z0-9]{4,12}$/), fc.stringMatching(/^[A-Za-z0-9]{4,12}$/), fc.constantFrom('https://', 'http://', ''), fc.webPath(), fc.constantFrom('?', '#'), userinfo, (user, pw, scheme, path, sep, tail) => {
+        const secretUser = `U${user}`;
+        const secretPw = `P${pw}`;
+        const logged = refererOf(`${scheme}${secretUser}:${secretPw}@host.example${path}${sep}q=${secretPw}${tail}`);
+        expect(logged).not.toContain(secretPw);
+        expect(logged).not.toContain(secretUser);
+        expect(logged).not.toMatch(/[?#@]/.test(path) ? /[?#]/ : /[?#@]/);
       }),
     );
   });

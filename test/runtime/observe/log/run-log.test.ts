@@ -29,7 +29,7 @@ describe('svc run logs', () => {
     log.log({ msg: 'listening', address: '127.0.0.1:8443' });
     log.access(request);
     log.log({ level: 'debug', msg: 'detail' });
-    expect(lines).toEqual(['{"level":30,"time":1700000000000,"service":"svc","msg":"listening","address":"127.0.0.1:8443"}\n', accessLine(request, 1_700_000_000_000)]);
+    expect(lines).toEqual(['{"level":"info","time":"2023-11-14T22:13:20.000Z","service":"svc","msg":"listening","address":"127.0.0.1:8443"}\n', accessLine(request, 1_700_000_000_000)]);
   });
 
   it('log_level sets the least level of svc lines; messages carry their level', () => {
@@ -41,10 +41,10 @@ describe('svc run logs', () => {
     log.log({ level: 'warn', msg: 'setting honoured only partly', setting: 'dns_lookup_family' }); // its own level, not repeated
     log.access(request); // access line: proxy_log_level info
     expect(lines.map((l) => JSON.parse(l) as Record<string, unknown>).map((e) => [e['level'], e['msg']])).toEqual([
-      [50, 'reload failed; keeping the current plan'],
-      [40, 'upstream error'],
-      [40, 'setting honoured only partly'],
-      [30, 'request'],
+      ['error', 'reload failed; keeping the current plan'],
+      ['warn', 'upstream error'],
+      ['warn', 'setting honoured only partly'],
+      ['info', 'request'],
     ]);
     expect(lines[2]!.match(/"level"/g)).toHaveLength(1);
   });
@@ -54,6 +54,22 @@ describe('svc run logs', () => {
     log.apply(logging({ level: 'debug' }));
     log.log({ level: 'debug', msg: 'detail' });
     expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ level: 'debug', msg: 'detail' });
+  });
+
+  it('names levels and writes times as an operator and a log shipper read them: "level":"info", RFC 3339 (UTC, ms)', () => {
+    let now = Date.UTC(2026, 10, 28, 10, 0, 0, 123);
+    const lines: string[] = [];
+    const log = createRunLog({ write: (s: string) => lines.push(s) }, { now: () => now });
+    log.log({ msg: 'listening' });
+    now += 1_001;
+    log.log({ msg: 'endpoint error' });
+    log.access(failed);
+    expect(lines.map((l) => l.slice(0, l.indexOf(',"service"')))).toEqual([
+      '{"level":"info","time":"2026-11-28T10:00:00.123Z"',
+      '{"level":"error","time":"2026-11-28T10:00:01.124Z"',
+      '{"level":"warn","time":"2026-11-28T10:00:01.124Z"',
+    ]);
   });
 
   it('proxy_log_level filters access lines by their level: info, or warn for 5xx and cut responses', () => {
