@@ -1,11 +1,12 @@
 /**
- * `svc --version`: the version (package.json) and the git revision the build came from
- * (runtime/observe/build-info.ts says where the revision is read), plus the Node version it runs on.
+ * `svc --version`: the release in the spec's form, `MAJOR.MINOR.PATCH+GITHASH` (§9), and the Node
+ * version it runs on. runtime/observe/build-info.ts says where the version and the hash are read
+ * (a checkout's git, else the revision recorded when the package was built or packed, else `unknown`).
  */
 import { buildInfo } from '../runtime/observe/build-info.ts';
 
-/** The one line `svc --version` prints: `svc 0.1.0 (revision 1a2b3c4d5e6f, node 20.19.0)`. */
+/** The one line `svc --version` prints: `svc 0.1.0+1a2b3c4d5e6f (node 20.19.0)`. */
 export function versionLine(): string {
   const b = buildInfo();
-  return `svc ${b.version} (revision ${b.revision}, node ${b.nodeVersion})`;
+  return `svc ${b.release} (node ${b.nodeVersion})`;
 }

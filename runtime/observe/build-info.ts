@@ -1,9 +1,16 @@
 /**
- * What this svc build is: the version from package.json and the git revision it was built from
- * (`svc --version`, `svc_build_info`). Production runs without git, so the revision is written at
- * build time: `bin/build` writes `REVISION` into dist/. Resolution order: the `SVC_GIT_REVISION`
- * environment variable (container builds that copy sources without `.git`), the `REVISION` file
- * beside the build, `git rev-parse` when running from a checkout's sources, else `unknown`.
+ * What this svc build is (`svc --version`, `svc_build_info`): the version from package.json, the git
+ * revision it came from, and the release in the form `MAJOR.MINOR.PATCH+GITHASH` (spec §9), e.g.
+ * `0.1.0+1a2b3c4d5e6f`.
+ *
+ * The revision, first found of:
+ * 1. the `SVC_GIT_REVISION` environment variable (hex; container builds that copy sources without `.git`);
+ * 2. `git rev-parse --short=12 HEAD` when svc runs from a git checkout (package.json's directory holds
+ *    `.git`; an installed package inside some other repository never reads that repository's HEAD);
+ * 3. the `REVISION` file recorded beside the build (`dist/REVISION`, written by `bin/build` at
+ *    `npm ci`, `npm run build` and `npm pack`: how an installed package knows its revision);
+ * 4. else `unknown`, and the release reads `0.1.0+unknown` (still valid semver build metadata, and
+ *    plainly not a hash).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -11,11 +18,18 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export interface BuildInfo {
+  /** package.json's version: MAJOR.MINOR.PATCH. */
   readonly version: string;
+  /** The git revision (12 hex digits from a checkout), or `unknown`. */
   readonly revision: string;
+  /** `version+revision`: the release in the spec's form (§9). */
+  readonly release: string;
   /** `process.version` without the `v` (the spec's "Go version" label, for a Node program). */
   readonly nodeVersion: string;
 }
+
+/** The revision when none can be found. */
+export const UNKNOWN_REVISION = 'unknown';
 
 let cached: BuildInfo | undefined;
 
@@ -24,8 +38,14 @@ export function buildInfo(): BuildInfo {
   if (cached) return cached;
   const root = packageRoot();
   const version = root ? readVersion(join(root, 'package.json')) : 'unknown';
-  cached = Object.freeze({ version, revision: readRevision(root), nodeVersion: process.version.replace(/^v/, '') });
+  const revision = readRevision(root);
+  cached = Object.freeze({ version, revision, release: releaseOf(version, revision), nodeVersion: process.version.replace(/^v/, '') });
   return cached;
+}
+
+/** `MAJOR.MINOR.PATCH+GITHASH` (spec §9); `+unknown` when the revision is not known. */
+export function releaseOf(version: string, revision: string): string {
+  return `${version}+${REVISION.test(revision) ? revision : UNKNOWN_REVISION}`;
 }
 
 /**
@@ -55,20 +75,22 @@ const REVISION = /^[0-9a-f]{7,40}$/;
 function readRevision(root: string | undefined): string {
   const env = process.env['SVC_GIT_REVISION']?.trim();
   if (env && REVISION.test(env)) return env;
+  if (root && existsSync(join(root, '.git'))) {
+    try {
+      const out = execFileSync('git', ['rev-parse', '--short=12', 'HEAD'], { cwd: root, encoding: 'utf8', timeout: 2_000, stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+      if (REVISION.test(out)) return out;
+    } catch {
+      // no git command, or not a repository after all: the recorded revision, if any
+    }
+  }
   const here = dirname(fileURLToPath(import.meta.url));
   for (const file of [join(here, '../../REVISION'), ...(root ? [join(root, 'dist/REVISION')] : [])]) {
     try {
       const text = readFileSync(file, 'utf8').trim();
       if (REVISION.test(text)) return text;
     } catch {
-      // not a build: try the checkout
+      // not recorded here
     }
   }
-  if (!root || !existsSync(join(root, '.git'))) return 'unknown';
-  try {
-    const out = execFileSync('git', ['rev-parse', '--short=12', 'HEAD'], { cwd: root, encoding: 'utf8', timeout: 2_000, stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    return REVISION.test(out) ? out : 'unknown';
-  } catch {
-    return 'unknown';
-  }
+  return UNKNOWN_REVISION;
 }
