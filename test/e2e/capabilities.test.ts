@@ -78,10 +78,10 @@ describe('svc run refuses settings it does not implement', () => {
     expect(res.stderr).toBe('');
     const lines = res.stdout.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines.map((l) => [l['level'], l['code'], l['name'], l['at']])).toEqual([
-      [50, 'SVC_ERR_UNSUPPORTED_SETTING', 'dp_admin_address', located(cfg.path, 'dp_admin_address')],
-      [50, 'SVC_ERR_UNSUPPORTED_SETTING', 'dp_bind_config_source_address', located(cfg.path, 'dp_bind_config_source_address')],
-      [50, 'SVC_ERR_UNSUPPORTED_SETTING', 'dp_admin_profile_path', 'env:DP_ADMIN_PROFILE_PATH'],
-      [50, 'SVC_ERR_UNSUPPORTED_SETTING', undefined, undefined],
+      ['error', 'SVC_ERR_UNSUPPORTED_SETTING', 'dp_admin_address', located(cfg.path, 'dp_admin_address')],
+      ['error', 'SVC_ERR_UNSUPPORTED_SETTING', 'dp_bind_config_source_address', located(cfg.path, 'dp_bind_config_source_address')],
+      ['error', 'SVC_ERR_UNSUPPORTED_SETTING', 'dp_admin_profile_path', 'env:DP_ADMIN_PROFILE_PATH'],
+      ['error', 'SVC_ERR_UNSUPPORTED_SETTING', undefined, undefined],
     ]);
     expect(lines[0]!['msg']).toBe('data-plane bootstrap options are not implemented: svc run proxies in its own process, with no separate data plane to configure');
     expect(lines.at(-1)!['msg']).toBe('svc cannot start');
@@ -94,8 +94,8 @@ describe('svc run refuses settings it does not implement', () => {
     expect(json.status).toBe(1);
     expect(json.stderr).toBe('');
     const lines = json.stdout.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(lines[0]).toMatchObject({ level: 50, code: expect.stringMatching(/^SVC\d{4}$/), name: expect.any(String), at: expect.stringMatching(/config\.yaml:\d+:\d+$/), msg: expect.stringContaining('no_such_setting') });
-    expect(lines.at(-1)).toMatchObject({ level: 50, code: 'SVC_ERR_CONFIG_INVALID', msg: 'svc cannot start' });
+    expect(lines[0]).toMatchObject({ level: 'error', code: expect.stringMatching(/^SVC\d{4}$/), name: expect.any(String), at: expect.stringMatching(/config\.yaml:\d+:\d+$/), msg: expect.stringContaining('no_such_setting') });
+    expect(lines.at(-1)).toMatchObject({ level: 'error', code: 'SVC_ERR_CONFIG_INVALID', msg: 'svc cannot start' });
     const text = spawnSync(process.execPath, args, { encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '', SVC_DEBUG: 'true' }, timeout: 30_000 });
     expect(text.status).toBe(1);
     expect(text.stderr).toMatch(/config\.yaml:\d+:\d+: error SVC\d{4} [a-z-]+: .*no_such_setting/);
@@ -231,10 +231,10 @@ describe('svc run honours log_level, proxy_log_level and svc_debug', () => {
     cfg.write({ address: '127.0.0.1:8443' }, [route(up.url)]);
     const svc = await start();
     await get(svc.port);
-    await expect.poll(svc.out, { timeout: 5_000 }).toMatch(/"level":30,"time":\d+,"service":"svc","msg":"request"/);
-    expect(svc.out()).toMatch(/^\{"level":30,.*"msg":"listening"/m);
+    await expect.poll(svc.out, { timeout: 5_000 }).toMatch(/"level":"info","time":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z","service":"svc","msg":"request"/);
+    expect(svc.out()).toMatch(/^\{"level":"info",.*"msg":"listening"/m);
     // BASE_SETTINGS writes secrets inline: the compiler warns, and svc run says so in a JSON line.
-    expect(svc.out()).toMatch(/^\{"level":40,.*"code":"SVC3006","name":"inline-secret","at":"[^"]*config\.yaml:\d+:\d+","path":"shared_secret","msg":"`shared_secret` is written inline/m);
+    expect(svc.out()).toMatch(/^\{"level":"warn",.*"code":"SVC3006","name":"inline-secret","at":"[^"]*config\.yaml:\d+:\d+","path":"shared_secret","msg":"`shared_secret` is written inline/m);
     expect(svc.out()).not.toContain('AQEBAQEB'); // never the secret itself
     expect(svc.err()).toBe('');
   });
@@ -276,9 +276,10 @@ describe('svc run honours log_level, proxy_log_level and svc_debug', () => {
     cfg.write({ address: '127.0.0.1:8443', svc_debug: true }, [route(up.url)]);
     const svc = await start();
     await get(svc.port);
-    await expect.poll(svc.out, { timeout: 5_000 }).toMatch(/^\[\d{4}-\d\d-\d\d [\d:.]+ [+-]\d{4}\] INFO: request \{"requestId":"[0-9a-f-]+","method":"GET","host":"app\.example\.com","path":"\/","route":0,"status":200,/m);
-    expect(svc.out()).toMatch(/^\[[^\]]+\] INFO: listening \{"address":"127\.0\.0\.1:\d+","grpcAddress":"127\.0\.0\.1:\d+","checksum":"sha256:[0-9a-f]{64}","routes":1\}$/m);
-    expect(svc.out()).not.toContain('{"level"');
+    // One line per entry: the message, then status, host, path, route, user, decision as key=value, then the rest; no JSON.
+    await expect.poll(svc.out, { timeout: 5_000 }).toMatch(/^\[\d{4}-\d\d-\d\d [\d:.]+ [+-]\d{4}\] INFO: request status=200 host=app\.example\.com path=\/ route=0 decision=allow requestId=[0-9a-f-]+ method=GET ms=\d+ /m);
+    expect(svc.out()).toMatch(/^\[[^\]]+\] INFO: listening address=127\.0\.0\.1:\d+ grpcAddress=127\.0\.0\.1:\d+ checksum=sha256:[0-9a-f]{64} routes=1$/m);
+    expect(svc.out()).not.toMatch(/[{}]/);
     // Not a terminal: no colors.
     expect(svc.out()).not.toContain('\x1b[');
   });

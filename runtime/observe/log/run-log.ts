@@ -9,11 +9,13 @@
  *   answer or a cut response), whatever `log_level` is (default: `log_level`).
  * - `services`: every line carries the `service` label of the process (spec 1.9, service-label.ts):
  *   `svc` in all-in-one mode, `svc-<service>` in distributed mode; `svc` until the first plan.
- * - `svc_debug`: colored human-readable lines instead of JSON, by pino-pretty as a pino transport:
- *   the formatting runs in a worker thread, off the request path. The transport is started the
- *   first time a plan asks for it and kept (a reload back to JSON stops writing to it).
+ * - `svc_debug`: colored human-readable lines instead of JSON, by pino-pretty as a pino transport
+ *   (pretty.ts: one line per entry, the message first, then `key=value`): the formatting runs in a
+ *   worker thread, off the request path. The transport is started the first time a plan asks for
+ *   it and kept (a reload back to JSON stops writing to it).
  */
 import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import type { LogLevel, PlanSettings } from '../../../compiler/plan/types.ts';
 import { serviceLabel } from '../service-label.ts';
@@ -122,8 +124,17 @@ export function createRunLog(out: Sink, options: RunLogOptions = {}): RunLog {
   };
 }
 
-/** pino-pretty in a worker thread, writing to standard output. */
+/**
+ * pino-pretty in a worker thread, writing to standard output, through pretty.ts (svc's one line per
+ * entry). pino loads the target in the worker: from dist/ the compiled pretty.js; from the sources
+ * (bin/svc without a fresh build) pretty.ts, which pino `require`s, so the worker gets tsx's
+ * require hook (Node 20's module hooks do not reach worker threads).
+ */
 function prettyTransport(colorize: boolean): Sink {
-  const target = createRequire(import.meta.url).resolve('pino-pretty');
-  return pino.transport({ target, options: { colorize, destination: 1, translateTime: 'SYS:standard', ignore: 'pid,hostname,service', singleLine: true } }) as unknown as Sink;
+  const fromSource = import.meta.url.endsWith('.ts');
+  const target = fileURLToPath(new URL(fromSource ? './pretty.ts' : './pretty.js', import.meta.url));
+  const worker = fromSource ? { execArgv: [...process.execArgv, '--require', createRequire(import.meta.url).resolve('tsx/cjs')] } : {};
+  // As `targets` (one): pino's own worker then loads it, and `require`s a .ts target (a lone `target`
+  // is `import`ed, which no hook reaches in the worker).
+  return pino.transport({ targets: [{ target, options: { colorize, destination: 1 } }], worker }) as unknown as Sink;
 }
