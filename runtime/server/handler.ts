@@ -27,6 +27,7 @@ import { dropTraceHeaders, isTraced, RequestTrace, type TraceSetup } from '../ob
 import { clientAddress } from '../http/client-address.ts';
 import type { GateResult } from './gate.ts';
 import type { InFlight } from './in-flight.ts';
+import { answerProbe, isProbe, type Probes } from './probes.ts';
 
 /** What a plan generation holds for forwarding (built by runtime/run/state.ts). */
 export interface ForwardState {
@@ -60,6 +61,8 @@ export interface HandlerOptions extends GateOptions {
   readonly tracing?: { readonly current: TraceSetup | null };
   /** Requests in flight, for the graceful stop. */
   readonly inFlight?: InFlight;
+  /** What `/.svc/ready` reads (probes.ts): false from the first stop signal on. */
+  readonly probes?: Probes;
 }
 
 type Req = IncomingMessage | Http2ServerRequest;
@@ -81,7 +84,7 @@ export function createHandler(store: ServedStore, options: HandlerOptions): (req
     const headers = requestHeaders(req);
     const setup = options.tracing?.current;
     // Sampled before any argument of the trace is read: an unsampled request builds nothing.
-    const trace = setup && isTraced(setup, headers) ? new RequestTrace(setup, req.method ?? 'GET', headers['host']?.[0] ?? '', pathOf(req.url ?? '/'), headers) : undefined;
+    const trace = setup && isTraced(setup, headers) ? new RequestTrace(setup, requestId, req.method ?? 'GET', headers['host']?.[0] ?? '', pathOf(req.url ?? '/'), headers) : undefined;
     let result: GateResult | undefined;
     let released = false;
     // Metrics: the HTTP/1.1 connection's byte counts at the start.
@@ -97,7 +100,7 @@ export function createHandler(store: ServedStore, options: HandlerOptions): (req
       const status = cut ? 499 : res.statusCode;
       const route = routeOf(gen, result);
       trace?.end(status, cut, route);
-      if (options.access) options.access(accessEntry(gen, req, headers, result, requestId, status, Math.round(performance.now() - started), route, socket, counted, cut ? (inFlight?.cutting ? 'shutdown' : '') : undefined));
+      if (options.access) options.access(accessEntry(gen, req, headers, result, requestId, trace?.traceId, status, Math.round(performance.now() - started), route, socket, counted, cut ? (inFlight?.cutting ? 'shutdown' : '') : undefined));
       if (options.observe) {
         const matched = result?.admitted && 'route' in result.decision ? gen.index.body.routes[result.decision.route.index] : undefined;
         options.observe.request(matched, req.method, cut ? undefined : res.statusCode, performance.now() - started, socket ? socket.bytesRead - read0 : undefined, socket ? socket.bytesWritten - written0 : undefined);
@@ -155,6 +158,7 @@ function accessEntry(
   headers: RequestHeaders,
   r: GateResult | undefined,
   requestId: string,
+  traceId: string | undefined,
   status: number,
   ms: number,
   route: string | number | undefined,
@@ -176,6 +180,7 @@ function accessEntry(
   return {
     msg: 'request',
     requestId,
+    traceId,
     method: req.method,
     host: headers['host']?.[0] ?? '',
     path: pathOf(req.url ?? '/'),
@@ -186,6 +191,9 @@ function accessEntry(
     bytesOut,
     upstream: d?.outcome === 'allow' ? upstreamAddress(d.upstream.url) : undefined,
     client: clientAddress(req.socket?.remoteAddress ?? '', headers, gen.plan.body.settings.server.xffNumTrustedHops),
+    // Made safe (no userinfo, query or fragment) by the access line itself (access-line.ts refererOf).
+    userAgent: headers['user-agent']?.[0],
+    referer: headers['referer']?.[0],
     user: identity?.user,
     email: identity?.email,
     decision: r === undefined ? 'none' : r.admitted ? r.decision.outcome : r.problem,
@@ -244,6 +252,8 @@ function respond(gen: ServedGeneration, a: Admission, req: Req, res: Res, reques
       sendError(res, 400, requestId, d.problem, accept, true);
       return;
     case 'internal': {
+      // Before the session checks: a probe needs neither a session nor the store (probes.ts).
+      if (isProbe(d.endpoint.path)) return answerProbe(d.endpoint.path, req.method ?? 'GET', res, options.probes);
       if (!authn || !state) {
         sendError(res, 404, requestId, 'endpoint-not-available', accept, false);
         return;

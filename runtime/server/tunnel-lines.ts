@@ -50,6 +50,7 @@ export function tunnelOpened(observer: TunnelObserver | undefined, gen: ServedGe
     ms: 0,
     ...(d.outcome === 'allow' ? { upstream: d.upstream.url.includes('://') ? upstreamAddress(d.upstream.url) : d.upstream.host } : {}),
     ...(address !== undefined ? { client: address } : {}),
+    ...agentAndReferer(t.headers),
     ...(a.session ? { user: a.session.identity.user, ...(a.session.identity.email !== undefined ? { email: a.session.identity.email } : {}) } : {}),
     decision: d.outcome,
     plan: gen.number,
@@ -81,9 +82,17 @@ export function tunnelRefused(observer: TunnelObserver | undefined, gen: ServedG
     status: t.status,
     ms: Math.round(performance.now() - started),
     ...(address !== undefined ? { client: address } : {}),
+    ...agentAndReferer(t.headers),
     ...(result.admitted && result.session ? { user: result.session.identity.user, ...(result.session.identity.email !== undefined ? { email: result.session.identity.email } : {}) } : {}),
     decision: result.admitted ? result.decision.outcome : result.problem,
     ...(d !== undefined && d.reasons.length > 0 ? { reasons: d.reasons } : {}),
     plan: gen.number,
   });
+}
+
+/** The `User-Agent` and `Referer` of a tunnel's request, for its lines (the access line makes the referer safe). */
+function agentAndReferer(headers: RequestHeaders): Pick<AccessEntry, 'userAgent' | 'referer'> {
+  const userAgent = headers['user-agent']?.[0];
+  const referer = headers['referer']?.[0];
+  return { ...(userAgent !== undefined ? { userAgent } : {}), ...(referer !== undefined ? { referer } : {}) };
 }

@@ -8,7 +8,7 @@ import { connect, createServer as createTcpServer, type Server as TcpServer } fr
 import { WebSocket, WebSocketServer } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AccessEntry } from '../../runtime/observe/log/access-line.ts';
-import { accessLevel } from '../../runtime/observe/log/access-line.ts';
+import { accessLevel, accessLine } from '../../runtime/observe/log/access-line.ts';
 import { run, type Running } from '../../runtime/run/run.ts';
 import { configDir, startUpstream, type Upstream } from './support.ts';
 
@@ -117,5 +117,49 @@ describe('access lines', () => {
     const [open, close] = lines.filter((l) => l.msg === 'tunnel');
     expect(open).toMatchObject({ event: 'open', method: 'CONNECT', host: 'echo.example.com:7000', path: 'echo.example.com:7000', route: 'echo', status: 200, client: '203.0.113.7', decision: 'allow' });
     expect(close).toMatchObject({ event: 'close', requestId: open!.requestId, bytesIn: 9, bytesOut: 9 });
+  });
+
+  it('names the user agent and the referer (without userinfo or query) of requests, upgrades and tunnels; no trace id with tracing off (issue 25 §3)', async () => {
+    const r = await new Promise<string>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port: svc.listening.address.port, path: '/ua', agent: false, headers: { host: 'app.example.com', 'x-forwarded-for': '203.0.113.7', 'user-agent': 'ua-request/1', referer: 'https://alice:PWsecret@app.example.com/prev?token=Qsecret' } }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(String(res.headers['x-request-id'])));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    const ws = new WebSocket(`ws://127.0.0.1:${svc.listening.address.port}/chat`, { headers: { host: 'app.example.com', 'x-forwarded-for': '203.0.113.7', 'user-agent': 'ua-upgrade/1', referer: 'https://app.example.com/page?x=Qsecret' } });
+    await new Promise((resolve, reject) => {
+      ws.once('open', resolve);
+      ws.once('error', reject);
+    });
+    ws.close();
+    await new Promise<void>((resolve, reject) => {
+      const s = connect(svc.listening.address.port, '127.0.0.1', () => s.write('CONNECT echo.example.com:7000 HTTP/1.1\r\nHost: echo.example.com:7000\r\nX-Forwarded-For: 203.0.113.7\r\nUser-Agent: ua-tunnel/1\r\n\r\n'));
+      s.once('data', () => s.end());
+      s.on('close', () => resolve());
+      s.on('error', reject);
+    });
+    const tunnelRefused = await new Promise<string>((resolve, reject) => {
+      let text = '';
+      const s = connect(svc.listening.address.port, '127.0.0.1', () => s.write('CONNECT nowhere.example.com:7000 HTTP/1.1\r\nHost: nowhere.example.com:7000\r\nX-Forwarded-For: 203.0.113.7\r\nUser-Agent: ua-refused/1\r\n\r\n'));
+      s.setEncoding('utf8');
+      s.on('data', (c: string) => (text += c));
+      s.on('close', () => resolve(text));
+      s.on('error', reject);
+    });
+    expect(tunnelRefused).toMatch(/^HTTP\/1\.1 4\d\d /);
+    const byAgent = (ua: string) => lines.filter((l) => l.userAgent === ua);
+    await expect.poll(() => [byAgent('ua-request/1').length, byAgent('ua-upgrade/1').length, byAgent('ua-tunnel/1').length, byAgent('ua-refused/1').length]).toEqual([1, 2, 2, 1]);
+    expect(byAgent('ua-request/1')[0]).toMatchObject({ requestId: r, referer: 'https://alice:PWsecret@app.example.com/prev?token=Qsecret' });
+    expect(byAgent('ua-upgrade/1').map((l) => l.event)).toEqual(['open', 'close']);
+    expect(byAgent('ua-upgrade/1')[0]!.referer).toBe('https://app.example.com/page?x=Qsecret');
+    expect(byAgent('ua-tunnel/1').map((l) => l.event)).toEqual(['open', 'close']);
+    expect(byAgent('ua-refused/1')[0]!.event).toBeUndefined();
+    // The entries carry the header as sent; the line written from them drops userinfo and query.
+    const written = accessLine(byAgent('ua-request/1')[0]!, 0);
+    expect(JSON.parse(written)).toMatchObject({ userAgent: 'ua-request/1', referer: 'https://app.example.com/prev' });
+    expect(written).not.toMatch(/PWsecret|Qsecret|alice/);
+    expect(lines.every((l) => l.traceId === undefined)).toBe(true);
   });
 });

@@ -110,6 +110,40 @@ describe('a password in a request target', () => {
       .filter((l) => l.startsWith('{'))
       .map((l) => JSON.parse(l) as Record<string, unknown>);
 
+  // First: the tests below shut the tracer down.
+  it('user agent, referer (no password, no query) and trace id on the line, request id on the span: HTTP/1.1 and HTTP/2 (issue 25 §3)', async () => {
+    const port = svc.listening.address.port;
+    const one = await raw(port, 'GET /from-h1 HTTP/1.1\r\nHost: app.example.com\r\nUser-Agent: test-agent/1.1\r\nReferer: https://alice:PW7secret@portal.example.com/start?token=Q7secret#F7secret\r\nConnection: close\r\n\r\n');
+    expect(one).toMatch(/^HTTP\/1\.1 200 /);
+    const oneId = /x-request-id: ([0-9a-f-]+)/i.exec(one)![1]!;
+    let twoId = '';
+    const session = h2connect(`https://127.0.0.1:${port}`, { servername: 'app.example.com', rejectUnauthorized: false });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const s = session.request({ ':method': 'GET', ':scheme': 'https', ':authority': 'app.example.com', ':path': '/from-h2', 'user-agent': 'test-agent/2', referer: 'https://bob:PW8secret@portal.example.com/h2?code=Q8secret' }, { endStream: true });
+        s.on('response', (h) => (twoId = String(h['x-request-id'])));
+        s.on('error', reject);
+        s.on('close', () => resolve());
+        s.resume();
+      });
+    } finally {
+      session.close();
+    }
+    await expect.poll(() => lines().filter((l) => l['path'] === '/from-h1' || l['path'] === '/from-h2').length).toBe(2);
+    const h1 = lines().find((l) => l['path'] === '/from-h1')!;
+    const h2line = lines().find((l) => l['path'] === '/from-h2')!;
+    expect(h1).toMatchObject({ requestId: oneId, userAgent: 'test-agent/1.1', referer: 'https://portal.example.com/start', traceId: expect.stringMatching(/^[0-9a-f]{32}$/) });
+    expect(h2line).toMatchObject({ requestId: twoId, userAgent: 'test-agent/2', referer: 'https://portal.example.com/h2', traceId: expect.stringMatching(/^[0-9a-f]{32}$/) });
+    // Each request's span carries its request id, in the trace the line names.
+    type ZipkinSpan = { traceId: string; kind?: string; tags?: Record<string, string> };
+    const serverSpan = (id: string) => spans.flatMap((b) => JSON.parse(b) as ZipkinSpan[]).find((sp) => sp.kind === 'SERVER' && sp.tags?.['svc.request_id'] === id);
+    await expect.poll(() => serverSpan(oneId) !== undefined && serverSpan(twoId) !== undefined, { timeout: 10_000 }).toBe(true);
+    expect(serverSpan(oneId)!.traceId).toBe(h1['traceId']);
+    expect(serverSpan(twoId)!.traceId).toBe(h2line['traceId']);
+    const text = out.join('') + spans.join('\n');
+    for (const secret of ['PW7secret', 'Q7secret', 'F7secret', 'PW8secret', 'Q8secret', 'alice:', 'bob:']) expect(text, secret).not.toContain(secret);
+  });
+
   it('HTTP/1.1 request, upgrade and CONNECT: logged and traced without the password or the query', async () => {
     const port = svc.listening.address.port;
     const a = await raw(port, 'GET https://alice:PW1secret@app.example.com/x?q=Q1secret HTTP/1.1\r\nHost: app.example.com\r\nConnection: close\r\n\r\n');

@@ -103,13 +103,23 @@ export class RequestTrace {
   readonly span: Span;
   readonly #context: Context;
 
-  constructor(setup: TraceSetup, method: string, host: string, path: string, headers: RequestHeaders) {
+  /**
+   * `requestId`: the id svc gives the request (`x-request-id` to the client and the upstream, the
+   * access line's `requestId`), the span's `svc.request_id`, so a span finds its log line; the line
+   * has the span's {@link traceId}.
+   */
+  constructor(setup: TraceSetup, requestId: string, method: string, host: string, path: string, headers: RequestHeaders) {
     this.#setup = setup;
     const parent = setup.trustIncoming ? setup.propagator.extract(ROOT_CONTEXT, headers, getter) : ROOT_CONTEXT;
     // `path` comes through pathOf (no query, no userinfo); the host loses any userinfo here.
     const server = hostOf(host);
-    this.span = setup.tracer.startSpan(`${method} ${server}`, { kind: SpanKind.SERVER, attributes: { 'http.request.method': method, 'server.address': server, 'url.path': path } }, parent);
+    this.span = setup.tracer.startSpan(`${method} ${server}`, { kind: SpanKind.SERVER, attributes: { 'http.request.method': method, 'server.address': server, 'url.path': path, 'svc.request_id': requestId } }, parent);
     this.#context = trace.setSpan(ROOT_CONTEXT, this.span);
+  }
+
+  /** The trace's id (32 hex digits): the access line's `traceId`. */
+  get traceId(): string {
+    return this.span.spanContext().traceId;
   }
 
   /** A span under the request span (ended by the caller). */
