@@ -8,11 +8,13 @@
  * `prepare`, which would pull the build from under anything else running svc from this checkout.
  * Installs come from the local npm cache (`--prefer-offline`), which `npm ci` filled.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer, get as httpGet } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { BASE_SETTINGS } from '../support/compile-text.ts';
 
@@ -37,8 +39,32 @@ function run(command: string, args: string[], cwd: string) {
 
 function npm(args: string[], cwd: string): string {
   const r = run('npm', args, cwd);
-  if (r.code !== 0) throw new Error(`npm ${args.join(' ')} exited ${r.code}:\n${r.err}`);
+  if (r.code !== 0) throw new Error(`npm ${args.join(' ')} exited ${r.code}:\n${r.out}\n${r.err}`);
   return r.out;
+}
+
+const cleanups: (() => void)[] = [];
+afterAll(() => {
+  for (const c of cleanups) c();
+});
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** The body of `GET /` on 127.0.0.1:port for a host (fetch would not send our Host header). */
+function get(port: number, host: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    httpGet({ host: '127.0.0.1', port, path: '/', headers: { host } }, (res) => {
+      let text = '';
+      res.on('data', (d: Buffer) => (text += d.toString()));
+      res.on('end', () => resolve(text));
+    }).on('error', reject);
+  });
 }
 
 let dir: string;
@@ -112,6 +138,33 @@ describe('npm pack', () => {
     const bad = run(join(app, 'node_modules/.bin/svc'), ['compile', '--check', '-config', 'broken.yaml'], elsewhere);
     expect(bad.err).toMatch(/broken\.yaml:\d+:\d+: error SVC3501/);
     expect(bad.code).toBe(1);
+  });
+
+  it('svc run serves a route from the installed package and stops on SIGTERM with exit code 0', async () => {
+    const upstream = createServer((_req, res) => res.end('hello from upstream'));
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => upstream.close());
+    const port = await freePort();
+    const config = { ...BASE_SETTINGS, address: `127.0.0.1:${port}`, routes: [{ from: 'https://app.example.com', to: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`, allow_public_unauthenticated_access: true }] };
+    writeFileSync(join(elsewhere, 'run.yaml'), stringify(config));
+    const child = spawn(join(app, 'node_modules/.bin/svc'), ['run', '-config', 'run.yaml', '--workers', '1'], { cwd: elsewhere, env: npmEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    cleanups.push(() => child.kill('SIGKILL'));
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    let body = '';
+    for (const deadline = Date.now() + 30_000; Date.now() < deadline && child.exitCode === null; await new Promise((r) => setTimeout(r, 200))) {
+      try {
+        body = await get(port, 'app.example.com');
+        break;
+      } catch {
+        // not listening yet
+      }
+    }
+    expect(body, output).toBe('hello from upstream');
+    child.kill('SIGTERM');
+    expect(await exited, output).toBe(0);
   });
 
   it('installs globally: `npm install -g` gives a working svc command', () => {
