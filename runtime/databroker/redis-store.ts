@@ -125,6 +125,13 @@ interface Scripts {
   svcRelease(key: string, tag: string): Promise<number>;
 }
 
+/**
+ * What an outage means for users (the outage line's `impact`; runtime/server/gate.ts `withoutStore`,
+ * docs/scale-out.md "Failure behaviour").
+ */
+const OUTAGE_IMPACT =
+  'requests that need a session (signing in, routes that refuse anonymous users) answer 503 session-store-unavailable until Redis is back; signed-in users are not signed out (their cookie is kept, a session this process has cached works for up to 30 s); public routes are served; svc reconnects by itself';
+
 /** A {@link SessionStore} and {@link SessionDirectory} on Redis. */
 export class RedisStore implements SessionStore, SessionDirectory {
   readonly #client: Client & Scripts;
@@ -146,6 +153,8 @@ export class RedisStore implements SessionStore, SessionDirectory {
   #inFlight = 0;
   /** Reachability as last logged: undefined before the first answer. */
   #up: boolean | undefined;
+  /** When the outage last logged began (ms since the epoch). */
+  #downSince = 0;
   #subscribed = false;
   #subLost = false;
   #closed = false;
@@ -425,16 +434,22 @@ export class RedisStore implements SessionStore, SessionDirectory {
     }
   }
 
+  /**
+   * Logs a change of reachability, once per outage (docs/logging.md): an error line when Redis goes
+   * (or is not there at start), saying what it means for users, with ioredis's reason as `error`
+   * (redacted); an info line when it is back, with how long it was away.
+   */
   #reachable(up: boolean, error?: Error): void {
     if (this.#closed || this.#up === up) return;
     const first = this.#up === undefined;
     this.#up = up;
-    if (up) this.#log?.({ msg: first ? 'session store (redis) connected' : 'session store (redis) reachable again' });
-    else
-      this.#log?.({
-        msg: first ? 'session store (redis) unreachable at start; requests that need a session answer 503 until it is reachable' : 'session store (redis) unreachable; requests that need a session answer 503 until it is back',
-        ...(error ? { error: redact(error.message, this.#secrets) } : {}),
-      });
+    if (up) {
+      if (first) this.#log?.({ msg: 'session store (redis) connected' });
+      else this.#log?.({ msg: 'session store (redis) reachable again', outageMs: Date.now() - this.#downSince, impact: 'requests that need a session are served again' });
+      return;
+    }
+    this.#downSince = Date.now();
+    this.#log?.({ msg: first ? 'session store (redis) unreachable at start' : 'session store (redis) unreachable', impact: OUTAGE_IMPACT, ...(error ? { error: redact(error.message, this.#secrets) } : {}) });
   }
 
   async #op<T>(operation: StorageOperation, body: () => Promise<T>): Promise<T> {

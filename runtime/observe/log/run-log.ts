@@ -28,6 +28,9 @@ export const LEVELS: Readonly<Record<string, LogLevel>> = {
   'worker refused its first plan': 'error',
   'endpoint error': 'error',
   'identity assertion failed': 'error',
+  // Once per outage (runtime/databroker/redis-store.ts); `reachable again` is info.
+  'session store (redis) unreachable': 'error',
+  'session store (redis) unreachable at start': 'error',
   'worker died; replacing it': 'warn',
   'session lookup failed; treating the request as signed out': 'warn',
   'session refresh failed; session ended': 'warn',

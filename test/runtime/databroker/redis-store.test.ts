@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisStore, type RedisStoreOptions } from '../../../runtime/databroker/redis-store.ts';
+import { LEVELS } from '../../../runtime/observe/log/run-log.ts';
 import type { StorageOperation } from '../../../runtime/databroker/session-store.ts';
 import { cli, startRedis, type RedisProcess } from '../../support/redis-server.ts';
 import { describeWithCommands } from '../../support/system.ts';
@@ -91,7 +92,13 @@ describeWithCommands(['redis-server', 'redis-cli'], 'RedisStore (standalone, pas
   it('outage: fails fast with SVC_ERR_SESSION_STORE_UNAVAILABLE, logs once, heals by itself, keeps no session lost; flushes listeners after resubscribing', async () => {
     db = 2;
     const lines: string[] = [];
-    const s = await make({ log: (e) => lines.push(String(e['msg'])) });
+    const entries: Record<string, unknown>[] = [];
+    const s = await make({
+      log: (e) => {
+        lines.push(String(e['msg']));
+        entries.push(e);
+      },
+    });
     let flushed = 0;
     s.onFlush(() => flushed++);
     const r = sessionRecord(Date.now());
@@ -105,10 +112,18 @@ describeWithCommands(['redis-server', 'redis-cli'], 'RedisStore (standalone, pas
       expect(Date.now() - started).toBeLessThan(5_000);
     }
     expect(lines.filter((l) => l.includes('unreachable'))).toHaveLength(1);
+    // An error line (docs/logging.md) that says what users see, ioredis's reason only as `error`.
+    const down = entries.find((e) => String(e['msg']).includes('unreachable'))!;
+    expect(down['msg']).toBe('session store (redis) unreachable');
+    expect(LEVELS[String(down['msg'])]).toBe('error');
+    expect(down['impact']).toMatch(/503 session-store-unavailable.*not signed out.*public routes are served/);
     await redis.restart();
     await eventually(() => s.poolFigures().up, 15_000);
     await eventually(() => flushed > 0, 15_000);
     expect(lines.filter((l) => l.includes('reachable again'))).toHaveLength(1);
+    const back = entries.find((e) => e['msg'] === 'session store (redis) reachable again')!;
+    expect(LEVELS[String(back['msg'])]).toBeUndefined(); // info
+    expect(back['outageMs']).toBeGreaterThan(0);
     // Persistence is off, so the restarted server is empty: the store works again for new sessions.
     const again = sessionRecord(Date.now());
     await s.put(again);
@@ -124,6 +139,7 @@ describeWithCommands(['redis-server', 'redis-cli'], 'RedisStore (standalone, pas
     stores.push(s);
     await expect(s.get('x')).rejects.toMatchObject({ code: 'SVC_ERR_SESSION_STORE_UNAVAILABLE' });
     await eventually(() => lines.some((l) => l.includes('unreachable at start')));
+    expect(LEVELS[lines.find((l) => l.includes('unreachable at start'))!]).toBe('error');
     await down.restart();
     await s.ready(15_000);
     expect(await s.get('x')).toBeUndefined();
