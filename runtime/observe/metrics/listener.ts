@@ -1,6 +1,7 @@
 /**
  * The metrics listener on `metrics_address` (spec §4 "Metrics"): `GET /metrics` in the Prometheus
- * text format, `/healthz` and `/readyz` (health.ts).
+ * text format, `/healthz` and `/readyz` (health.ts). svc keeps it open for the whole graceful stop,
+ * so that `/readyz` answers `503 not ready: draining` (and `/healthz` 200) until the process exits.
  * - `metrics_basic_auth`: `/metrics` wants the credential; a wrong or missing one gets 401 with
  *   `WWW-Authenticate` and no metrics (basic-auth.ts compares in constant time).
  * - `metrics_certificate[_file]` / `metrics_certificate_key[_file]`: HTTPS instead of HTTP.
@@ -21,7 +22,7 @@ import { MIN_TLS_VERSION } from '../../listen/material.ts';
 import { readKey, readPemSource, type ReadMode } from '../../listen/pem.ts';
 import { resolveSecretText } from '../../plan/secrets.ts';
 import { basicAuthorized, basicCredential, type BasicCredential } from './basic-auth.ts';
-import { failedChecks, type ReadinessChecks } from './health.ts';
+import { failedChecks, healthBody, type HealthDetail, type ReadinessChecks } from './health.ts';
 
 /** The exposition to serve: Prometheus text and its content type. */
 export type Scrape = () => Promise<{ readonly contentType: string; readonly body: string }>;
@@ -29,6 +30,8 @@ export type Scrape = () => Promise<{ readonly contentType: string; readonly body
 export interface MetricsListenerOptions {
   readonly scrape: Scrape;
   readonly ready: ReadinessChecks;
+  /** What `/healthz` reports besides `ok` (the data broker's state); never a reason to fail it. */
+  readonly health?: HealthDetail;
   /** Overrides `metrics_address` (tests). */
   readonly listen?: HostPort;
   readonly log?: (entry: Record<string, unknown>) => void;
@@ -89,7 +92,7 @@ export async function startMetricsListener(plan: PlanEnvelope, options: MetricsL
       res.end(req.method === 'HEAD' ? undefined : body);
     };
     if (req.method !== 'GET' && req.method !== 'HEAD') return send(405, 'method not allowed\n', { allow: 'GET, HEAD' });
-    if (path === '/healthz') return send(200, 'ok\n');
+    if (path === '/healthz') return send(200, healthBody(options.health));
     if (path === '/readyz') {
       void failedChecks(options.ready).then(
         (failed) => (failed.length === 0 ? send(200, 'ok\n') : send(503, `not ready: ${failed.join(', ')}\n`)),

@@ -7,7 +7,7 @@
 import type { PlanEnvelope } from '../../../compiler/plan/types.ts';
 import type { Prepared } from '../../run/generation.ts';
 import type { ReloadResult } from '../../run/reload.ts';
-import type { ReadinessChecks } from './health.ts';
+import type { HealthDetail, ReadinessChecks } from './health.ts';
 import { serviceLabel } from '../service-label.ts';
 import { startMetricsListener, type MetricsListener, type Scrape } from './listener.ts';
 import { createMetrics, type MetricsOptions, type SvcMetrics } from './registry.ts';
@@ -38,10 +38,10 @@ export interface LoaderMetrics {
 export async function startLoaderMetrics(
   metrics: SvcMetrics,
   plan: PlanEnvelope,
-  options: { readonly scrape?: Scrape; readonly ready: ReadinessChecks; readonly log?: (entry: Record<string, unknown>) => void },
+  options: { readonly scrape?: Scrape; readonly ready: ReadinessChecks; readonly health?: HealthDetail; readonly log?: (entry: Record<string, unknown>) => void },
 ): Promise<LoaderMetrics> {
   const scrape: Scrape = options.scrape ?? (async () => ({ contentType: metrics.registry.contentType, body: await metrics.registry.metrics() }));
-  const listener = await startMetricsListener(plan, { scrape, ready: options.ready, ...(options.log ? { log: options.log } : {}) });
+  const listener = await startMetricsListener(plan, { scrape, ready: options.ready, ...(options.health ? { health: options.health } : {}), ...(options.log ? { log: options.log } : {}) });
   return {
     metrics,
     listener,
