@@ -84,8 +84,9 @@ export async function main(argv: readonly string[], io: { out: (s: string) => vo
     .option('--grpc-listen <host:port>', "serve gRPC here instead of the plan's grpc_address (port 0: any free port)")
     .option('--workers <n>', 'worker processes sharing the listener (default: one per core; 1: this process)')
     .option('--drain-timeout <seconds>', 'on SIGTERM/SIGINT, how long requests in flight may take to finish before they are cut (default 25)')
+    .option('--shutdown-delay <seconds>', 'on SIGTERM/SIGINT, how long svc keeps accepting connections, readiness failing, before the drain starts (default 5; 0: none)')
     .addOption(new Option('--expose-checksum', 'test mode: name the plan checksum in every response').hideHelp())
-    .action(async (file: string | undefined, opts: { config?: string; listen?: string; grpcListen?: string; exposeChecksum?: boolean; workers?: string; drainTimeout?: string }) => {
+    .action(async (file: string | undefined, opts: { config?: string; listen?: string; grpcListen?: string; exposeChecksum?: boolean; workers?: string; drainTimeout?: string; shutdownDelay?: string }) => {
       const { runCommand } = await import('./run-command.ts');
       code = await runCommand(file, opts, io);
     });

@@ -8,9 +8,11 @@
  * does not implement, exits 1 with the diagnostics as JSON lines (`{level, code, name, at, msg}`,
  * then `svc cannot start`), or as text on standard error at a terminal or with `SVC_DEBUG`.
  *
- * Stopping (runtime/run/stop-signals.ts): the first SIGTERM/SIGINT drains (up to `--drain-timeout`
- * seconds, default 25), closes tunnels, flushes logs and spans and exits 0; a second exits at once.
- * With `--workers N` the primary asks every worker to drain and waits for them.
+ * Stopping (runtime/run/stop-signals.ts): the first SIGTERM/SIGINT turns readiness to 503 `draining`,
+ * keeps accepting connections for `--shutdown-delay` seconds (default 5), then drains (up to
+ * `--drain-timeout` seconds, default 25), closes tunnels, flushes logs and spans and exits 0; a
+ * second exits at once. With `--workers N` the primary asks every worker to stop and waits for them.
+ * SIGHUP reloads (the same path as a file change); a worker ignores it (the primary reloads).
  */
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -20,7 +22,7 @@ import type { PlanEnvelope } from '../compiler/plan/types.ts';
 import { partialUses } from '../runtime/plan/capabilities.ts';
 import { createRunLog } from '../runtime/observe/log/run-log.ts';
 import { createTracingSwitch } from '../runtime/observe/trace/tracing.ts';
-import { DEFAULT_DRAIN_TIMEOUT_MS, onStopSignals } from '../runtime/run/stop-signals.ts';
+import { DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_SHUTDOWN_DELAY_MS, onReloadSignal, onStopSignals } from '../runtime/run/stop-signals.ts';
 
 export interface RunCommandOptions {
   readonly config?: string;
@@ -34,6 +36,8 @@ export interface RunCommandOptions {
   readonly workers?: string;
   /** Seconds requests in flight may take to finish on SIGTERM/SIGINT (default 25). */
   readonly drainTimeout?: string;
+  /** Seconds svc keeps accepting connections, readiness failing, after SIGTERM/SIGINT and before the drain (default 5; 0: none). */
+  readonly shutdownDelay?: string;
 }
 
 /** Runs svc; resolves with the exit code once it stops. */
@@ -64,11 +68,26 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
     io.err(`error: --drain-timeout \`${opts.drainTimeout}\` is not a number of seconds (0-3600)\n`);
     return 2;
   }
+  const shutdownDelayMs = opts.shutdownDelay === undefined ? DEFAULT_SHUTDOWN_DELAY_MS : Number(opts.shutdownDelay) * 1000;
+  if (opts.shutdownDelay?.trim() === '' || !Number.isFinite(shutdownDelayMs) || shutdownDelayMs < 0 || shutdownDelayMs > 3_600_000) {
+    io.err(`error: --shutdown-delay \`${opts.shutdownDelay}\` is not a number of seconds (0-3600)\n`);
+    return 2;
+  }
   // Buffered, asynchronous writes (4 KiB): one write(2) per request line would cost more than the
   // proxying itself. Flushed when svc stops.
   const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });
   const logs = createRunLog(destination, { color: process.stdout.isTTY === true && !process.env['NO_COLOR'] });
   process.once('exit', () => logs.flushSync());
+  // SIGHUP reloads; until svc serves (and in a worker) it must not kill the process (Node's default).
+  const onHangup = onReloadSignal(() => logs.log({ level: 'warn', msg: 'SIGHUP before svc serves a plan: ignored' }));
+  // Set by the first stop signal: a SIGHUP during the stop reloads nothing.
+  let stopping = false;
+  const reloadOnHangup = (reload: () => Promise<unknown>) => () => {
+    if (stopping) return logs.log({ level: 'warn', msg: 'SIGHUP while stopping: ignored' });
+    logs.log({ msg: 'SIGHUP: reloading the configuration' });
+    // The reload logs its outcome itself (`reload`, or `reload failed; keeping the current plan`).
+    void reload().catch((e: unknown) => logs.log({ level: 'error', msg: 'reload failed; keeping the current plan', error: (e as Error).message }));
+  };
   // Every line handed to the destination written, in order: a synchronous flush while an
   // asynchronous write is in flight would put the buffered lines before it.
   const written = () => new Promise<void>((resolve) => destination.flush(() => resolve()));
@@ -103,10 +122,12 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
     // A worker loads runtime code only (no compiler): it serves plans the primary compiled. It
     // stops when the primary asks (IPC) or on a signal of its own (a Ctrl-C reaches it too).
     const { runWorker } = await import('../runtime/run/worker.ts');
-    let serving: { drain(ms: number): Promise<void> } | undefined;
+    // The primary loads, checks and hands out every plan: a worker never reloads on its own.
+    onHangup(() => logs.log({ level: 'warn', msg: 'SIGHUP ignored by a worker: send it to the primary, which reloads and hands the plan to every worker', primary: process.ppid }));
+    let serving: { drain(ms: number, delayMs: number): Promise<void> } | undefined;
     const stopper = onStopSignals(
       async () => {
-        await serving?.drain(drainTimeoutMs);
+        await serving?.drain(drainTimeoutMs, shutdownDelayMs);
         await flush();
       },
       () => logs.flushSync(),
@@ -154,6 +175,7 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
       const role = await (grpcRole === 'authorize' ? runAuthorize : runDatabroker)({ ...source, ...common, onWarnings });
       const g = role.grpc.address;
       logs.announce({ msg: 'listening', services: grpcRole, grpcAddress: `${g.host}:${g.port}`, checksum: role.plan().checksum });
+      onHangup(reloadOnHangup(() => role.reload()));
       return await stopped(
         async () => {
           logs.announce({ msg: 'stopping', drainTimeoutMs });
@@ -166,9 +188,11 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
       const { runPrimary } = await import('../runtime/run/cluster.ts');
       const primary = await runPrimary({ ...source, ...common, onWarnings, workers }, process.argv.slice(2));
       logs.announce({ msg: 'listening', workers, port: primary.port, ...(primary.grpcAddress ? { grpcAddress: primary.grpcAddress } : {}) });
+      onHangup(reloadOnHangup(() => primary.reload()));
       return await stopped(
         async () => {
-          logs.announce({ msg: 'stopping', drainTimeoutMs });
+          // Each worker waits the shutdown delay itself, then drains.
+          logs.announce({ msg: 'stopping', shutdownDelayMs, drainTimeoutMs });
           await primary.stop();
         },
         () => primary.now(),
@@ -178,10 +202,11 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
     const a = running.listening.address;
     const g = running.grpc?.address;
     logs.announce({ msg: 'listening', address: `${a.host}:${a.port}`, ...(g ? { grpcAddress: `${g.host}:${g.port}` } : {}), checksum: running.store.current.plan.checksum, routes: running.store.current.plan.body.routes.length });
+    onHangup(reloadOnHangup(() => running.reload()));
     return await stopped(
       async () => {
-        logs.announce({ msg: 'stopping', drainTimeoutMs });
-        await running.drain(drainTimeoutMs);
+        logs.announce({ msg: 'stopping', shutdownDelayMs, drainTimeoutMs });
+        await running.drain(drainTimeoutMs, shutdownDelayMs);
       },
       () => undefined,
     );
@@ -215,6 +240,7 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
     return new Promise<number>((resolve) => {
       onStopSignals(
         async () => {
+          stopping = true;
           await graceful();
           await flush();
           logs.announce({ msg: 'stopped' });

@@ -18,7 +18,7 @@ import type { PlanEnvelope } from '../../compiler/plan/types.ts';
 import { serveStoreToWorkers } from '../databroker/ipc-store.ts';
 import { exportEphemeralKey } from '../authn/signing-key.ts';
 import { aggregatedScrape } from '../observe/metrics/cluster.ts';
-import { storeAnswers } from '../observe/metrics/health.ts';
+import { watchDatabroker } from '../observe/metrics/health.ts';
 import { hasStorePool, openObservedStore } from '../observe/metrics/observed-store.ts';
 import { metricsFor, startLoaderMetrics } from '../observe/metrics/run-metrics.ts';
 import { lazyEphemeralKey, type Prepared } from './generation.ts';
@@ -147,11 +147,14 @@ export async function runPrimary(
   });
   await Promise.all(Array.from({ length: count }, fork));
   const liveWorkers = () => Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && !w.isDead());
+  // The data broker's state for /healthz (never for readiness: every replica shares it).
+  const databroker = metrics ? watchDatabroker({ store: () => sessions, pool: () => opened.pool(), ...(options.log ? { log: options.log } : {}) }) : undefined;
   const observed = metrics
     ? await startLoaderMetrics(metrics, committed, {
         scrape: aggregatedScrape(metrics.registry, liveWorkers),
-        // Ready: a plan is committed, a worker serves the listener, the primary's store answers.
-        ready: { plan: () => true, listeners: () => !stopping && liveWorkers().length > 0, databroker: storeAnswers(() => sessions) },
+        // Ready: a plan is committed, svc is not draining, a worker serves the listener.
+        ready: { plan: () => true, draining: () => !stopping, listeners: () => liveWorkers().length > 0 },
+        health: { databroker: () => databroker!.state() },
         ...(options.log ? { log: options.log } : {}),
       })
     : undefined;
@@ -236,12 +239,14 @@ export async function runPrimary(
     identityManager: manager,
     grpcAddress: grpc ? `${grpc.address.host}:${grpc.address.port}` : undefined,
     // Graceful: every worker drains its requests and exits (asked over IPC, not by a signal: a
-    // Ctrl-C reaches the workers too, and a worker counts a second signal as "stop at once").
+    // Ctrl-C reaches the workers too, and a worker counts a second signal as "stop at once"). Each
+    // worker waits the shutdown delay itself (its own --shutdown-delay: the primary's arguments).
+    // The metrics listener stays up until every worker is gone: /readyz answers 503 `draining`
+    // and /healthz 200 for the whole drain.
     stop: async () => {
       stopping = true;
       await watcher?.close();
       await manager?.close();
-      await observed?.close();
       await Promise.all(
         Object.values(cluster.workers ?? {}).map(
           (w) =>
@@ -253,6 +258,8 @@ export async function runPrimary(
             }),
         ),
       );
+      databroker?.close();
+      await observed?.close();
       // Only after the workers are gone: a worker draining its requests may still need sessions.
       await grpc?.close();
       storeService.close();

@@ -11,7 +11,8 @@ import { startAutocert } from '../listen/acme/start.ts';
 import type { AutocertManager, AutocertOptions } from '../listen/acme/manager.ts';
 import { refusal, refusalEntries, UNSUPPORTED_SETTING } from '../plan/capabilities.ts';
 import { parsePlan, PlanLoadError } from '../plan/load.ts';
-import { storeAnswers } from '../observe/metrics/health.ts';
+import { watchDatabroker } from '../observe/metrics/health.ts';
+import { shutdownDelay } from './stop-signals.ts';
 import { hasStorePool, openObservedStore } from '../observe/metrics/observed-store.ts';
 import { metricsFor, startLoaderMetrics, type LoaderMetrics } from '../observe/metrics/run-metrics.ts';
 import { upstreamSnapshots } from './state.ts';
@@ -78,6 +79,8 @@ export type { ReloadResult } from './reload.ts';
 
 export interface Running {
   readonly store: ServedStore;
+  /** The session store this process uses (the data broker: memory, Redis, or a data broker service's client). */
+  readonly sessions: SessionStore;
   /** The identity manager (its figures are spec §6 metrics); undefined when the store cannot hold one. */
   readonly identityManager: IdentityManager | undefined;
   readonly listening: Listening;
@@ -90,8 +93,12 @@ export interface Running {
   /** The last reload's outcome (for `config_last_reload_success`). */
   readonly lastReload: () => ReloadResult | undefined;
   close(): Promise<void>;
-  /** Stops gracefully: the listeners drain for up to `timeoutMs` (serve.ts), then everything closes. */
-  drain(timeoutMs: number): Promise<void>;
+  /**
+   * Stops gracefully: readiness fails at once (`/readyz`, `/.svc/ready`: 503 `draining`; liveness
+   * stays 200), the listeners keep accepting for `delayMs` (the shutdown delay), then drain for up
+   * to `timeoutMs` (serve.ts), then everything closes; the metrics listener last.
+   */
+  drain(timeoutMs: number, delayMs?: number): Promise<void>;
 }
 
 /**
@@ -179,6 +186,8 @@ export async function run(options: RunOptions): Promise<Running> {
   let listening: Listening;
   let observed: LoaderMetrics | undefined;
   let closing = false;
+  // The data broker's state for /healthz (never for readiness: every replica shares it).
+  const databroker = metrics ? watchDatabroker({ store: () => sessions, ...(opened ? { pool: () => opened.pool() } : {}), ...(options.log ? { log: options.log } : {}) }) : undefined;
   let grpc: DatabrokerGrpc | undefined;
   let authorizer: RemoteAuthorizer | undefined;
   try {
@@ -194,16 +203,18 @@ export async function run(options: RunOptions): Promise<Running> {
     }
     // The proxy role asks the authorize service for policy verdicts (runtime/authorize/).
     if (plan.body.settings.mode.services === 'proxy') authorizer = openAuthorizer(plan.body.settings, sessions, { ...(metrics ? { observer: metrics.grpc } : {}), ...(options.log ? { log: options.log } : {}) });
-    listening = await serve(store, { ...options, ...(metrics ? { observe: metrics } : {}), sessionStore: sessions, sessionRefresher: refresher, ...(autocert ? { acmeChallenges: autocert.challenges, ocsp: autocert.ocsp } : {}), ...(authorizer ? { authorizer } : {}) });
+    listening = await serve(store, { ...options, probes: { ready: () => !closing }, ...(metrics ? { observe: metrics } : {}), sessionStore: sessions, sessionRefresher: refresher, ...(autocert ? { acmeChallenges: autocert.challenges, ocsp: autocert.ocsp } : {}), ...(authorizer ? { authorizer } : {}) });
     if (metrics) {
       const up = listening;
-      // Ready: a plan is in service (from here on), the listeners listen until close, the store answers.
-      observed = await startLoaderMetrics(metrics, plan, { ready: { plan: () => true, listeners: () => !closing, databroker: storeAnswers(() => sessions) }, ...(options.log ? { log: options.log } : {}) }).catch(async (e: unknown) => {
+      // Ready: a plan is in service (from here on) and svc is not draining. The data broker is
+      // reported by /healthz, never a reason to be unready (health.ts).
+      observed = await startLoaderMetrics(metrics, plan, { ready: { plan: () => true, draining: () => !closing }, health: { databroker: () => databroker!.state() }, ...(options.log ? { log: options.log } : {}) }).catch(async (e: unknown) => {
         await up.close();
         throw e;
       });
     }
   } catch (e) {
+    databroker?.close();
     autocert?.close();
     authorizer?.close();
     await grpc?.close(0);
@@ -217,6 +228,7 @@ export async function run(options: RunOptions): Promise<Running> {
 
   return {
     store,
+    sessions,
     identityManager: manager,
     listening,
     grpc,
@@ -228,6 +240,7 @@ export async function run(options: RunOptions): Promise<Running> {
       autocert?.close();
       await reloads.close();
       await manager?.close();
+      databroker?.close();
       await observed?.close();
       await listening.close();
       authorizer?.close();
@@ -235,16 +248,19 @@ export async function run(options: RunOptions): Promise<Running> {
       await generations.close();
       await closeSessions();
     },
-    drain: async (timeoutMs) => {
+    drain: async (timeoutMs, delayMs = 0) => {
       closing = true;
       await reloads.close();
       // The lease goes first, so another instance's identity manager takes over without waiting for its expiry.
       await manager?.close();
+      // Connections are still accepted (and answered) while a load balancer notices /readyz failing.
+      await shutdownDelay(delayMs);
       await listening.drain(timeoutMs);
       authorizer?.close();
       // Other services may use this data broker until the listeners are drained.
       await grpc?.close();
       autocert?.close();
+      databroker?.close();
       await observed?.close();
       await generations.close();
       await closeSessions();

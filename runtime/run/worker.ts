@@ -22,6 +22,7 @@ import { startAutocert } from '../listen/acme/start.ts';
 import { createReloader, type Reloader } from './reload.ts';
 import type { RunOptions } from './run.ts';
 import { serve } from './serve.ts';
+import { shutdownDelay } from './stop-signals.ts';
 import { upstreamSnapshots } from './state.ts';
 
 /**
@@ -65,7 +66,8 @@ export interface WorkerOptions extends Omit<RunOptions, 'configPath' | 'planPath
 
 /** A serving worker: its graceful stop (runtime/run/stop-signals.ts). */
 export interface ServingWorker {
-  drain(timeoutMs: number): Promise<void>;
+  /** `/.svc/ready` fails at once; the listener keeps accepting for `delayMs`, then drains for up to `timeoutMs`. */
+  drain(timeoutMs: number, delayMs?: number): Promise<void>;
 }
 
 /**
@@ -159,7 +161,8 @@ export async function runWorker(options: WorkerOptions): Promise<ServingWorker> 
   const sessionStore = new WorkerStore();
   // The proxy role: each worker asks the authorize service itself and keeps its own decision cache.
   const authorizer = plan.body.settings.mode.services === 'proxy' ? openAuthorizer(plan.body.settings, sessionStore, { ...(metrics ? { observer: metrics.grpc } : {}), ...(options.log ? { log: options.log } : {}) }) : undefined;
-  const l = await serve(g.store, { ...options, workerId: process.pid, sessionStore, ...(metrics ? { observe: metrics } : {}), ...(autocert ? { acmeChallenges: autocert.challenges, ocsp: autocert.ocsp } : {}), ...(authorizer ? { authorizer } : {}) });
+  let draining = false;
+  const l = await serve(g.store, { ...options, probes: { ready: () => !draining }, workerId: process.pid, sessionStore, ...(metrics ? { observe: metrics } : {}), ...(autocert ? { acmeChallenges: autocert.challenges, ocsp: autocert.ocsp } : {}), ...(authorizer ? { authorizer } : {}) });
   reloader = createReloader({
     load: () => {
       throw new Error('a worker reloads only the plans its primary sends');
@@ -173,7 +176,9 @@ export async function runWorker(options: WorkerOptions): Promise<ServingWorker> 
   markServing();
   send({ type: 'listening', port: l.address.port });
   return {
-    drain: async (timeoutMs) => {
+    drain: async (timeoutMs, delayMs = 0) => {
+      draining = true;
+      await shutdownDelay(delayMs);
       await l.drain(timeoutMs);
       authorizer?.close();
       await g.close();

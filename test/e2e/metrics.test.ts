@@ -125,9 +125,9 @@ describe('the metrics listener', () => {
     expect(sample(after, 'svc_http_server_requests_total', { route: '(none)', method: 'other' })).toBeGreaterThan(0);
   });
 
-  it('health: /healthz and /readyz answer without the credential (they reveal nothing), and readiness probes the data broker', async () => {
+  it('health: /healthz and /readyz answer without the credential (they reveal nothing), and /healthz reports the data broker it probes', async () => {
     const live = await scrape(metricsPort, { path: '/healthz' });
-    expect([live.status, live.body]).toEqual([200, 'ok\n']);
+    expect([live.status, live.body]).toEqual([200, 'ok\ndatabroker: reachable\n']);
     const ready = await scrape(metricsPort, { path: '/readyz' });
     expect([ready.status, ready.body]).toEqual([200, 'ok\n']);
     expect(sample(await metrics(), 'svc_storage_operation_duration_ms_count', { operation: 'get', result: 'ok', backend: 'memory' })).toBeGreaterThan(0);

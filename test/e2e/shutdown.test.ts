@@ -67,7 +67,8 @@ describe('svc run stops gracefully', () => {
 
   /** Starts svc; `group`: in a process group of its own (as a terminal runs it), so a signal can reach every process. */
   async function start(args: string[], group = false): Promise<Svc> {
-    const child = spawn(process.execPath, [SVC, 'run', '--grpc-listen', '127.0.0.1:0', '-config', cfg.path, '--listen', '127.0.0.1:0', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] ?? '' }, detached: group });
+    // The shutdown delay is tested in signals.test.ts: here the drain starts at once.
+    const child = spawn(process.execPath, [SVC, 'run', '--grpc-listen', '127.0.0.1:0', '-config', cfg.path, '--listen', '127.0.0.1:0', '--shutdown-delay', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] ?? '' }, detached: group });
     let out = '';
     child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
     child.stderr!.resume();

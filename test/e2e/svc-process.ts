@@ -21,7 +21,8 @@ export interface SvcProcess {
 
 /** Starts `svc run -config <configPath> --workers <workers> <args…>`. */
 export async function startSvcProcess(configPath: string, options: { readonly workers: number; readonly args?: readonly string[] }): Promise<SvcProcess> {
-  const child = spawn(process.execPath, [SVC, 'run', '--grpc-listen', '127.0.0.1:0', '-config', configPath, '--workers', String(options.workers), ...(options.args ?? [])], { stdio: ['ignore', 'pipe', 'inherit'] });
+  // No shutdown delay unless a test asks for one: `stop` would wait 5 s for nothing.
+  const child = spawn(process.execPath, [SVC, 'run', '--grpc-listen', '127.0.0.1:0', '-config', configPath, '--workers', String(options.workers), '--shutdown-delay', '0', ...(options.args ?? [])], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   const port = await new Promise<number>((resolve, reject) => {
     const listening = new RegExp(`"msg":"listening","workers":${options.workers},"port":(\\d+)`);
