@@ -36,7 +36,7 @@ describe('svc run: JSON from the first line', () => {
   function start(): Promise<Started> {
     const stdout: string[] = [];
     const stderr: string[] = [];
-    const c = spawn(process.execPath, [SVC, 'run', '-config', cfg.path, '--listen', '127.0.0.1:0', '--grpc-listen', '127.0.0.1:0', '--workers', '1'], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] ?? '' } });
+    const c = spawn(process.execPath, [SVC, 'run', '--shutdown-delay', '0', '-config', cfg.path, '--listen', '127.0.0.1:0', '--grpc-listen', '127.0.0.1:0', '--workers', '1'], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] ?? '' } });
     child = c;
     return new Promise((resolve, reject) => {
       const lines = (into: string[], ready: (line: string) => boolean) => {

@@ -208,7 +208,7 @@ describe('svc run honours log_level, proxy_log_level and svc_debug', () => {
     const port = await freePort();
     let out = '';
     let err = '';
-    child = spawn(process.execPath, [SVC, 'run', '--grpc-listen', '127.0.0.1:0', cfg.path, '--listen', `127.0.0.1:${port}`, '--workers', '1'], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] ?? '' } });
+    child = spawn(process.execPath, [SVC, 'run', '--shutdown-delay', '0', '--grpc-listen', '127.0.0.1:0', cfg.path, '--listen', `127.0.0.1:${port}`, '--workers', '1'], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] ?? '' } });
     child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
     child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
     const exited = new Promise<never>((_, reject) => child!.once('exit', (code) => reject(new Error(`svc exited with ${code}: ${err}`))));

@@ -66,14 +66,16 @@ describe('logs of a full sign-in at debug', () => {
     const secrets = new Set<string>([cookieSecret, sharedSecret, 'svc-test-secret']);
     for (const hop of hops) {
       const url = new URL(hop.url);
-      for (const [k, v] of url.searchParams) if (v.length >= 8 && k !== 'svc_redirect_uri') secrets.add(v);
+      // Not secrets: svc's own redirect target, the client's id and the issuer (RFC 9207), which the
+      // user agent and the referer's origin may well contain.
+      for (const [k, v] of url.searchParams) if (v.length >= 8 && k !== 'svc_redirect_uri' && k !== 'client_id' && k !== 'iss') secrets.add(v);
       const setCookie = hop.headers['set-cookie'];
       for (const c of Array.isArray(setCookie) ? setCookie : setCookie ? [setCookie] : []) {
         const value = c.split(';')[0]!.split('=').slice(1).join('=');
         if (value.length >= 8) secrets.add(value);
       }
       const location = hop.headers['location'];
-      if (typeof location === 'string') for (const [, v] of new URL(location, hop.url).searchParams) if (v.length >= 16) secrets.add(v);
+      if (typeof location === 'string') for (const [k, v] of new URL(location, hop.url).searchParams) if (v.length >= 16 && k !== 'iss') secrets.add(v);
     }
     const echoed = JSON.parse(hops.at(-1)!.body) as { headers: Record<string, string> };
     secrets.add(echoed.headers['x-svc-jwt-assertion']!);

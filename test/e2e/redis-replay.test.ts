@@ -65,7 +65,7 @@ describeWithCommands(['redis-server'], 'svc on Redis against a Redis writer repl
         routes: [{ from: `https://app.localhost:${port}`, to: up.url, policy: 'allow if domain is "example.com"' }],
       }),
     );
-    child = spawn(process.execPath, [SVC, 'run', '--grpc-listen', '127.0.0.1:0', '-config', cfg.path, '--workers', '1'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ADDRESS: `127.0.0.1:${port}` } });
+    child = spawn(process.execPath, [SVC, 'run', '--shutdown-delay', '0', '--grpc-listen', '127.0.0.1:0', '-config', cfg.path, '--workers', '1'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ADDRESS: `127.0.0.1:${port}` } });
     await new Promise<void>((resolve, reject) => {
       const onData = (c: Buffer) => {
         log += c.toString();

@@ -55,7 +55,7 @@ describeWithCommands(['redis-server', 'redis-cli'], 'two svc instances sharing o
 
   const start = async (i: 0 | 1): Promise<void> => {
     logs[i] = '';
-    const child = spawn(process.execPath, [SVC, 'run', '--grpc-listen', '127.0.0.1:0', '-config', cfg.path, '--workers', '1'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ADDRESS: `${ADDRESSES[i]}:${port}` } });
+    const child = spawn(process.execPath, [SVC, 'run', '--shutdown-delay', '0', '--grpc-listen', '127.0.0.1:0', '-config', cfg.path, '--workers', '1'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ADDRESS: `${ADDRESSES[i]}:${port}` } });
     children[i] = child;
     await new Promise<void>((resolve, reject) => {
       const onData = (c: Buffer) => {

@@ -38,7 +38,7 @@ export interface Svc {
 /** Starts `svc run` on the config with `env`; resolves once it says it listens. */
 export async function startSvc(configPath: string, env: Record<string, string>, args: readonly string[] = [], workers = 1): Promise<Svc> {
   let log = '';
-  const child = spawn(process.execPath, [SVC, 'run', '-config', configPath, '--workers', String(workers), ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] ?? '', ...env } });
+  const child = spawn(process.execPath, [SVC, 'run', '--shutdown-delay', '0', '-config', configPath, '--workers', String(workers), ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] ?? '', ...env } });
   await new Promise<void>((resolve, reject) => {
     const onData = (c: Buffer) => {
       log += c.toString();

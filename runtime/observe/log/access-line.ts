@@ -148,15 +148,16 @@ export function hostOf(authority: string): string {
 }
 
 /**
- * A `Referer` as logged: its scheme, host and path, never its userinfo, query or fragment
- * (`https://alice:pw@app.example.com/a?token=x#f` → `https://app.example.com/a`), through
- * {@link hostOf} and {@link pathOf}; a relative reference goes through {@link pathOf} alone. When an
+ * A `Referer` as logged: its origin, scheme and host (`https://alice:pw@app.example.com/a?t=x#f` →
+ * `https://app.example.com`), never its userinfo, path, query or fragment: a path can hold a
+ * secret as well as a query can (an identity provider's interaction id, a reset link's token), and
+ * the origin is what tells where a request came from. A relative reference logs as empty. When an
  * `@` before the path comes after a `?` or `#` (no browser sends that: a `?` in a password, or an `@`
  * in a query), only the scheme is logged, since either reading could show a secret.
  */
 export function refererOf(referer: string): string {
   const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(referer);
-  if (!scheme) return pathOf(referer);
+  if (!scheme) return '';
   const start = scheme[0].length;
   let authorityEnd = referer.length;
   let slash = referer.length;
@@ -171,5 +172,5 @@ export function refererOf(referer: string): string {
   }
   const at = referer.lastIndexOf('@', slash - 1);
   if (at >= authorityEnd) return scheme[0];
-  return scheme[0] + hostOf(referer.slice(start, authorityEnd)) + pathOf(referer.slice(authorityEnd));
+  return scheme[0] + hostOf(referer.slice(start, authorityEnd));
 }

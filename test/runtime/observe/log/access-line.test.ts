@@ -92,7 +92,7 @@ describe('accessLine', () => {
     const line = JSON.parse(
       accessLine({ msg: 'request', requestId: 'r', traceId: '4bf92f3577b34da6a3ce929d0e0e4736', method: 'GET', host: 'h', path: '/', status: 200, ms: 1, userAgent: 'curl/8.5.0', referer: 'https://alice:PW@app.example.com/from?token=s3cret#x', decision: 'allow', plan: 1 }, 1),
     ) as Record<string, unknown>;
-    expect(line).toMatchObject({ requestId: 'r', traceId: '4bf92f3577b34da6a3ce929d0e0e4736', userAgent: 'curl/8.5.0', referer: 'https://app.example.com/from' });
+    expect(line).toMatchObject({ requestId: 'r', traceId: '4bf92f3577b34da6a3ce929d0e0e4736', userAgent: 'curl/8.5.0', referer: 'https://app.example.com' });
     expect(JSON.stringify(line)).not.toMatch(/PW|s3cret|alice/);
   });
 
@@ -163,13 +163,15 @@ describe('isoTime', () => {
 
 describe('refererOf', () => {
   it('keeps scheme, host and path; drops userinfo, query and fragment', () => {
-    expect(refererOf('https://alice:PW@app.example.com/a/b?token=secret#frag')).toBe('https://app.example.com/a/b');
-    expect(refererOf('https://app.example.com:8443/a')).toBe('https://app.example.com:8443/a');
+    expect(refererOf('https://alice:PW@app.example.com/a/b?token=secret#frag')).toBe('https://app.example.com');
+    expect(refererOf('https://app.example.com:8443/a')).toBe('https://app.example.com:8443');
     expect(refererOf('https://app.example.com?x=secret')).toBe('https://app.example.com');
-    expect(refererOf('https://app.example.com/')).toBe('https://app.example.com/');
-    expect(refererOf('https://app.example.com/@user')).toBe('https://app.example.com/@user');
-    expect(refererOf('/relative/path?x=secret')).toBe('/relative/path');
-    expect(refererOf('android-app://com.example.app/')).toBe('android-app://com.example.app/');
+    expect(refererOf('https://app.example.com/')).toBe('https://app.example.com');
+    expect(refererOf('https://app.example.com/@user')).toBe('https://app.example.com');
+    // A path can carry a secret as well as a query: an identity provider's interaction id.
+    expect(refererOf('https://idp.example.com/interaction/5NeboIjHC6m5kih0I85ssZ3HBBzhvTfu5XBLSqnH84H')).toBe('https://idp.example.com');
+    expect(refererOf('/relative/path?x=secret')).toBe('');
+    expect(refererOf('android-app://com.example.app/')).toBe('android-app://com.example.app');
   });
 
   it('logs only the scheme when an `@` before the path follows a `?` or `#` (a password with `?`, or an `@` in a query)', () => {
