@@ -24,7 +24,7 @@ interface Svc {
 type Outcome = { status: number; body: string; headers: Record<string, string | string[] | undefined> } | { error: string };
 
 /** One request on a new connection (no keep-alive): its answer, or the error that refused or cut it. */
-function get(port: number, path: string, host = 'app.example.com'): Promise<Outcome> {
+function get(port: number, path: string, host = 'app.example.com', idleMs = 10_000): Promise<Outcome> {
   return new Promise((resolve) => {
     const req = request({ host: '127.0.0.1', port, path, agent: false, headers: { host } }, (res) => {
       let body = '';
@@ -33,7 +33,7 @@ function get(port: number, path: string, host = 'app.example.com'): Promise<Outc
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
       res.on('error', (e) => resolve({ error: e.message }));
     });
-    req.setTimeout(10_000, () => req.destroy(new Error('no answer in 10 s')));
+    req.setTimeout(idleMs, () => req.destroy(new Error(`no answer in ${idleMs} ms`)));
     req.on('error', (e) => resolve({ error: e.message }));
     req.end();
   });
@@ -143,11 +143,12 @@ describe('svc run and signals', () => {
 
       it('the metrics listener answers through the whole drain (/readyz 503 draining, /healthz 200) until svc exits', async () => {
         const s = await start(['--workers', workers, '--shutdown-delay', '0', '--drain-timeout', '60']);
-        const answer = get(s.port, '/slow');
+        // Held across the polls below, each of which may wait out its own timeout: idle for longer.
+        const answer = get(s.port, '/slow', 'app.example.com', 45_000);
         await expect.poll(() => held.has('/slow'), { timeout: 10_000 }).toBe(true);
         s.child.kill('SIGTERM');
         // Draining: the main listener refuses new connections...
-        await expect.poll(async () => 'error' in (await get(s.port, '/fast')), { timeout: 10_000 }).toBe(true);
+        await expect.poll(async () => 'error' in (await get(s.port, '/fast', 'app.example.com', 2_000)), { timeout: 10_000 }).toBe(true);
         // ...while the health listener still answers.
         const ready = await scrape(metricsPort, { path: '/readyz' });
         expect([ready.status, ready.body]).toEqual([503, 'not ready: draining\n']);
