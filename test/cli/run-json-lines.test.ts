@@ -1,6 +1,6 @@
 /**
  * `svc run` with JSON logs (the default) writes nothing but JSON lines, from its first line on
- * (issue 23 item 10): the compiler's warnings are JSON lines among svc's own on standard output
+ * (docs/security.md S46): the compiler's warnings are JSON lines among svc's own on standard output
  * (`{level, code, name, at: "file:line:col", msg}`), not multi-line text on standard error that a
  * log shipper parsing every line would choke on; with `svc_debug` they stay human text.
  */

@@ -119,7 +119,7 @@ describe('access lines', () => {
     expect(close).toMatchObject({ event: 'close', requestId: open!.requestId, bytesIn: 9, bytesOut: 9 });
   });
 
-  it('names the user agent and the referer (its origin only) of requests, upgrades and tunnels; no trace id with tracing off (issue 25 §3)', async () => {
+  it('names the user agent and the referer (its origin only) of requests, upgrades and tunnels; no trace id with tracing off (docs/logging.md)', async () => {
     const r = await new Promise<string>((resolve, reject) => {
       const req = request({ host: '127.0.0.1', port: svc.listening.address.port, path: '/ua', agent: false, headers: { host: 'app.example.com', 'x-forwarded-for': '203.0.113.7', 'user-agent': 'ua-request/1', referer: 'https://alice:PWsecret@app.example.com/prev?token=Qsecret' } }, (res) => {
         res.resume();

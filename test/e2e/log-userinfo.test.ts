@@ -1,5 +1,5 @@
 /**
- * No password from a request target in a log line or a span (issue 23 item 6): a client that puts
+ * No password from a request target in a log line or a span (docs/security.md S43): a client that puts
  * userinfo (`alice:PW@host`) and a query into an absolute-form target, an upgrade's target, a
  * CONNECT's authority (HTTP/1.1 and HTTP/2) or HTTP/2's `:path` is refused, and what svc writes about
  * it (every log line, every exported span) names the path or the host but never the password or the
@@ -111,7 +111,7 @@ describe('a password in a request target', () => {
       .map((l) => JSON.parse(l) as Record<string, unknown>);
 
   // First: the tests below shut the tracer down.
-  it('user agent, referer (its origin: no password, path or query) and trace id on the line, request id on the span: HTTP/1.1 and HTTP/2 (issue 25 §3)', async () => {
+  it('user agent, referer (its origin: no password, path or query) and trace id on the line, request id on the span: HTTP/1.1 and HTTP/2 (docs/logging.md)', async () => {
     const port = svc.listening.address.port;
     const one = await raw(port, 'GET /from-h1 HTTP/1.1\r\nHost: app.example.com\r\nUser-Agent: test-agent/1.1\r\nReferer: https://alice:PW7secret@portal.example.com/start?token=Q7secret#F7secret\r\nConnection: close\r\n\r\n');
     expect(one).toMatch(/^HTTP\/1\.1 200 /);

@@ -1,5 +1,5 @@
 /**
- * `/.svc/ping` and `/.svc/ready` on the main listener (issue 25 §2; docs/observability.md "Health
+ * `/.svc/ping` and `/.svc/ready` on the main listener (docs/observability.md; docs/observability.md "Health
  * endpoints"), without `metrics_address`: answered by svc on every host it serves (a route's or
  * not), over HTTP/1.1 and HTTP/2, after the same canonical-request checks as every request, never
  * sent upstream; `/.svc/ready` turns 503 `draining` once the graceful stop starts while `/.svc/ping`

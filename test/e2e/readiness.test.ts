@@ -1,5 +1,5 @@
 /**
- * Readiness while the shared data broker (Redis) is down (issue 25 §2; docs/observability.md
+ * Readiness while the shared data broker (Redis) is down (docs/observability.md; docs/observability.md
  * "Health endpoints", docs/scale-out.md "Failure behaviour"): every replica shares it, so failing
  * readiness for it would make an orchestrator pull every replica at once, public routes included,
  * which svc still serves. `/readyz` and `/.svc/ready` stay 200; `/healthz` (still 200) reports the

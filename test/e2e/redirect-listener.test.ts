@@ -1,5 +1,5 @@
 /**
- * The http→https redirect listener (`http_redirect_addr`, issue 23 item 9b): a 308 to the same host,
+ * The http→https redirect listener (`http_redirect_addr`, docs/security.md S45): a 308 to the same host,
  * path and query on the HTTPS listener, built from the canonical target, so an absolute-form target
  * (`GET http://host/p?q`) is redirected to `https://host:PORT/p?q` and not to a Location with the
  * whole target glued after the port; what cannot be rebuilt (userinfo, another host) is answered 400.

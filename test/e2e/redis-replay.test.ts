@@ -1,5 +1,5 @@
 /**
- * Replay of an old sealed session value (issue 23 item 4; docs/scale-out.md "What a Redis writer can
+ * Replay of an old sealed session value (docs/security.md S39; docs/scale-out.md "What a Redis writer can
  * and cannot do"), end to end: a real `svc run` on Redis and a real OIDC provider. Someone with
  * write access to Redis saves the sealed session value while the user is signed in, and writes it
  * back after the user signs out (over the revocation, or after deleting it): svc keeps refusing the

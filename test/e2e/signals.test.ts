@@ -1,5 +1,5 @@
 /**
- * Signals of `svc run` as operators send them (a real child process; issue 25 §2): SIGHUP reloads
+ * Signals of `svc run` as operators send them (a real child process; docs/observability.md): SIGHUP reloads
  * through the one reload path (never a stop), in the single process and with `--workers 2` (the
  * primary reloads; a worker that gets SIGHUP itself survives it); SIGTERM first turns readiness to
  * 503 `draining` on the metrics listener and on `/.svc/ready` while the main listener still accepts

@@ -224,7 +224,7 @@ describe('tracing', () => {
     }
   });
 
-  it('a client cannot hand the upstream a trace or baggage in another format: Jaeger, baggage and apm headers are dropped too (issue 23 item 9a)', async () => {
+  it('a client cannot hand the upstream a trace or baggage in another format: Jaeger, baggage and apm headers are dropped too (docs/security.md S44)', async () => {
     const theirs = {
       'uber-trace-id': '0af7651916cd43dd:b7ad6b7169203331:0:1',
       'uberctx-role': 'admin',

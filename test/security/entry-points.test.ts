@@ -1,5 +1,5 @@
 /**
- * Every way into svc passes the same gate (docs/architecture.md §5, issue 12/13): a websocket upgrade and a
+ * Every way into svc passes the same gate (docs/architecture.md §5): a websocket upgrade and a
  * CONNECT tunnel, over HTTP/1.1 and HTTP/2, get the client-certificate check, the load balancer,
  * the upstream TLS settings and the policy a plain request gets; an upgrade relays nothing from the
  * client before the upstream's 101 (upgrade smuggling). Real svc over TLS, real websocket servers

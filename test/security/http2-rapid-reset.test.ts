@@ -26,7 +26,7 @@ beforeAll(async () => {
   server = await issue(ca, { cn: 'app.example.com', dns: ['app.example.com'], usage: 'server' });
 });
 
-describe('issue 23 §2: HTTP/2 rapid reset', () => {
+describe('docs/security.md S35: HTTP/2 rapid reset', () => {
   const cfg = configDir();
   const lines: AccessEntry[] = [];
   let up: Upstream;

@@ -1,5 +1,5 @@
 /**
- * A Redis writer replaying old sealed values (issue 23 item 4; docs/scale-out.md "What a Redis
+ * A Redis writer replaying old sealed values (docs/security.md S39; docs/scale-out.md "What a Redis
  * writer can and cannot do"), against a real redis-server: a session value saved before a sign-out
  * or a group change and written back is refused by every process that saw the newer value, and
  * revoked again for all; the revocation outlives a shortened TTL; the version cannot be edited; a

@@ -62,7 +62,7 @@ describe('CredentialChecker (the server side)', () => {
   });
 });
 
-describe('only tokens shaped like the ones svc mints (issue 23 item 5)', () => {
+describe('only tokens shaped like the ones svc mints (docs/security.md S41)', () => {
   /** Signs a credential by hand with the shared-secret key, as a peer holding the key could. */
   const handMade = async (iatS: number, expS: number) =>
     `Bearer ${await new SignJWT({}).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).setIssuer(ISSUER).setAudience(AUDIENCE).setIssuedAt(iatS).setExpirationTime(expS).sign(KEY)}`;

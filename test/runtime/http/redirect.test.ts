@@ -1,7 +1,7 @@
 /**
  * runtime/http/redirect.ts httpsRedirectLocation: the `Location` of the http→https redirect
  * listener (`http_redirect_addr`) is built from the canonical target, so an absolute-form target
- * gives its own path and query on the HTTPS host (issue 23 item 9b), and what cannot be rebuilt is
+ * gives its own path and query on the HTTPS host (docs/security.md S45), and what cannot be rebuilt is
  * refused (null → 400).
  */
 import { describe, expect, it } from 'vitest';

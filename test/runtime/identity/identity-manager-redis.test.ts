@@ -1,5 +1,5 @@
 /**
- * The identity manager on the Redis store against a Redis writer (issue 23 item 4; docs/scale-out.md
+ * The identity manager on the Redis store against a Redis writer (docs/security.md S39; docs/scale-out.md
  * "What a Redis writer can and cannot do"), with a real redis-server: a lease key the writer holds
  * forever does not stop the refreshes, and the manager's scan, which reads every session, revokes a
  * replayed old record even for processes that never saw the newer one.

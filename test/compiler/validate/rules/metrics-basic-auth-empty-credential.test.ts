@@ -1,5 +1,5 @@
 /**
- * `metrics-basic-auth-empty-credential` (SVC3041, issue 23 item 8): a `metrics_basic_auth` that
+ * `metrics-basic-auth-empty-credential` (SVC3041, docs/security.md S42): a `metrics_basic_auth` that
  * decodes to `user:` / `:password` / `:` compiled, and `Basic Og==` then opened `/metrics`. The
  * rule refuses it in each form the setting comes in (inline, environment, `_file`), located at the
  * setting, and leaves values lowering already refused to lowering (one report each).

@@ -120,7 +120,7 @@ describe('pathOf', () => {
     expect(pathOf('/a#frag?x=secret')).toBe('/a');
   });
 
-  it('keeps only the path of an absolute-form target: no scheme, userinfo, authority or query (issue 23)', () => {
+  it('keeps only the path of an absolute-form target: no scheme, userinfo, authority or query (docs/security.md S43)', () => {
     expect(pathOf('https://alice:PW@host/x')).toBe('/x');
     expect(pathOf('http://alice:PW@host:8080/a/b?token=secret')).toBe('/a/b');
     expect(pathOf('HTTPS://alice:PW@host')).toBe('/');
@@ -196,7 +196,7 @@ describe('refererOf', () => {
 });
 
 describe('hostOf', () => {
-  it('is applied to every line: a Host or :authority with userinfo is logged without it (issue 23)', () => {
+  it('is applied to every line: a Host or :authority with userinfo is logged without it (docs/security.md S43)', () => {
     const line = JSON.parse(accessLine({ msg: 'request', requestId: 'r', method: 'GET', host: 'alice:PW@app.example.com', path: '/', status: 400, ms: 1, decision: 'bad_request', plan: 1 }, 1)) as Record<string, unknown>;
     expect(line['host']).toBe('app.example.com');
   });

@@ -1,5 +1,5 @@
 /**
- * The metrics credential fails closed (issue 23 item 8): a `metrics_basic_auth` with an empty user
+ * The metrics credential fails closed (docs/security.md S42): a `metrics_basic_auth` with an empty user
  * name or password, in a plan the compiler did not check (built elsewhere, or a value read only at
  * load), stops the metrics listener from starting with a clear error, instead of letting
  * `Authorization: Basic Og==` open `/metrics`. All credentials here are TEST ONLY.

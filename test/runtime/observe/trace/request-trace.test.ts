@@ -46,7 +46,7 @@ describe('dropTraceHeaders', () => {
     expect(headers).toMatchObject({ host: 'a.example.com', 'x-request-id': 'r', accept: '*/*', 'x-b3': 'kept', tracer: 'kept', 'uber-trace': 'kept', 'x-datadog': 'kept' });
   });
 
-  it('drops Jaeger, baggage and the apm vendor\'s headers, not only W3C and B3 (issue 23 item 9a)', () => {
+  it('drops Jaeger, baggage and the apm vendor\'s headers, not only W3C and B3 (docs/security.md S44)', () => {
     const headers: Record<string, string | undefined> = {
       'uber-trace-id': '0af7651916cd43dd:b7ad6b7169203331:0:1',
       'uberctx-user': 'admin',
