@@ -1,6 +1,6 @@
 /**
  * What svc does for each HTTP/2 session of a listener (`codec_type` `auto` or `http2`) beyond
- * Node's defaults (docs/security.md, "HTTP/2"):
+ * Node's defaults (docs/security.md S35–S37):
  *
  * - a finite `SETTINGS_MAX_CONCURRENT_STREAMS` (MAX_CONCURRENT_STREAMS, as Envoy and nginx ship;
  *   Node's default is unlimited);
