@@ -1,5 +1,5 @@
 /**
- * Issue 23 §9 (drain): the graceful stop bounds HTTP/2 streams too. With HTTP/2 streams open to an
+ * docs/security.md S38 (drain): the graceful stop bounds HTTP/2 streams too. With HTTP/2 streams open to an
  * upstream that never answers, SIGTERM with `--drain-timeout 1` makes `svc run` exit within the
  * drain bound: a stream the client reset has its upstream request aborted at once (a request left
  * running would hold the upstream pools open after the stop), at the deadline every session gets
@@ -8,25 +8,18 @@
  * by the shutdown; an HTTP/1.1 request on the same listener is cut too. A real child process over TLS
  * (`codec_type: auto`), as operators run it, alone and with `--workers 2`.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { connect as http2Connect, constants, type ClientHttp2Session, type ClientHttp2Stream } from 'node:http2';
 import type { ServerResponse } from 'node:http';
-import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { issue, makeCa, type Issued } from '../runtime/listen/pki.ts';
+import { spawnSvc, type SignalledSvc } from './svc-process.ts';
 import { configDir, startUpstream, type Upstream } from './support.ts';
 
-const SVC = join(import.meta.dirname, '../../bin/svc');
 /** How long svc may take to exit after SIGTERM with a 1 s drain: the deadline plus a generous margin. */
 const EXIT_BOUND_MS = 15_000;
 
-interface Svc {
-  readonly child: ChildProcess;
-  readonly port: number;
-  out(): string;
-  readonly exited: Promise<number | null>;
-}
+type Svc = SignalledSvc;
 
 describe('svc run drains HTTP/2 streams within the drain bound', () => {
   let ca: Issued;
@@ -68,19 +61,7 @@ describe('svc run drains HTTP/2 streams within the drain bound', () => {
   });
 
   async function start(args: string[]): Promise<Svc> {
-    const child = spawn(process.execPath, [SVC, 'run', '--shutdown-delay', '0', '--grpc-listen', '127.0.0.1:0', '-config', cfg.path, '--listen', '127.0.0.1:0', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] ?? '' } });
-    let out = '';
-    child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr!.resume();
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    const port = await new Promise<number>((resolve, reject) => {
-      child.stdout!.on('data', () => {
-        const m = /"msg":"listening",(?:"address":"127\.0\.0\.1:(\d+)"|"workers":\d+,"port":(\d+))/.exec(out);
-        if (m) resolve(Number(m[1] ?? m[2]));
-      });
-      void exited.then((code) => reject(new Error(`svc exited with ${code}: ${out}`)));
-    });
-    svc = { child, port, out: () => out, exited };
+    svc = await spawnSvc(cfg.path, ['--shutdown-delay', '0', ...args]);
     return svc;
   }
 

@@ -4,20 +4,13 @@
  * the drain deadline is cut and logged as cut (499, never 200), a second signal exits at once; the
  * same with `--workers 2`.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { request, type ServerResponse } from 'node:http';
-import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { spawnSvc, type SignalledSvc } from './svc-process.ts';
 import { configDir, startUpstream, type Upstream } from './support.ts';
 
-const SVC = join(import.meta.dirname, '../../bin/svc');
 
-interface Svc {
-  readonly child: ChildProcess;
-  readonly port: number;
-  out(): string;
-  readonly exited: Promise<number | null>;
-}
+type Svc = SignalledSvc;
 
 /** The outcome of one request through svc: its status and body, or the error that cut it. */
 function get(port: number, path: string): Promise<{ status: number; body: string } | { error: string }> {
@@ -68,19 +61,7 @@ describe('svc run stops gracefully', () => {
   /** Starts svc; `group`: in a process group of its own (as a terminal runs it), so a signal can reach every process. */
   async function start(args: string[], group = false): Promise<Svc> {
     // The shutdown delay is tested in signals.test.ts: here the drain starts at once.
-    const child = spawn(process.execPath, [SVC, 'run', '--grpc-listen', '127.0.0.1:0', '-config', cfg.path, '--listen', '127.0.0.1:0', '--shutdown-delay', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] ?? '' }, detached: group });
-    let out = '';
-    child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr!.resume();
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    const port = await new Promise<number>((resolve, reject) => {
-      child.stdout!.on('data', () => {
-        const m = /"msg":"listening",(?:"address":"127\.0\.0\.1:(\d+)"|"workers":\d+,"port":(\d+))/.exec(out);
-        if (m) resolve(Number(m[1] ?? m[2]));
-      });
-      void exited.then((code) => reject(new Error(`svc exited with ${code}: ${out}`)));
-    });
-    svc = { child, port, out: () => out, exited };
+    svc = await spawnSvc(cfg.path, ['--shutdown-delay', '0', ...args], { group });
     return svc;
   }
 

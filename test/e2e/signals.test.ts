@@ -6,20 +6,14 @@
  * connections for `--shutdown-delay`, keeps the metrics listener up for the whole drain, and a second
  * signal still exits at once. docs/running.md "Reload", docs/logging.md "Stopping".
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { request, type ServerResponse } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../cli/main.ts';
 import { freePort, scrape } from './metrics-support.ts';
-import { SVC } from './svc-process.ts';
+import { spawnSvc, type SignalledSvc } from './svc-process.ts';
 import { configDir, startUpstream, type Upstream } from './support.ts';
 
-interface Svc {
-  readonly child: ChildProcess;
-  readonly port: number;
-  out(): string;
-  readonly exited: Promise<number | null>;
-}
+type Svc = SignalledSvc;
 
 type Outcome = { status: number; body: string; headers: Record<string, string | string[] | undefined> } | { error: string };
 
@@ -73,19 +67,7 @@ describe('svc run and signals', () => {
   });
 
   async function start(args: string[]): Promise<Svc> {
-    const child = spawn(process.execPath, [SVC, 'run', '--grpc-listen', '127.0.0.1:0', '-config', cfg.path, '--listen', '127.0.0.1:0', '--expose-checksum', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] ?? '' } });
-    let out = '';
-    child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr!.resume();
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal ? 128 : null))));
-    const port = await new Promise<number>((resolve, reject) => {
-      child.stdout!.on('data', () => {
-        const m = /"msg":"listening",(?:"address":"127\.0\.0\.1:(\d+)"|"workers":\d+,"port":(\d+))/.exec(out);
-        if (m) resolve(Number(m[1] ?? m[2]));
-      });
-      void exited.then((code) => reject(new Error(`svc exited with ${code}: ${out}`)));
-    });
-    svc = { child, port, out: () => out, exited };
+    svc = await spawnSvc(cfg.path, ['--expose-checksum', ...args]);
     return svc;
   }
 

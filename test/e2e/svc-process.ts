@@ -45,3 +45,35 @@ export async function startSvcProcess(configPath: string, options: { readonly wo
     },
   };
 }
+
+/** A `svc run` child whose stops a test drives itself (signals, drains): its exit is awaited, not asked for. */
+export interface SignalledSvc {
+  readonly child: ChildProcess;
+  /** The port of the `listening` line. */
+  readonly port: number;
+  /** Everything written to standard output so far. */
+  out(): string;
+  /** The exit code; 128 for an exit by a signal svc did not handle. */
+  readonly exited: Promise<number | null>;
+}
+
+/**
+ * Starts `svc run -config <configPath> --listen 127.0.0.1:0 <args…>` with its gRPC listener on a free
+ * port; `group`: in a process group of its own (as a terminal runs it), so a signal can reach every
+ * process. Resolves once it logs `listening` (one process or a primary with workers).
+ */
+export async function spawnSvc(configPath: string, args: readonly string[], options: { readonly group?: boolean } = {}): Promise<SignalledSvc> {
+  const child = spawn(process.execPath, [SVC, 'run', '--grpc-listen', '127.0.0.1:0', '-config', configPath, '--listen', '127.0.0.1:0', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] ?? '' }, detached: options.group === true });
+  let out = '';
+  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr!.resume();
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal ? 128 : null))));
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout!.on('data', () => {
+      const m = /"msg":"listening",(?:"address":"127\.0\.0\.1:(\d+)"|"workers":\d+,"port":(\d+))/.exec(out);
+      if (m) resolve(Number(m[1] ?? m[2]));
+    });
+    void exited.then((code) => reject(new Error(`svc exited with ${code}: ${out}`)));
+  });
+  return { child, port, out: () => out, exited };
+}

@@ -1,5 +1,5 @@
 /**
- * Issue 23 §2, HTTP/2 rapid reset (CVE-2023-44487): a client that opens streams and resets them at
+ * docs/security.md S35 and S36, HTTP/2 rapid reset (CVE-2023-44487): a client that opens streams and resets them at
  * once makes a server start work (here: upstream requests) that nobody waits for, without ever
  * exceeding the concurrent-stream limit. Rules (docs/security.md S35, S36):
  * - svc advertises a finite SETTINGS_MAX_CONCURRENT_STREAMS (100);

@@ -1,5 +1,5 @@
 /**
- * Issue 23 §3: a connection that never sends its first request is cut after `timeout_read`, on every
+ * docs/security.md S37: a connection that never sends its first request is cut after `timeout_read`, on every
  * codec and in every phase before that request: the TLS handshake, HTTP/1.1 over TLS, HTTP/2 over
  * TLS before its preface and after it, plain HTTP/1.1 (an HTTP/2 prior-knowledge preface there is
  * refused: svc does not speak h2c), and the PROXY protocol header. Before the fix, a TLS connection

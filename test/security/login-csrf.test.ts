@@ -1,5 +1,5 @@
 /**
- * Issue 13 §2, login CSRF and session fixation, and docs/security.md S30, against a real `svc run`, the
+ * Login CSRF and session fixation (docs/security.md S30), against a real `svc run`, the
  * real OpenID provider (demo/dev-idp.ts) and an echo upstream. The rules (docs/authentication.md):
  *
  * - a hand-off sets a session only in the browser that started the sign-in: svc binds every browser
