@@ -6,7 +6,8 @@
  * lines among them (run-diagnostics.ts), or text on standard error with `svc_debug`, at start and on
  * each reload that compiles the config. A first plan that fails to load, or uses a setting svc run
  * does not implement, exits 1 with the diagnostics as JSON lines (`{level, code, name, at, msg}`,
- * then `svc cannot start`), or as text on standard error at a terminal or with `SVC_DEBUG`.
+ * then `svc cannot start`), or as text on standard error at a terminal or with `SVC_DEBUG`; a config
+ * file that cannot be read exits 2, as `svc compile` does (docs/running.md, "Exit codes").
  *
  * Stopping (runtime/run/stop-signals.ts): the first SIGTERM/SIGINT turns readiness to 503 `draining`,
  * keeps accepting connections for `--shutdown-delay` seconds (default 5), then drains (up to
@@ -222,7 +223,8 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
         logs.log({ level: 'error', code: e.code, msg: 'svc cannot start', ...(entries.length === 0 ? { detail: e.message } : {}) });
         await written();
       }
-      return 1;
+      // As `svc compile`: 2 when the config file itself cannot be read (I/O), 1 for errors in it.
+      return e.details.diagnostics?.some((d) => d.code === 'SVC5002') ? 2 : 1;
     }
     if (textWanted()) io.err(`error: ${(e as Error).message}\n`);
     else {
