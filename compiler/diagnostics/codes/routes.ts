@@ -237,3 +237,10 @@ export const RouteAnyUserWithAllowList = diag<{ fields: string }>(
   (a) => `\`allow_any_authenticated_user\` lets every signed-in user in, so ${a.fields} would mean nothing`,
   'remove the allow-lists to let every signed-in user in, or remove `allow_any_authenticated_user` to let only the listed ones in',
 );
+
+export const RouteHostWithoutCertificate = diag<{ host: string }>(
+  'SVC3542', 'route-host-without-certificate', 'warning',
+  'The listener serves TLS (no `insecure_server`, no `autocert`) and a route\'s `from` host is covered by none of the configured certificates (`certificate`/`certificate_file`, `certificates`; a `*.example.com` name covers one label). svc would answer that name with a self-signed certificate it generates, which browsers and clients refuse. IP hosts are left out: SNI never carries one, so such a host gets the default certificate.',
+  (a) => `no configured certificate covers the route host ${q(a.host)}: it would be served a generated self-signed certificate`,
+  (a) => `add a certificate covering \`${a.host}\` (\`certificates\`), or enable \`autocert\`, or set \`insecure_server: true\` if TLS terminates before svc`,
+);

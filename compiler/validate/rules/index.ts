@@ -19,6 +19,7 @@ import { routeFromHasPath } from './route-from-has-path.ts';
 import { routeFromScheme } from './route-from-scheme.ts';
 import { routeFromWildcardHost } from './route-from-wildcard-host.ts';
 import { routeHealthCheckKind } from './route-health-check-kind.ts';
+import { routeHostWithoutCertificate } from './route-host-without-certificate.ts';
 import { routeIncompletePair } from './route-incomplete-pair.ts';
 import { routeInvalidRegex } from './route-invalid-regex.ts';
 import { routeLbConfigMismatch } from './route-lb-config-mismatch.ts';
@@ -72,6 +73,7 @@ export const RULES: readonly ValidationRule[] = [
   routeFromHasPath,
   routeFromScheme,
   routeFromWildcardHost,
+  routeHostWithoutCertificate,
   routeTcpWithoutPort,
   routeToScheme,
   routeNoAction,
