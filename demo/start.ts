@@ -8,7 +8,12 @@
  * - a demo "app" upstream on port 9002 that shows every request header it received, with svc's signed
  *   identity assertion (`x-svc-jwt-assertion`) decoded and the claim headers (`x-svc-claim-*`) picked out;
  * - svc itself, all-in-one with in-memory sessions, serving fixtures/quickstart/config.yaml on port 8443
- *   (and reloading it when the file changes).
+ *   (and reloading it when the file changes), and its data broker over gRPC on port 5443 (all-in-one's
+ *   `grpc_address`; `GRPC_ADDRESS=127.0.0.1:PORT npm start` picks another port).
+ *
+ * Every port is checked before anything starts: a taken one ends the demo with one line per taken port
+ * (which port, what it is for, how to find the program holding it or give svc another gRPC port) and
+ * exit code 2, as `svc run` exits for a listener it cannot open; never with a stack trace.
  *
  * The host names `app.localhost`, `docs.localhost` and `authenticate.localhost` need no setup: browsers
  * resolve every `*.localhost` name to the loopback address.
@@ -41,10 +46,15 @@ export interface DemoPorts {
   readonly docs: number;
   /** The demo app upstream (shows the headers it received). */
   readonly app: number;
+  /** svc's data broker over gRPC (`grpc_address`; not in the config: the demo passes it to svc). */
+  readonly grpc: number;
 }
 
-/** The ports fixtures/quickstart/config.yaml names. */
-export const DEFAULT_PORTS: DemoPorts = Object.freeze({ svc: 8443, idp: 9000, docs: 9001, app: 9002 });
+/** The ports the quickstart config names, and all-in-one's default gRPC port. */
+export const DEFAULT_PORTS: DemoPorts = Object.freeze({ svc: 8443, idp: 9000, docs: 9001, app: 9002, grpc: 5443 });
+
+/** The ports fixtures/quickstart/config.yaml itself names (every one but gRPC's). */
+export type ConfigPorts = Omit<DemoPorts, 'grpc'>;
 
 /** The OpenID client the quickstart config uses (TEST ONLY: the secret is published). */
 const CLIENT_ID = 'svc-quickstart';
@@ -57,7 +67,10 @@ export interface DemoOptions {
   readonly log?: (entry: Record<string, unknown>) => void;
   /** Reload when the config file changes (default true). */
   readonly watch?: boolean;
-  /** Environment for svc's configuration (default process.env, as for `svc run`). */
+  /**
+   * Environment for svc's configuration (default process.env, as for `svc run`). Its `GRPC_ADDRESS`
+   * (`127.0.0.1:PORT`, `localhost:PORT` or `:PORT`) is the gRPC port when `ports.grpc` is not given.
+   */
   readonly env?: NodeJS.ProcessEnv;
 }
 
@@ -80,24 +93,52 @@ const PORT_ROLES: Readonly<Record<keyof DemoPorts, string>> = {
   idp: 'the dev identity provider',
   docs: 'the demo docs upstream',
   app: 'the demo app upstream',
+  grpc: "svc's data broker over gRPC, grpc_address",
 };
 
-/** A port the demo needs is taken (or cannot be used). The message names the port. */
+/** A port the demo could not listen on, and why (`EADDRINUSE`, `EACCES`, `EADDRNOTAVAIL`). */
+export interface UnusablePort {
+  readonly role: keyof DemoPorts;
+  readonly port: number;
+  readonly code: string;
+}
+
+/** What to do about an unusable port: how to find its holder, or how to give svc another one. */
+function advice({ role, port, code }: UnusablePort): string {
+  if (code !== 'EADDRINUSE') return 'the demo listens on 127.0.0.1 only; check that the loopback interface is up and the port is one you may use';
+  const find = `stop the program using it (another \`npm start\`? \`lsof -i :${port}\` or \`ss -ltnp 'sport = :${port}'\` names it) and try again`;
+  return role === 'grpc'
+    ? `${find}, or give svc another gRPC port: \`GRPC_ADDRESS=127.0.0.1:${port === 5543 ? 5553 : 5543} npm start\``
+    : `${find} (the demo's ports ${DEFAULT_PORTS.svc} and ${DEFAULT_PORTS.idp}-${DEFAULT_PORTS.app} are fixed: fixtures/quickstart/config.yaml names them)`;
+}
+
+/** Ports the demo needs are taken (or cannot be used): one line per port, naming it, its use and the fix. */
 export class DemoPortError extends Error {
-  constructor(
-    readonly port: number,
-    readonly role: string,
-    cause: NodeJS.ErrnoException,
-  ) {
-    const why = cause.code === 'EADDRINUSE' ? 'is already in use' : `cannot be used (${cause.code ?? cause.message})`;
-    super(`port ${port} on ${HOST} (${role}) ${why}: stop the program using it (another \`npm start\`?) and try again`);
+  constructor(readonly ports: readonly UnusablePort[]) {
+    super(ports.map((u) => {
+      const why = u.code === 'EADDRINUSE' ? 'is already in use' : `cannot be used (${u.code})`;
+      return `port ${u.port} on ${HOST} (${PORT_ROLES[u.role]}) ${why}: ${advice(u)}`;
+    }).join('\n'));
     this.name = 'DemoPortError';
   }
 }
 
-function isListenError(e: unknown): e is NodeJS.ErrnoException {
-  const code = (e as NodeJS.ErrnoException | undefined)?.code;
-  return code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL';
+const LISTEN_CODES: ReadonlySet<string> = new Set(['EADDRINUSE', 'EACCES', 'EADDRNOTAVAIL']);
+
+/**
+ * The listen failure behind `e` (itself or a cause), with the port it names when it names one. Node's
+ * listen errors carry `code` and `port`; grpc-js reports a bind failure as text only (`… [listen
+ * EADDRINUSE: address already in use 127.0.0.1:5443]`), so its message is read too.
+ */
+export function listenFailure(e: unknown): { readonly code: string; readonly port?: number } | undefined {
+  let x: unknown = e;
+  for (let depth = 0; x instanceof Error && depth < 5; depth++, x = x.cause) {
+    const { code, port } = x as NodeJS.ErrnoException & { port?: unknown };
+    if (typeof code === 'string' && LISTEN_CODES.has(code)) return { code, ...(typeof port === 'number' ? { port } : {}) };
+    const m = /\blisten (EADDRINUSE|EACCES|EADDRNOTAVAIL):[^\]]*:(\d+)\]/.exec(x.message);
+    if (m?.[1] !== undefined) return { code: m[1], port: Number(m[2]) };
+  }
+  return undefined;
 }
 
 /** Listens on a port and releases it: the port's number when it is free (0: a free one). */
@@ -110,6 +151,28 @@ async function probePort(port: number): Promise<number> {
   const actual = (server.address() as { port: number }).port;
   await new Promise<void>((resolvePromise) => server.close(() => resolvePromise()));
   return actual;
+}
+
+/** `e` as a DemoPortError naming `role`'s port when it is a listen failure, else `e` itself. */
+function asPortError(e: unknown, role: keyof DemoPorts, port: number): unknown {
+  const failure = listenFailure(e);
+  return failure === undefined ? e : new DemoPortError([{ role, port: failure.port ?? port, code: failure.code }]);
+}
+
+/** The demo was asked for something it does not do (an environment value it cannot use). */
+export class DemoUsageError extends Error {
+  override readonly name = 'DemoUsageError';
+}
+
+/** The gRPC port `GRPC_ADDRESS` names for the demo (on 127.0.0.1), undefined when it is not set. */
+export function grpcPortFromEnv(value: string | undefined): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  const m = /^(?:127\.0\.0\.1|localhost)?:(\d{1,5})$/.exec(value);
+  const port = Number(m?.[1]);
+  if (m === null || port > 65535) {
+    throw new DemoUsageError(`GRPC_ADDRESS \`${value}\` is not a port on 127.0.0.1: the demo serves on 127.0.0.1 only (GRPC_ADDRESS=127.0.0.1:5543)`);
+  }
+  return port;
 }
 
 interface PlainServer {
@@ -128,7 +191,7 @@ async function startServer(port: number, role: keyof DemoPorts, handler: (req: I
       });
     });
   } catch (e) {
-    throw isListenError(e) ? new DemoPortError(port, PORT_ROLES[role], e) : e;
+    throw asPortError(e, role, port);
   }
   return {
     port: (server.address() as { port: number }).port,
@@ -272,7 +335,7 @@ and svc passes no identity to it (svc headers received here: ${svcHeaders.length
 // ---------------------------------------------------------------------------------------------------------------
 
 /** The quickstart config text with its ports replaced; throws if the config no longer names them. */
-export function substitutePorts(text: string, ports: DemoPorts, idpIssuer: string): string {
+export function substitutePorts(text: string, ports: ConfigPorts, idpIssuer: string): string {
   const d = DEFAULT_PORTS;
   const replacements: readonly [RegExp, string][] = [
     [new RegExp(`\\b127\\.0\\.0\\.1:${d.svc}\\b`, 'g'), `127.0.0.1:${ports.svc}`],
@@ -291,17 +354,22 @@ export function substitutePorts(text: string, ports: DemoPorts, idpIssuer: strin
 
 /** Starts the identity provider, both upstreams and svc. Stops what it started when a step fails. */
 export async function startDemo(options: DemoOptions = {}): Promise<Demo> {
-  const wanted: DemoPorts = { ...DEFAULT_PORTS, ...options.ports };
-  // Check every fixed port first, so a taken port is reported before anything starts.
+  const env = options.env ?? process.env;
+  const wanted: DemoPorts = { ...DEFAULT_PORTS, grpc: grpcPortFromEnv(env['GRPC_ADDRESS']) ?? DEFAULT_PORTS.grpc, ...options.ports };
+  // Check every fixed port first, so that every taken port is reported, and before anything starts.
+  const unusable: UnusablePort[] = [];
   for (const role of Object.keys(PORT_ROLES) as (keyof DemoPorts)[]) {
     const port = wanted[role];
     if (port === 0) continue;
     try {
       await probePort(port);
     } catch (e) {
-      throw isListenError(e) ? new DemoPortError(port, PORT_ROLES[role], e) : e;
+      const failure = listenFailure(e);
+      if (failure === undefined) throw e;
+      unusable.push({ role, port, code: failure.code });
     }
   }
+  if (unusable.length > 0) throw new DemoPortError(unusable);
   // svc's port is in the config (and the IdP's redirect URIs), so it is fixed before anything starts.
   const svcPort = wanted.svc === 0 ? await probePort(0) : wanted.svc;
   const origin = (name: string) => `http://${name}.localhost:${svcPort}`;
@@ -333,7 +401,7 @@ export async function startDemo(options: DemoOptions = {}): Promise<Demo> {
         ...(options.log ? { log: (line: string) => options.log?.({ msg: line, component: 'dev-idp' }) } : {}),
       });
     } catch (e) {
-      throw isListenError(e) ? new DemoPortError(wanted.idp, PORT_ROLES.idp, e) : e;
+      throw asPortError(e, 'idp', wanted.idp);
     }
     cleanups.push(() => idp.close());
     const docs = await startServer(wanted.docs, 'docs', docsHandler(appUrl));
@@ -341,13 +409,13 @@ export async function startDemo(options: DemoOptions = {}): Promise<Demo> {
     const app = await startServer(wanted.app, 'app', appHandler);
     cleanups.push(() => app.close());
 
-    const ports: DemoPorts = { svc: svcPort, idp: idp.port, docs: docs.port, app: app.port };
+    const configPorts: ConfigPorts = { svc: svcPort, idp: idp.port, docs: docs.port, app: app.port };
     let configPath = QUICKSTART_CONFIG;
-    if ((Object.keys(ports) as (keyof DemoPorts)[]).some((k) => ports[k] !== DEFAULT_PORTS[k])) {
+    if ((Object.keys(configPorts) as (keyof ConfigPorts)[]).some((k) => configPorts[k] !== DEFAULT_PORTS[k])) {
       const dir = mkdtempSync(join(tmpdir(), 'svc-demo-'));
       cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
       configPath = join(dir, 'config.yaml');
-      writeFileSync(configPath, substitutePorts(readFileSync(QUICKSTART_CONFIG, 'utf8'), ports, idp.issuer), { mode: 0o600 });
+      writeFileSync(configPath, substitutePorts(readFileSync(QUICKSTART_CONFIG, 'utf8'), configPorts, idp.issuer), { mode: 0o600 });
     }
 
     let svc: Running;
@@ -355,13 +423,17 @@ export async function startDemo(options: DemoOptions = {}): Promise<Demo> {
       svc = await run({
         configPath,
         watch: options.watch ?? true,
-        env: options.env ?? process.env,
+        env,
+        grpcListen: { host: HOST, port: wanted.grpc },
         ...(options.log ? { log: options.log } : {}),
       });
     } catch (e) {
-      throw isListenError(e) ? new DemoPortError(svcPort, PORT_ROLES.svc, e) : e;
+      // The HTTP listener's error names its port; grpc-js's names the gRPC port.
+      const failure = listenFailure(e);
+      throw failure === undefined ? e : new DemoPortError([{ role: failure.port === svcPort ? 'svc' : 'grpc', port: failure.port ?? svcPort, code: failure.code }]);
     }
     cleanups.push(() => svc.close());
+    const ports: DemoPorts = { ...configPorts, grpc: svc.grpc?.address.port ?? wanted.grpc };
 
     let closing: Promise<void> | undefined;
     return {
@@ -416,8 +488,13 @@ async function main(): Promise<void> {
   try {
     demo = await startDemo({ log });
   } catch (e) {
-    if (e instanceof DemoPortError) console.error(`error: ${e.message}`);
-    else if (e instanceof RunError) console.error(`${e.message}\nerror ${e.code}: svc cannot start`);
+    // A port in use or an unusable setting is the user's to fix: a message, never a stack trace. Exit
+    // codes as `svc run`'s: 2 for a listener it cannot open (or a bad environment value), 1 for the config.
+    if (e instanceof DemoPortError || e instanceof DemoUsageError) {
+      console.error(e.message.split('\n').map((line) => `error: ${line}`).join('\n'));
+      process.exit(2);
+    }
+    if (e instanceof RunError) console.error(`${e.message}\nerror ${e.code}: svc cannot start`);
     else console.error(`error: ${(e as Error).stack ?? String(e)}`);
     process.exit(1);
   }
