@@ -42,6 +42,7 @@ import { csrfToken, csrfTokenValid } from './keys.ts';
 import { PAGE_HEADERS, signInFailedAnswer, signOutPage, userInfoPage, type SignInFailure } from './pages.ts';
 import { programmaticTarget } from './programmatic-redirect.ts';
 import { FALLBACK_TARGET, safeRedirectTarget } from './redirect-target.ts';
+import { DEFAULT_STORE_OUTAGE_GRACE_MS, OutageGrace, STORE_RETRY_AFTER_SECONDS, type GraceObserver } from './outage-grace.ts';
 import { publicSessionId, resolvedSession, SessionCache, type ResolvedSession } from './session-cache.ts';
 import { openSessionCookie, sealSessionCookie } from './session-cookie.ts';
 import { signParams, verifyParams } from './signed-params.ts';
@@ -95,6 +96,13 @@ export interface AuthnOptions {
    * never refreshed twice at once); default: one of this Authn's own.
    */
   readonly refresher?: SessionRefresher;
+  /**
+   * How long past its cache entry a session this process verified may still be served while the
+   * store cannot be reached (`svc run --store-outage-grace`; default 30 s; 0: off). outage-grace.ts.
+   */
+  readonly storeOutageGraceMs?: number;
+  /** Counts the requests served from that grace (`svc_sessions_served_stale_total`). */
+  readonly graceObserver?: GraceObserver;
 }
 
 /**
@@ -117,6 +125,8 @@ export class Authn {
   readonly #options: AuthnOptions;
   readonly #refresher: SessionRefresher;
   readonly #now: () => number;
+  /** The store's outages as this process sees them, and the requests served from the grace. */
+  readonly grace: OutageGrace;
   /** The signer of the last generation a request used: its cached assertions are dropped when a session changes. */
   #signer: AssertionSigner | undefined;
   readonly #offChange: () => void;
@@ -125,7 +135,14 @@ export class Authn {
     this.#store = store;
     this.#options = options;
     this.#now = options.now ?? Date.now;
-    this.cache = new SessionCache(store);
+    const graceMs = options.storeOutageGraceMs ?? DEFAULT_STORE_OUTAGE_GRACE_MS;
+    this.cache = new SessionCache(store, { graceMs });
+    this.grace = new OutageGrace({
+      graceMs,
+      ...(store.unreachable ? { storeUnreachable: () => store.unreachable!() } : {}),
+      ...(options.graceObserver ? { observer: options.graceObserver } : {}),
+      ...(options.log ? { log: options.log } : {}),
+    });
     this.#refresher = options.refresher ?? new SessionRefresher(store, { now: this.#now, logId: shortId, ...(options.log ? { log: options.log } : {}) });
     // A session replaced anywhere (a background refresh of its groups, in this or another process)
     // must not keep being asserted upstream with its old identity.
@@ -182,7 +199,16 @@ export class Authn {
     const hit = this.cache.get(credential, state, now);
     if (hit) return hit;
     return this.#load(state, credential, bearer, audience, now).catch((e: unknown) => {
-      if (storeUnavailable(e)) return STORE_UNAVAILABLE;
+      if (storeUnavailable(e)) {
+        // INVARIANT (bounded grace): only after this credential's own lookup failed as unreachable,
+        // and only what the cache still holds for it (outage-grace.ts).
+        const failedAt = this.#now();
+        this.grace.failed(failedAt);
+        const stale = this.cache.stale(credential, state, failedAt);
+        if (stale === undefined) return STORE_UNAVAILABLE;
+        this.grace.served();
+        return { ...stale, servedFromGrace: true } satisfies ResolvedSession;
+      }
       this.#options.log?.({ msg: 'session lookup failed; treating the request as signed out', error: (e as Error).message });
       return null;
     });
@@ -206,8 +232,15 @@ export class Authn {
       handle = opened.handle;
       until = opened.expiresAtMs;
     }
+    // The credential's own expiry: no cache entry, fresh or within the outage grace, outlives it.
+    const expiresAt = until;
     let record: SessionRecord | null | undefined = await this.#store.get(handle);
-    if (!record) return null;
+    this.grace.answered(this.#now());
+    if (!record) {
+      // The store says there is no such session (signed out, expired, revoked): nothing cached for it may stand in later.
+      this.cache.forget(handle);
+      return null;
+    }
     const accessExpiry = record.accessTokenExpiresAtMs;
     if (record.refreshToken !== undefined && accessExpiry !== undefined && state.idp !== null) {
       if (now >= accessExpiry - REFRESH_MARGIN_MS) {
@@ -224,7 +257,7 @@ export class Authn {
       if (record.accessTokenExpiresAtMs !== undefined && record.accessTokenExpiresAtMs > now) until = Math.min(until, record.accessTokenExpiresAtMs - REFRESH_MARGIN_MS);
     }
     const session = resolvedSession(record);
-    if (until > now) this.cache.set(credential, state, session, now, Math.min(until, record.expiresAtMs));
+    if (until > now) this.cache.set(credential, state, session, now, Math.min(until, record.expiresAtMs), Math.min(expiresAt, record.expiresAtMs));
     return session;
   }
 
@@ -361,6 +394,13 @@ export class Authn {
     if (target === undefined) return answerError(res, 400, requestId, 'redirect-target-invalid', req);
     if (programmatic !== undefined && programmaticTarget(programmatic, state.body.settings.authenticate.programmaticRedirectDomains) === undefined) {
       return answerError(res, 400, requestId, 'programmatic-redirect-invalid', req);
+    }
+    // No sign-in into a dead store: its callback (or hand-off) could not store or read the session,
+    // so nobody is sent to the provider while the store is known unreachable, nor handed a session
+    // served from the outage grace.
+    if (session?.servedFromGrace === true || this.grace.unreachable(now)) {
+      this.#options.log?.({ msg: 'sign-in refused: the session store is unreachable', requestId });
+      return answerError(res, 503, requestId, 'session-store-unavailable', req, { 'retry-after': String(STORE_RETRY_AFTER_SECONDS) });
     }
     // Switch user: the previous session was just ended; the provider is asked to prompt for an account.
     const switchUser = v.params['svc_prompt'] === 'switch_user';
@@ -512,9 +552,13 @@ export class Authn {
     }
     // INVARIANT (revocation): the record is deleted server-side, so a saved cookie replayed later
     // finds nothing (docs/security.md S30), on every host and in every process.
-    await this.#store.delete(session.record.id);
+    // Dropped here first: a sign-out the store cannot record (an outage: 503) still ends the
+    // session in this process, and the outage grace never serves it again.
     this.cache.forget(session.record.id);
     state.signer.forget(session.publicId);
+    await this.#store.delete(session.record.id);
+    // Again: a lookup may have cached the session from the store while the delete ran.
+    this.cache.forget(session.record.id);
     this.#options.log?.({ msg: 'signed out', requestId, user: session.record.userId, session: shortId(session.record.id) });
     if (form.get('svc_switch_user') === '1' && safe !== undefined && state.authenticateOrigin !== null) {
       // Switch user: straight back to sign-in, where the provider prompts for an account; not

@@ -62,6 +62,8 @@ export class GrpcStore implements SessionStore, SessionDirectory {
   #watching = false;
   #everWatched = false;
   #lossLogged = false;
+  /** The Watch stream is down after a try (lost, or never established). */
+  #down = false;
   #retryMs = WATCH_RETRY_FIRST_MS;
   #retryTimer: NodeJS.Timeout | undefined;
   #closed = false;
@@ -106,8 +108,20 @@ export class GrpcStore implements SessionStore, SessionDirectory {
   }
 
   async delete(id: string): Promise<void> {
-    const res = await this.#call<{ changed?: boolean }>('Delete', { id, origin: this.#origin });
+    let res: { changed?: boolean };
+    try {
+      res = await this.#call<{ changed?: boolean }>('Delete', { id, origin: this.#origin });
+    } catch (e) {
+      // A sign-out the broker could not record still drops the session from this process's caches.
+      if (e instanceof SessionStoreError && e.code === 'SVC_ERR_SESSION_STORE_UNAVAILABLE') this.#changed(id);
+      throw e;
+    }
     if (res.changed === true) this.#changed(id);
+  }
+
+  /** True while the Watch stream to the broker is down (the broker unreachable); a broker whose own store is down is not seen here. */
+  unreachable(): boolean {
+    return this.#down;
   }
 
   async isRevoked(id: string): Promise<boolean> {
@@ -231,6 +245,7 @@ export class GrpcStore implements SessionStore, SessionDirectory {
     if (e.event === 'ready') {
       const again = this.#everWatched;
       this.#watching = true;
+      this.#down = false;
       this.#everWatched = true;
       this.#retryMs = WATCH_RETRY_FIRST_MS;
       if (this.#lossLogged) this.#log?.({ msg: 'data broker change stream back; session caches start over' });
@@ -245,6 +260,7 @@ export class GrpcStore implements SessionStore, SessionDirectory {
     if (this.#closed) return;
     if (this.#watching) this.#flushed();
     this.#watching = false;
+    this.#down = true;
     this.#watch = undefined;
     if (!this.#lossLogged) {
       this.#lossLogged = true;

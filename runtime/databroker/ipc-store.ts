@@ -15,6 +15,9 @@
  *   announced to it before its reply.
  * - primary → every live worker: `{ type: 'store-flushed' }` for every `onFlush` of the primary's
  *   store (a shared store's change channel came back: changes may have been missed).
+ * - primary → every live worker: `{ type: 'store-reachability', unreachable }` for every
+ *   `onReachability` of the primary's store (its Redis connection went or came back), so a worker
+ *   knows at once, as the primary does, that a sign-in cannot complete (outage-grace.ts).
  *
  * Serialization: the cluster keeps Node's default `'json'` IPC serialization. Records are JSON values
  * (claims are identity-provider JSON), and JSON drops `undefined` properties, which is what the
@@ -56,8 +59,14 @@ export interface StoreFlushed {
   readonly type: 'store-flushed';
 }
 
+/** The primary's broadcast that its store's reachability changed ({@link SessionStore.unreachable}). */
+export interface StoreReachability {
+  readonly type: 'store-reachability';
+  readonly unreachable: boolean;
+}
+
 /** Every message the primary sends about the store. */
-export type FromPrimaryStore = StoreReply | StoreChanged | StoreFlushed;
+export type FromPrimaryStore = StoreReply | StoreChanged | StoreFlushed | StoreReachability;
 
 /** Default time a worker waits for the primary's answer. */
 export const DEFAULT_STORE_TIMEOUT_MS = 2_000;
@@ -147,6 +156,12 @@ export function serveStoreToWorkers(store: SessionStore, cluster: StoreClusterPo
       const message: StoreFlushed = { type: 'store-flushed' };
       for (const worker of Object.values(cluster.workers ?? {})) if (worker) sendTo(worker, message);
     }) ?? (() => undefined);
+  const unsubscribeReachability =
+    store.onReachability?.((unreachable) => {
+      if (closed) return;
+      const message: StoreReachability = { type: 'store-reachability', unreachable };
+      for (const worker of Object.values(cluster.workers ?? {})) if (worker) sendTo(worker, message);
+    }) ?? (() => undefined);
   cluster.on('message', onMessage);
 
   return {
@@ -156,6 +171,7 @@ export function serveStoreToWorkers(store: SessionStore, cluster: StoreClusterPo
       cluster.off('message', onMessage);
       unsubscribe();
       unsubscribeFlush();
+      unsubscribeReachability();
     },
   };
 }
@@ -266,10 +282,13 @@ export class WorkerStore implements SessionStore {
   readonly #pending = new Map<number, Pending>();
   readonly #listeners = new Set<(id: string) => void>();
   readonly #flushListeners = new Set<() => void>();
+  readonly #reachabilityListeners = new Set<(unreachable: boolean) => void>();
   readonly #stopMessages: () => void;
   readonly #stopClose: () => void;
   #closed = false;
   #disconnected = false;
+  /** The primary's store's reachability as last broadcast (false until told otherwise). */
+  #unreachable = false;
 
   /** @throws {RangeError} when `timeoutMs` or `maxPending` is not a positive integer. */
   constructor(options: WorkerStoreOptions = {}) {
@@ -297,9 +316,28 @@ export class WorkerStore implements SessionStore {
     await this.#request('put', [record], typeof record?.id === 'string' ? record.id : '');
   }
 
-  /** Revokes the session in the primary's store (every worker's `onChange` hears it). */
+  /**
+   * Revokes the session in the primary's store (every worker's `onChange` hears it). When the primary
+   * cannot be asked, this worker's own listeners hear it anyway (its caches drop the session).
+   */
   async delete(id: string): Promise<void> {
-    await this.#request('delete', [id], id);
+    try {
+      await this.#request('delete', [id], id);
+    } catch (e) {
+      if (e instanceof SessionStoreError && e.code === 'SVC_ERR_SESSION_STORE_UNAVAILABLE') this.#tell(id);
+      throw e;
+    }
+  }
+
+  /** True while the primary last said its store cannot reach its backend, or the channel to the primary is closed. */
+  unreachable(): boolean {
+    return this.#unreachable || this.#disconnected;
+  }
+
+  /** Listens for the primary's `store-reachability` broadcasts. */
+  onReachability(listener: (unreachable: boolean) => void): () => void {
+    this.#reachabilityListeners.add(listener);
+    return () => this.#reachabilityListeners.delete(listener);
   }
 
   /** True when the primary's store holds a revocation mark for `id`. */
@@ -334,6 +372,7 @@ export class WorkerStore implements SessionStore {
     this.#stopMessages();
     this.#stopClose();
     this.#listeners.clear();
+    this.#reachabilityListeners.clear();
     this.#rejectAll(() => new SessionStoreError('SVC_ERR_SESSION_STORE_CLOSED', 'session store is closed'));
   }
 
@@ -379,11 +418,17 @@ export class WorkerStore implements SessionStore {
     if (message['type'] === 'store-changed') {
       const sessionId = message['sessionId'];
       if (typeof sessionId !== 'string') return;
-      for (const listener of this.#listeners) {
+      this.#tell(sessionId);
+      return;
+    }
+    if (message['type'] === 'store-reachability') {
+      if (typeof message['unreachable'] !== 'boolean') return;
+      this.#unreachable = message['unreachable'];
+      for (const listener of this.#reachabilityListeners) {
         try {
-          listener(sessionId);
+          listener(this.#unreachable);
         } catch {
-          // A listener's failure must not keep the others from dropping the record.
+          // Same as in #tell.
         }
       }
       return;
@@ -404,6 +449,16 @@ export class WorkerStore implements SessionStore {
     const code = message['code'];
     const text = typeof message['message'] === 'string' ? message['message'] : 'session store failed';
     p.reject(isKnownCode(code) ? new SessionStoreError(code, text) : unavailable(`malformed store reply (code ${JSON.stringify(code)}): ${text}`));
+  }
+
+  #tell(sessionId: string): void {
+    for (const listener of this.#listeners) {
+      try {
+        listener(sessionId);
+      } catch {
+        // A listener's failure must not keep the others from dropping the record.
+      }
+    }
   }
 
   #onClose(): void {

@@ -130,7 +130,7 @@ interface Scripts {
  * docs/scale-out.md "Failure behaviour").
  */
 const OUTAGE_IMPACT =
-  'requests that need a session (signing in, routes that refuse anonymous users) answer 503 session-store-unavailable until Redis is back; signed-in users are not signed out (their cookie is kept, a session this process has cached works for up to 30 s); public routes are served; svc reconnects by itself';
+  'requests that need a session (signing in, routes that refuse anonymous users) answer 503 session-store-unavailable until Redis is back; signed-in users are not signed out (their cookie is kept, a session this process has cached works for up to 30 s, plus the outage grace: svc run --store-outage-grace); public routes are served; svc reconnects by itself';
 
 /** A {@link SessionStore} and {@link SessionDirectory} on Redis. */
 export class RedisStore implements SessionStore, SessionDirectory {
@@ -146,6 +146,7 @@ export class RedisStore implements SessionStore, SessionDirectory {
   readonly #origin = randomBytes(9).toString('base64url');
   readonly #listeners = new Set<(id: string) => void>();
   readonly #flushListeners = new Set<() => void>();
+  readonly #reachabilityListeners = new Set<(unreachable: boolean) => void>();
   /** INVARIANT (no-replay): the newest version of each key seen here; older values are refused. */
   readonly #seen = new SeenVersions();
   #replays = 0;
@@ -232,15 +233,22 @@ export class RedisStore implements SessionStore, SessionDirectory {
   }
 
   async delete(id: string): Promise<void> {
-    return this.#op('delete', async () => {
-      const key = this.#keys.session(id);
-      // The revocation is sealed with the record's expiry, so every process keeps refusing the
-      // session's older values for as long as they could be served: read it when not known here.
-      if (this.#seen.get(key, Date.now()) === undefined) await this.#read(id);
-      const seen = this.#seen.get(key, Date.now());
-      // Nothing valid to revoke (never stored, expired, or not a value of this deployment).
-      if (seen !== undefined) await this.#revoke(id, key, seen);
-    });
+    try {
+      await this.#op('delete', async () => {
+        const key = this.#keys.session(id);
+        // The revocation is sealed with the record's expiry, so every process keeps refusing the
+        // session's older values for as long as they could be served: read it when not known here.
+        if (this.#seen.get(key, Date.now()) === undefined) await this.#read(id);
+        const seen = this.#seen.get(key, Date.now());
+        // Nothing valid to revoke (never stored, expired, or not a value of this deployment).
+        if (seen !== undefined) await this.#revoke(id, key, seen);
+      });
+    } catch (e) {
+      // A sign-out Redis could not record still drops the session from this process's caches (and,
+      // through the primary, its workers'): the outage grace never serves it (outage-grace.ts).
+      if (e instanceof SessionStoreError && e.code === 'SVC_ERR_SESSION_STORE_UNAVAILABLE') for (const l of this.#listeners) safely(() => l(id));
+      throw e;
+    }
   }
 
   async isRevoked(id: string): Promise<boolean> {
@@ -396,6 +404,16 @@ export class RedisStore implements SessionStore, SessionDirectory {
     return () => this.#flushListeners.delete(listener);
   }
 
+  /** True while the command connection is down (or never came up): commands fail at once then. A hung Redis is not seen here (commands time out). */
+  unreachable(): boolean {
+    return this.#up === false;
+  }
+
+  onReachability(listener: (unreachable: boolean) => void): () => void {
+    this.#reachabilityListeners.add(listener);
+    return () => this.#reachabilityListeners.delete(listener);
+  }
+
   /** Connection figures (spec §6 `redis_*`); the wait figures are redis-waits.ts's, for both connections. */
   poolFigures(): StorePoolFigures {
     const clients: Redis[] = [...(this.#client instanceof Cluster ? this.#client.nodes() : [this.#client]), ...(this.#sub instanceof Cluster ? this.#sub.nodes() : [this.#sub])];
@@ -408,6 +426,7 @@ export class RedisStore implements SessionStore, SessionDirectory {
     this.#closed = true;
     this.#listeners.clear();
     this.#flushListeners.clear();
+    this.#reachabilityListeners.clear();
     await Promise.all([this.#client, this.#sub].map((c) => quit(c)));
   }
 
@@ -443,6 +462,7 @@ export class RedisStore implements SessionStore, SessionDirectory {
     if (this.#closed || this.#up === up) return;
     const first = this.#up === undefined;
     this.#up = up;
+    if (!(first && up)) for (const l of this.#reachabilityListeners) safely(() => l(!up));
     if (up) {
       if (first) this.#log?.({ msg: 'session store (redis) connected' });
       else this.#log?.({ msg: 'session store (redis) reachable again', outageMs: Date.now() - this.#downSince, impact: 'requests that need a session are served again' });

@@ -46,6 +46,8 @@ export interface SessionStore {
   /**
    * Calls `listener` with the id of every record replaced or deleted, in any process sharing the
    * store, so per-process caches drop it at once (a revoked session is never served from a cache).
+   * A `delete` that failed because the store could not be reached is told too, in the process that
+   * asked at least: the caches there drop a session whose sign-out could not be recorded.
    * Returns a function that removes the listener.
    */
   onChange(listener: (id: string) => void): () => void;
@@ -55,6 +57,14 @@ export interface SessionStore {
    * Returns a function that removes the listener.
    */
   onFlush?(listener: () => void): () => void;
+  /**
+   * True while the store knows, without asking anyone, that it cannot reach what holds the sessions
+   * (the Redis store's connection is down): read at once, on the request path. A store that cannot
+   * know it omits this; false means "not known unreachable", not "reachable".
+   */
+  unreachable?(): boolean;
+  /** Calls `listener` with each change of {@link unreachable}. Returns a function that removes the listener. */
+  onReachability?(listener: (unreachable: boolean) => void): () => void;
   /** Releases timers and connections; the store is unusable afterwards. */
   close(): Promise<void>;
 }
