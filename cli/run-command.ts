@@ -14,6 +14,11 @@
  * `--drain-timeout` seconds, default 25), closes tunnels, flushes logs and spans and exits 0; a
  * second exits at once. With `--workers N` the primary asks every worker to stop and waits for them.
  * SIGHUP reloads (the same path as a file change); a worker ignores it (the primary reloads).
+ *
+ * `--store-outage-grace` seconds (default 30, 0: off): while the session store cannot be reached, a
+ * session this process verified is still served for that long past its cache entry
+ * (runtime/authn/outage-grace.ts, docs/scale-out.md "Failure behaviour"). An operational knob like
+ * `--shutdown-delay`, not a config key; each worker reads it from the arguments the primary passes on.
  */
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -24,6 +29,7 @@ import { partialUses } from '../runtime/plan/capabilities.ts';
 import { createRunLog } from '../runtime/observe/log/run-log.ts';
 import { createTracingSwitch } from '../runtime/observe/trace/tracing.ts';
 import { DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_SHUTDOWN_DELAY_MS, onReloadSignal, onStopSignals } from '../runtime/run/stop-signals.ts';
+import { DEFAULT_STORE_OUTAGE_GRACE_MS, MAX_STORE_OUTAGE_GRACE_MS } from '../runtime/authn/outage-grace.ts';
 
 export interface RunCommandOptions {
   readonly config?: string;
@@ -39,6 +45,8 @@ export interface RunCommandOptions {
   readonly drainTimeout?: string;
   /** Seconds svc keeps accepting connections, readiness failing, after SIGTERM/SIGINT and before the drain (default 5; 0: none). */
   readonly shutdownDelay?: string;
+  /** Seconds a session this process verified is still served past its cache entry while the session store is unreachable (default 30; 0: off). */
+  readonly storeOutageGrace?: string;
 }
 
 /** Runs svc; resolves with the exit code once it stops. */
@@ -72,6 +80,11 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
   const shutdownDelayMs = opts.shutdownDelay === undefined ? DEFAULT_SHUTDOWN_DELAY_MS : Number(opts.shutdownDelay) * 1000;
   if (opts.shutdownDelay?.trim() === '' || !Number.isFinite(shutdownDelayMs) || shutdownDelayMs < 0 || shutdownDelayMs > 3_600_000) {
     io.err(`error: --shutdown-delay \`${opts.shutdownDelay}\` is not a number of seconds (0-3600)\n`);
+    return 2;
+  }
+  const storeOutageGraceMs = opts.storeOutageGrace === undefined ? DEFAULT_STORE_OUTAGE_GRACE_MS : Number(opts.storeOutageGrace) * 1000;
+  if (opts.storeOutageGrace?.trim() === '' || !Number.isFinite(storeOutageGraceMs) || storeOutageGraceMs < 0 || storeOutageGraceMs > MAX_STORE_OUTAGE_GRACE_MS) {
+    io.err(`error: --store-outage-grace \`${opts.storeOutageGrace}\` is not a number of seconds (0-${MAX_STORE_OUTAGE_GRACE_MS / 1000})\n`);
     return 2;
   }
   // Buffered, asynchronous writes (4 KiB): one write(2) per request line would cost more than the
@@ -113,7 +126,7 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
       logs.log(entry);
     }
   };
-  const common = { ...(listen ? { listen } : {}), ...(grpcListen ? { grpcListen } : {}), ...(opts.exposeChecksum ? { exposeChecksum: true } : {}), log: logs.log, access: logs.access, tracing, onPlan };
+  const common = { storeOutageGraceMs, ...(listen ? { listen } : {}), ...(grpcListen ? { grpcListen } : {}), ...(opts.exposeChecksum ? { exposeChecksum: true } : {}), log: logs.log, access: logs.access, tracing, onPlan };
   // What a graceful stop ends with, in every process: the spans not yet sent, then the logs.
   const flush = async () => {
     await tracing.shutdown().catch(() => undefined);

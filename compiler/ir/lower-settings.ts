@@ -339,6 +339,7 @@ export function lowerSettings(data: Record<string, unknown>, cx: LowerCtx): Plan
       jaegerCollectorEndpoint: url('tracing_jaeger_collector_endpoint'),
       jaegerAgentEndpoint: hostPort('tracing_jaeger_agent_endpoint'),
       zipkinEndpoint: url('tracing_zipkin_endpoint'),
+      otlpEndpoint: url('tracing_otlp_endpoint') ?? String(def('tracing_otlp_endpoint')),
     },
     dp: {
       adminAddress: hostPort('dp_admin_address'),

@@ -225,12 +225,13 @@ const settings = obj({
   logging: obj({ debug: bool, level, proxyLevel: level }),
   metrics: obj({ address: nullable(ref('hostPort')), basicAuth: secret, certificate: pem, certificateKey: secret, clientCa: pem }),
   tracing: obj({
-    provider: nullable(enumOf('jaeger', 'zipkin', 'apm')),
+    provider: nullable(enumOf('jaeger', 'zipkin', 'apm', 'otlp')),
     sampleRate: num,
     apmAddress: ref('hostPort'),
     jaegerCollectorEndpoint: nullable(str),
     jaegerAgentEndpoint: nullable(ref('hostPort')),
     zipkinEndpoint: nullable(str),
+    otlpEndpoint: str,
   }),
   dp: obj({
     adminAddress: nullable(ref('hostPort')),

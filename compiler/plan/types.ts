@@ -154,12 +154,14 @@ export interface PlanSettings {
     readonly clientCa: PemSource | null;
   };
   readonly tracing: {
-    readonly provider: 'jaeger' | 'zipkin' | 'apm' | null;
+    readonly provider: 'jaeger' | 'zipkin' | 'apm' | 'otlp' | null;
     readonly sampleRate: number;
     readonly apmAddress: HostPort;
     readonly jaegerCollectorEndpoint: string | null;
     readonly jaegerAgentEndpoint: HostPort | null;
     readonly zipkinEndpoint: string | null;
+    /** `tracing_otlp_endpoint`: the OTLP/HTTP traces URL (default `http://localhost:4318/v1/traces`). */
+    readonly otlpEndpoint: string;
   };
   /** Data-plane bootstrap options; they cannot change at runtime. */
   readonly dp: {

@@ -225,6 +225,7 @@ export const CAPABILITIES: readonly Capability[] = [
     used: (cx) => cx.settings.tracing.jaegerAgentEndpoint !== null,
   },
   honoured(['tracing_zipkin_endpoint'], 'settings.tracing.zipkinEndpoint'),
+  honoured(['tracing_otlp_endpoint'], 'settings.tracing.otlpEndpoint'),
   refused(['dp_admin_address'], ['settings.dp.adminAddress'], NO_DATA_PLANE, (cx) => cx.settings.dp.adminAddress !== null),
   refused(['dp_admin_access_log_path'], ['settings.dp.adminAccessLogPath'], NO_DATA_PLANE, (cx) => cx.settings.dp.adminAccessLogPath !== null),
   refused(['dp_admin_profile_path'], ['settings.dp.adminProfilePath'], NO_DATA_PLANE, (cx) => cx.settings.dp.adminProfilePath !== null),

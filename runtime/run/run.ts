@@ -203,7 +203,7 @@ export async function run(options: RunOptions): Promise<Running> {
     }
     // The proxy role asks the authorize service for policy verdicts (runtime/authorize/).
     if (plan.body.settings.mode.services === 'proxy') authorizer = openAuthorizer(plan.body.settings, sessions, { ...(metrics ? { observer: metrics.grpc } : {}), ...(options.log ? { log: options.log } : {}) });
-    listening = await serve(store, { ...options, probes: { ready: () => !closing }, ...(metrics ? { observe: metrics } : {}), sessionStore: sessions, sessionRefresher: refresher, ...(autocert ? { acmeChallenges: autocert.challenges, ocsp: autocert.ocsp } : {}), ...(authorizer ? { authorizer } : {}) });
+    listening = await serve(store, { ...options, probes: { ready: () => !closing }, ...(metrics ? { observe: metrics, graceObserver: metrics.sessions } : {}), sessionStore: sessions, sessionRefresher: refresher, ...(autocert ? { acmeChallenges: autocert.challenges, ocsp: autocert.ocsp } : {}), ...(authorizer ? { authorizer } : {}) });
     if (metrics) {
       const up = listening;
       // Ready: a plan is in service (from here on) and svc is not draining. The data broker is

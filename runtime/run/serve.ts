@@ -26,6 +26,7 @@ import { httpsRedirectLocation } from '../http/redirect.ts';
 import { isAcmeTlsAlpn, withTlsAlpnChallenges } from '../listen/acme/tls-alpn.ts';
 import type { OcspStapler } from '../listen/ocsp/stapler.ts';
 import { Authn } from '../authn/service.ts';
+import type { GraceObserver } from '../authn/outage-grace.ts';
 import { bind } from '../listen/bind.ts';
 import { openSessionStore } from '../databroker/open-store.ts';
 import type { SessionStore, StoreObserver } from '../databroker/session-store.ts';
@@ -44,6 +45,10 @@ export interface ServeOptions extends Omit<HandlerOptions, 'scheme' | 'authn' | 
   readonly sessionStore?: SessionStore;
   /** Refreshes sessions; `svc run` shares it with the identity manager (runtime/identity/). */
   readonly sessionRefresher?: SessionRefresher;
+  /** `svc run --store-outage-grace` in ms (runtime/authn/outage-grace.ts; default 30 s, 0: off). */
+  readonly storeOutageGraceMs?: number;
+  /** Counts the requests served from that grace (`svc_sessions_served_stale_total`). */
+  readonly graceObserver?: GraceObserver;
   /** Told every storage operation of the store this process opens (spec §6 figures). */
   readonly storeObserver?: StoreObserver;
   /** Pending ACME challenges to answer (`autocert`): TLS-ALPN-01 here, HTTP-01 on the redirect listener. */
@@ -166,7 +171,7 @@ export async function serve(store: ServedStore, options: ServeOptions = {}): Pro
   // The plan's store (one memory data broker per process, or the shared Redis) unless `svc run` or
   // the cluster primary provides it (spec 2.6). Its storage settings are fixed while svc runs (storageChange).
   const sessions = options.sessionStore ?? openSessionStore(settings, { ...(options.storeObserver ? { observer: options.storeObserver } : {}), ...(options.log ? { log: options.log } : {}) });
-  const authn = new Authn(sessions, { scheme: insecure ? 'http' : 'https', ...(options.log ? { log: options.log } : {}), ...(options.sessionRefresher ? { refresher: options.sessionRefresher } : {}) });
+  const authn = new Authn(sessions, { scheme: insecure ? 'http' : 'https', ...(options.log ? { log: options.log } : {}), ...(options.sessionRefresher ? { refresher: options.sessionRefresher } : {}), ...(options.storeOutageGraceMs !== undefined ? { storeOutageGraceMs: options.storeOutageGraceMs } : {}), ...(options.graceObserver ? { graceObserver: options.graceObserver } : {}) });
 
   let server: Server | HttpsServer | Http2SecureServer;
   const inFlight = new InFlight();

@@ -162,7 +162,7 @@ export async function runWorker(options: WorkerOptions): Promise<ServingWorker> 
   // The proxy role: each worker asks the authorize service itself and keeps its own decision cache.
   const authorizer = plan.body.settings.mode.services === 'proxy' ? openAuthorizer(plan.body.settings, sessionStore, { ...(metrics ? { observer: metrics.grpc } : {}), ...(options.log ? { log: options.log } : {}) }) : undefined;
   let draining = false;
-  const l = await serve(g.store, { ...options, probes: { ready: () => !draining }, workerId: process.pid, sessionStore, ...(metrics ? { observe: metrics } : {}), ...(autocert ? { acmeChallenges: autocert.challenges, ocsp: autocert.ocsp } : {}), ...(authorizer ? { authorizer } : {}) });
+  const l = await serve(g.store, { ...options, probes: { ready: () => !draining }, workerId: process.pid, sessionStore, ...(metrics ? { observe: metrics, graceObserver: metrics.sessions } : {}), ...(autocert ? { acmeChallenges: autocert.challenges, ocsp: autocert.ocsp } : {}), ...(authorizer ? { authorizer } : {}) });
   reloader = createReloader({
     load: () => {
       throw new Error('a worker reloads only the plans its primary sends');

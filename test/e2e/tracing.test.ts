@@ -1,6 +1,7 @@
 /**
- * Tracing end to end (issue 15): svc run with each provider sends its spans to a local HTTP receiver
- * standing in for the collector (zipkin JSON v2, jaeger HTTP Thrift, the apm agent's v0.4 JSON), and
+ * Tracing end to end (docs/tracing.md): svc run with each provider sends its spans to a local HTTP receiver
+ * standing in for the collector (zipkin JSON v2, jaeger HTTP Thrift, the apm agent's v0.4 JSON, OTLP/HTTP
+ * JSON), and
  * the upstream sees the same trace in `traceparent` (and B3 with zipkin), with the upstream
  * exchange's span as its parent. Sampling 0 sends nothing; tracing off adds no header; an incoming
  * trace is continued only from a trusted hop.
@@ -101,10 +102,10 @@ describe('tracing', () => {
     cfg.remove();
   });
 
-  /** Serves the test route with `settings`; spans go through a tracing switch like svc run's. */
-  async function start(settings: Record<string, unknown>): Promise<number> {
+  /** Serves the test route with `settings`; spans go through a tracing switch like svc run's (its log lines into `log`). */
+  async function start(settings: Record<string, unknown>, log?: (entry: Record<string, unknown>) => void): Promise<number> {
     cfg.write({ address: '127.0.0.1:8443', ...settings }, [{ from: 'https://app.example.com', to: up.url, allow_public_unauthenticated_access: true, allow_websockets: true }]);
-    const t = createTracingSwitch();
+    const t = createTracingSwitch(log);
     tracing = t;
     svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, grpcListen: { host: '127.0.0.1', port: 0 }, watch: false, tracing: t, onPlan: (p) => t.apply(p.body.settings) });
     return svc.listening.address.port;
@@ -182,6 +183,59 @@ describe('tracing', () => {
       expect(spans.every((s) => s.service === 'svc' && s.meta['_dd.p.tid'] === t.traceId.slice(0, 16))).toBe(true);
     } finally {
       await agent.close();
+    }
+  });
+
+  it('otlp: an OTLP/HTTP JSON export reaches tracing_otlp_endpoint with the request\'s attributes and svc\'s resource; OTEL_EXPORTER_OTLP_* change nothing', async () => {
+    const collector = await startReceiver();
+    const elsewhere = await startReceiver();
+    // What the SDK would read on its own: another endpoint, a header, a timeout, compression.
+    const env = {
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${elsewhere.port}`,
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `http://127.0.0.1:${elsewhere.port}/v1/traces`,
+      OTEL_EXPORTER_OTLP_HEADERS: 'x-from-env=1',
+      OTEL_EXPORTER_OTLP_COMPRESSION: 'gzip',
+    };
+    Object.assign(process.env, env);
+    const logs: Record<string, unknown>[] = [];
+    try {
+      const port = await start({ tracing_provider: 'otlp', tracing_otlp_endpoint: `http://127.0.0.1:${collector.port}/v1/traces`, tracing_sample_rate: 1 }, (e) => logs.push(e));
+      const t = await traced(port);
+      const requestId = String(seen.at(-1)!['x-request-id']);
+      await tracing!.shutdown(); // flushes
+      expect(elsewhere.received).toEqual([]);
+      expect(collector.received.length).toBeGreaterThan(0);
+      const r = collector.received[0]!;
+      expect(r.method).toBe('POST');
+      expect(r.url).toBe('/v1/traces');
+      expect(r.headers['content-type']).toBe('application/json');
+      expect(r.headers['content-encoding']).toBeUndefined();
+      expect(r.headers['x-from-env']).toBeUndefined();
+      // OTLP's JSON encoding (ExportTraceServiceRequest): ids in hex, attributes as key/value pairs.
+      type Attr = { key: string; value: { stringValue?: string; intValue?: number | string } };
+      type OtlpSpan = { traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number; attributes: Attr[] };
+      const batches = collector.received.map((x) => JSON.parse(x.body.toString()) as { resourceSpans: { resource: { attributes: Attr[] }; scopeSpans: { spans: OtlpSpan[] }[] }[] });
+      const resources = batches.flatMap((b) => b.resourceSpans.map((rs) => rs.resource));
+      const value = (attrs: Attr[], key: string) => {
+        const v = attrs.find((a) => a.key === key)?.value;
+        return v?.stringValue ?? (v?.intValue === undefined ? undefined : Number(v.intValue));
+      };
+      expect(new Set(resources.map((res) => value(res.attributes, 'service.name')))).toEqual(new Set(['svc']));
+      const mine = batches.flatMap((b) => b.resourceSpans.flatMap((rs) => rs.scopeSpans.flatMap((ss) => ss.spans))).filter((s) => s.traceId === t.traceId);
+      expect(mine.map((s) => s.name).sort()).toEqual(['GET app.example.com', 'route decision', 'session lookup', 'upstream exchange']);
+      expect(mine.find((s) => s.name === 'upstream exchange')!.spanId).toBe(t.parentId);
+      const server = mine.find((s) => s.name === 'GET app.example.com')!;
+      expect(server.kind).toBe(2); // SPAN_KIND_SERVER
+      expect(value(server.attributes, 'svc.request_id')).toBe(requestId);
+      expect(value(server.attributes, 'svc.route')).toBe(0); // the route's index in the plan
+      expect(value(server.attributes, 'http.response.status_code')).toBe(200);
+      expect(value(server.attributes, 'url.path')).toBe('/t');
+      // svc said which variables it ignored (names only).
+      expect(logs.find((e) => String(e['msg']).startsWith('tracing: OTEL_EXPORTER_OTLP_* variables are not read by svc'))).toMatchObject({ level: 'warn', ignored: Object.keys(env).sort() });
+    } finally {
+      for (const k of Object.keys(env)) delete process.env[k];
+      await collector.close();
+      await elsewhere.close();
     }
   });
 

@@ -20,6 +20,7 @@ const TRACING_KEYS: readonly (readonly [string, string | undefined])[] = [
   ['tracing_jaeger_collector_endpoint', 'jaeger'],
   ['tracing_jaeger_agent_endpoint', 'jaeger'],
   ['tracing_zipkin_endpoint', 'zipkin'],
+  ['tracing_otlp_endpoint', 'otlp'],
 ];
 
 /**

@@ -1,7 +1,8 @@
 /**
  * OpenTelemetry tracing of `svc run`, following the plan's `tracing_*` settings (docs/tracing.md):
  * `tracing_provider` `zipkin` (OpenTelemetry's Zipkin exporter), `jaeger` (the collector's HTTP
- * Thrift endpoint, jaeger-exporter.ts) or `apm` (the vendor agent's v0.4 intake, apm-exporter.ts);
+ * Thrift endpoint, jaeger-exporter.ts), `apm` (the vendor agent's v0.4 intake, apm-exporter.ts)
+ * or `otlp` (OpenTelemetry's OTLP/HTTP exporter, JSON encoding, otlp-exporter.ts);
  * sampled at `tracing_sample_rate`, parent-based (a continued trace keeps its parent's decision).
  * The resource's `service.name` (and the service the exporters name) is the process's `service`
  * label (spec 1.9, runtime/observe/service-label.ts): `svc` in all-in-one mode, `svc-<service>` in
@@ -19,6 +20,7 @@ import type { PlanSettings } from '../../../compiler/plan/types.ts';
 import { serviceLabel } from '../service-label.ts';
 import { ApmExporter } from './apm-exporter.ts';
 import { JaegerThriftExporter } from './jaeger-exporter.ts';
+import { ignoredOtlpEnv, otlpExporter } from './otlp-exporter.ts';
 import type { TraceSetup } from './request-trace.ts';
 
 /** How often spans are sent to the collector (a batch goes out sooner when full). */
@@ -33,7 +35,7 @@ export interface TracingSwitch {
   shutdown(): Promise<void>;
 }
 
-/** Tracing off until a plan turns it on. `log` hears export failures. */
+/** Tracing off until a plan turns it on. `log` hears export failures (and, with `otlp`, the `OTEL_EXPORTER_OTLP_*` variables ignored). */
 export function createTracingSwitch(log?: (entry: Record<string, unknown>) => void): TracingSwitch {
   let current: (TraceSetup & { readonly provider: BasicTracerProvider }) | null = null;
   let shape = 'null';
@@ -61,6 +63,11 @@ export function createTracingSwitch(log?: (entry: Record<string, unknown>) => vo
 
 function start(settings: PlanSettings, trustIncoming: boolean, log: ((entry: Record<string, unknown>) => void) | undefined): TraceSetup & { readonly provider: BasicTracerProvider } {
   const service = serviceLabel(settings);
+  if (settings.tracing.provider === 'otlp') {
+    // Said each time an otlp tracer starts (at start, and on a reload that changes tracing).
+    const ignored = ignoredOtlpEnv();
+    if (ignored.length > 0) log?.({ level: 'warn', msg: 'tracing: OTEL_EXPORTER_OTLP_* variables are not read by svc; spans go to tracing_otlp_endpoint', ignored });
+  }
   const exporter = reported(exporterFor(settings.tracing, service), log);
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': service }),
@@ -84,6 +91,9 @@ function exporterFor(t: PlanSettings['tracing'], service: string): SpanExporter 
       return new JaegerThriftExporter(t.jaegerCollectorEndpoint, service);
     case 'apm':
       return new ApmExporter(t.apmAddress, service);
+    case 'otlp':
+      // The service name travels as the resource's `service.name`, as OTLP carries it.
+      return otlpExporter(t.otlpEndpoint);
     default:
       throw new Error(`no exporter for tracing provider ${String(t.provider)}`);
   }
