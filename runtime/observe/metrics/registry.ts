@@ -11,6 +11,7 @@
  */
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { Route } from '../../../compiler/plan/types.ts';
+import type { GraceObserver } from '../../authn/outage-grace.ts';
 import type { StoreObserver, StorePoolFigures } from '../../databroker/session-store.ts';
 import type { IdentityManagerFigures } from '../../identity/figures.ts';
 import { buildInfo } from '../build-info.ts';
@@ -19,6 +20,7 @@ import { registerGrpc, type GrpcObserver } from './grpc.ts';
 import { registerHttp } from './http.ts';
 import { registerIdentityManager } from './identity.ts';
 import { methodLabel, routeLabel, statusClass } from './labels.ts';
+import { registerSessions } from './sessions.ts';
 import { registerStorage, registerStorePool } from './storage.ts';
 import { registerUpstreams, type UpstreamObserver, type UpstreamSnapshots } from './upstreams.ts';
 
@@ -56,6 +58,8 @@ export interface SvcMetrics extends RequestObserver {
   readonly upstream: UpstreamObserver;
   /** What runtime/grpc/ reports every gRPC call it makes or answers to. */
   readonly grpc: GrpcObserver;
+  /** What the session layer reports requests served from the store outage grace to. */
+  readonly sessions: GraceObserver;
 }
 
 /** Creates the metrics of this process. */
@@ -67,6 +71,7 @@ export function createMetrics(options: MetricsOptions): SvcMetrics {
   const grpc = registerGrpc(registry);
   const config = options.role === 'loader' ? registerConfig(registry, buildInfo()) : undefined;
   const store = registerStorage(registry);
+  const sessions = registerSessions(registry);
   if (options.storePool) registerStorePool(registry, options.storePool);
   if (options.identityManager) registerIdentityManager(registry, options.identityManager);
   const upstream = registerUpstreams(registry, client, options.upstreams);
@@ -81,6 +86,7 @@ export function createMetrics(options: MetricsOptions): SvcMetrics {
     store,
     upstream,
     grpc,
+    sessions,
     request(route, method, status, durationMs, requestBytes, responseBytes) {
       server.observe({ route: routeLabel(route), method: methodLabel(method), status_class: statusClass(status) }, durationMs, requestBytes, responseBytes);
     },
