@@ -14,10 +14,15 @@
  * - refresh tokens on every authorization_code exchange (no `prompt=consent` needed), refresh_token grant;
  * - RP-initiated logout whose confirmation page submits itself;
  * - a minimal login page (`/interaction/:uid`) and automatic consent.
+ *
+ * `startDevIdp()` is what `npm start` (demo/start.ts) and the tests use. Run as a program it serves one
+ * client given on the command line (`--client-id`, `--client-secret`, `--redirect-uri`; `--help`):
+ * docs/dev-idp.md. A bad option is an error line and exit code 2.
  */
 import * as crypto from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { parseArgs } from 'node:util';
 
 import type {
   Account,
@@ -29,6 +34,7 @@ import type {
 } from 'oidc-provider';
 import type OidcProvider from 'oidc-provider';
 import { escapeHtml } from '../runtime/server/error-page.ts';
+import { isMainModule } from './main-module.ts';
 
 export interface DevUser {
   readonly id: string;
@@ -592,3 +598,173 @@ export async function startDevIdp(options: DevIdpOptions): Promise<DevIdp> {
     },
   };
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// The command line: `npx tsx demo/dev-idp.ts --client-id ID --client-secret SECRET --redirect-uri URI` (docs/dev-idp.md)
+
+/** What `--help` prints. */
+export const DEV_IDP_USAGE = `Usage: npx tsx demo/dev-idp.ts --client-id ID --client-secret SECRET --redirect-uri URI [options]
+       (or: npm run dev-idp -- --client-id ID ...)
+
+The svc development OpenID provider, FOR LOCAL USE ONLY: plain HTTP on a loopback address, every
+user signs in with the password \`${DEV_PASSWORD}\`, keys and sessions live in memory until it stops.
+
+Required:
+  --client-id ID                  the client svc signs in as (svc's idp_client_id)
+  --client-secret SECRET          its secret (svc's idp_client_secret)
+  --redirect-uri URI              where sign-in may send the browser back: svc's
+                                  authenticate_service_url + /oauth2/callback (its
+                                  authenticate_callback_path); repeat it for several
+Options:
+  --post-logout-redirect-uri URI  where sign-out may land (svc's signout_redirect_url); repeatable
+  --port PORT                     port to listen on (default 9000; 0: any free port)
+  --host HOST                     loopback address to listen on (default 127.0.0.1)
+  --token-ttl SECONDS             lifetime of access and ID tokens (default 3600)
+  -h, --help                      print this help
+
+Users (password \`${DEV_PASSWORD}\`):
+${DEMO_USERS.map((u) => `  ${u.email.padEnd(20)} groups: ${u.groups.join(', ')}`).join('\n')}
+
+Example, for svc on https://authenticate.example.test:
+  npx tsx demo/dev-idp.ts --port 9000 --client-id my-svc --client-secret my-secret \\
+      --redirect-uri https://authenticate.example.test/oauth2/callback
+then in svc's config: idp_provider: oidc, idp_provider_url: http://127.0.0.1:9000,
+idp_client_id: my-svc, idp_client_secret: my-secret.
+Exit codes: 0 stopped (Ctrl+C), 2 a bad option or a port it cannot listen on.
+`;
+
+/** The parsed command line: run with these options, print the help, or a usage error (exit 2). */
+export type DevIdpCommand =
+  | { readonly kind: 'run'; readonly options: DevIdpOptions & { readonly host: string; readonly port: number } }
+  | { readonly kind: 'help' }
+  | { readonly kind: 'error'; readonly message: string };
+
+/** Whether `host` is a loopback address (the only kind this provider listens on). */
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+/** An absolute http(s) URL without a fragment, as a redirect URI must be; else why not. */
+function redirectUriProblem(flag: string, value: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return `${flag} \`${value}\` is not an absolute URL (e.g. https://authenticate.example.test/oauth2/callback)`;
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return `${flag} \`${value}\` is not an http or https URL`;
+  if (url.hash !== '' || value.includes('#')) return `${flag} \`${value}\` has a fragment (#…), which a redirect URI may not have`;
+  return undefined;
+}
+
+/** Parses the command line (node:util parseArgs, strict): never throws, never exits. */
+export function parseDevIdpArgs(argv: readonly string[]): DevIdpCommand {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        'client-id': { type: 'string' },
+        'client-secret': { type: 'string' },
+        'redirect-uri': { type: 'string', multiple: true },
+        'post-logout-redirect-uri': { type: 'string', multiple: true },
+        port: { type: 'string' },
+        host: { type: 'string' },
+        'token-ttl': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (e) {
+    // parseArgs's own messages name the option (`Unknown option '--nope'`); its advice on `--` does not apply.
+    return { kind: 'error', message: (e as Error).message.split('. To specify')[0]!.replace(/\.$/, '') };
+  }
+  if (values.help === true) return { kind: 'help' };
+  const clientId = values['client-id'];
+  const clientSecret = values['client-secret'];
+  const redirectUris = values['redirect-uri'] ?? [];
+  if (clientId === undefined || clientId.trim() === '') return { kind: 'error', message: 'give the client svc signs in as: --client-id ID (svc\'s idp_client_id)' };
+  if (clientSecret === undefined || clientSecret === '') return { kind: 'error', message: 'give the client\'s secret: --client-secret SECRET (svc\'s idp_client_secret)' };
+  if (redirectUris.length === 0) return { kind: 'error', message: 'give at least one --redirect-uri URI (svc\'s authenticate_service_url + /oauth2/callback)' };
+  const postLogoutRedirectUris = values['post-logout-redirect-uri'] ?? [];
+  for (const [flag, uris] of [['--redirect-uri', redirectUris], ['--post-logout-redirect-uri', postLogoutRedirectUris]] as const) {
+    for (const uri of uris) {
+      const problem = redirectUriProblem(flag, uri);
+      if (problem !== undefined) return { kind: 'error', message: problem };
+    }
+  }
+  const portText = values.port ?? '9000';
+  const port = /^\d{1,5}$/.test(portText) ? Number(portText) : Number.NaN;
+  if (!(port >= 0 && port <= 65535)) return { kind: 'error', message: `--port \`${portText}\` is not a port number (0-65535; 0: any free port)` };
+  const host = values.host ?? '127.0.0.1';
+  if (!isLoopback(host)) return { kind: 'error', message: `--host \`${host}\` is not a loopback address: this provider is for local use only (127.0.0.1, ::1 or localhost)` };
+  const ttlText = values['token-ttl'] ?? '3600';
+  const ttl = /^\d{1,7}$/.test(ttlText) ? Number(ttlText) : Number.NaN;
+  if (!(ttl >= 1)) return { kind: 'error', message: `--token-ttl \`${ttlText}\` is not a number of seconds (1 or more)` };
+  return {
+    kind: 'run',
+    options: {
+      host,
+      port,
+      accessTokenTtlSeconds: ttl,
+      clients: [{ clientId, clientSecret, redirectUris, postLogoutRedirectUris }],
+    },
+  };
+}
+
+/** What the command prints once the provider listens: where it is, and what to give svc. */
+export function devIdpBanner(idp: Pick<DevIdp, 'issuer'>, client: DevClient): string {
+  return [
+    `svc dev identity provider (local use only) at ${idp.issuer}`,
+    `  discovery:     ${idp.issuer}/.well-known/openid-configuration`,
+    `  client:        ${client.clientId}`,
+    ...client.redirectUris.map((uri) => `  redirect URI:  ${uri}`),
+    ...client.postLogoutRedirectUris.map((uri) => `  after logout:  ${uri}`),
+    `  users:         ${DEMO_USERS.map((u) => `${u.email} (${u.groups.join(', ')})`).join(', ')}; password ${DEV_PASSWORD}`,
+    `  svc config:    idp_provider: oidc, idp_provider_url: ${idp.issuer}, idp_client_id: ${client.clientId}, idp_client_secret: <the secret>`,
+    '  Press Ctrl+C to stop.',
+    '',
+  ].join('\n');
+}
+
+async function main(argv: readonly string[]): Promise<void> {
+  const command = parseDevIdpArgs(argv);
+  if (command.kind === 'help') {
+    process.stdout.write(DEV_IDP_USAGE);
+    return;
+  }
+  if (command.kind === 'error') {
+    process.stderr.write(`error: ${command.message}\n(npx tsx demo/dev-idp.ts --help for the options)\n`);
+    process.exit(2);
+  }
+  const { options } = command;
+  let idp: DevIdp;
+  try {
+    idp = await startDevIdp({
+      ...options,
+      // oidc-provider's notice that Node 20 is not its preferred runtime: svc supports Node 20.
+      log: (line) => {
+        if (!/unsupported runtime/i.test(line)) process.stderr.write(`dev-idp: ${line}\n`);
+      },
+    });
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
+      const why = code === 'EADDRINUSE' ? 'is already in use' : `cannot be used (${code})`;
+      process.stderr.write(`error: port ${options.port} on ${options.host} ${why}: stop the program using it (\`lsof -i :${options.port}\` or \`ss -ltnp 'sport = :${options.port}'\` names it) or choose another with --port\n`);
+      process.exit(2);
+    }
+    throw e;
+  }
+  process.stdout.write(devIdpBanner(idp, options.clients[0]!));
+  const stop = () => {
+    // Whatever happens, do not hang on the way out.
+    setTimeout(() => process.exit(1), 5_000).unref();
+    void idp.close().then(() => process.exit(0));
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+if (isMainModule(import.meta.url)) await main(process.argv.slice(2));

@@ -1,10 +1,12 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 
 import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
-import { DEMO_USERS, DEV_PASSWORD, startDevIdp, type DevIdp } from '../../demo/dev-idp.ts';
+import { DEMO_USERS, DEV_IDP_USAGE, DEV_PASSWORD, parseDevIdpArgs, startDevIdp, type DevIdp } from '../../demo/dev-idp.ts';
 import { HttpBrowser, type Hop } from '../support/http-browser.ts';
 
 const CLIENT_ID = 'svc-test';
@@ -321,5 +323,160 @@ describe('HttpBrowser cookies', () => {
 
     browser.clearCookies();
     expect(browser.cookies('app.example.com')).toEqual({});
+  });
+});
+
+const DEV_IDP = join(import.meta.dirname, '../../demo/dev-idp.ts');
+
+/** `demo/dev-idp.ts ARGS` as a program (node with the tsx loader, as `npx tsx` runs it). */
+function devIdpProcess(args: readonly string[]): { readonly child: ChildProcess; readonly output: () => { stdout: string; stderr: string }; readonly exited: Promise<number | null> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', DEV_IDP, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] ?? '' } });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, output: () => ({ stdout, stderr }), exited };
+}
+
+describe('demo/dev-idp.ts as a program (docs/dev-idp.md)', () => {
+  const clientId = 'my-svc';
+  const clientSecret = 'my-secret-0123456789';
+  const redirectUri = 'https://authenticate.example.test/oauth2/callback';
+  let running: ReturnType<typeof devIdpProcess> | undefined;
+  let issuer = '';
+
+  beforeAll(async () => {
+    running = devIdpProcess(['--port', '0', '--client-id', clientId, '--client-secret', clientSecret, '--redirect-uri', redirectUri]);
+    const started = running;
+    issuer = await new Promise<string>((resolve, reject) => {
+      const timer = setInterval(() => {
+        const found = /^svc dev identity provider \(local use only\) at (http:\/\/127\.0\.0\.1:\d+)$/m.exec(started.output().stdout);
+        if (found?.[1] !== undefined) {
+          clearInterval(timer);
+          resolve(found[1]);
+        }
+      }, 50);
+      void started.exited.then((code) => {
+        clearInterval(timer);
+        reject(new Error(`dev-idp exited with ${code}: ${started.output().stderr}`));
+      });
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    if (running && running.child.exitCode === null) {
+      running.child.kill('SIGTERM');
+      expect(await running.exited).toBe(0);
+    }
+  });
+
+  /** The authorization request svc makes (code flow, PKCE S256), answered without following redirects. */
+  async function authorize(askingClientId: string, redirect: string): Promise<Response> {
+    const url = new URL(`${issuer}/auth`);
+    url.search = new URLSearchParams({
+      client_id: askingClientId,
+      redirect_uri: redirect,
+      response_type: 'code',
+      scope: 'openid email profile',
+      state: 'state-1',
+      code_challenge: await client.calculatePKCECodeChallenge(client.randomPKCECodeVerifier()),
+      code_challenge_method: 'S256',
+    }).toString();
+    return fetch(url, { redirect: 'manual' });
+  }
+
+  it('prints its issuer and serves discovery for it', async () => {
+    const { stdout } = running!.output();
+    expect(stdout).toContain(`  client:        ${clientId}\n`);
+    expect(stdout).toContain(`  redirect URI:  ${redirectUri}\n`);
+    expect(stdout).not.toContain(clientSecret);
+    const discovery = await fetch(`${issuer}/.well-known/openid-configuration`);
+    expect(discovery.status).toBe(200);
+    const metadata = (await discovery.json()) as Record<string, unknown>;
+    expect(metadata['issuer']).toBe(issuer);
+    expect(metadata['authorization_endpoint']).toBe(`${issuer}/auth`);
+  });
+
+  it('registers the client for its redirect URI: accepted there, refused for any other and for another client', async () => {
+    const accepted = await authorize(clientId, redirectUri);
+    expect(accepted.status).toBe(303);
+    // On to the provider's own sign-in page: the request was accepted (a refused one stays at /auth).
+    expect(new URL(accepted.headers.get('location') ?? '', issuer).href).toMatch(new RegExp(`^${issuer}/interaction/[\\w-]+$`));
+
+    const otherUri = await authorize(clientId, 'https://elsewhere.example.test/oauth2/callback');
+    expect(otherUri.status).toBe(400);
+    expect(otherUri.headers.get('location')).toBeNull();
+    expect(await otherUri.text()).toContain('invalid_redirect_uri');
+
+    const otherClient = await authorize('svc-quickstart', redirectUri);
+    expect(otherClient.status).toBe(400);
+    expect(await otherClient.text()).toContain('invalid_client');
+  });
+
+  it('signs alice in with the demo password and sends the code to the redirect URI', async () => {
+    const config = await client.discovery(new URL(issuer), clientId, clientSecret, undefined, { execute: [client.allowInsecureRequests] });
+    const verifier = client.randomPKCECodeVerifier();
+    const url = client.buildAuthorizationUrl(config, {
+      redirect_uri: redirectUri,
+      scope: 'openid email profile',
+      code_challenge: await client.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      state: 'state-2',
+    });
+    const port = Number(new URL(issuer).port);
+    const browser = new HttpBrowser((u) => (u.hostname === '127.0.0.1' && Number(u.port) === port ? { port } : undefined));
+    const callback = locationOf(last(await browser.signIn(url.href, 'alice@example.com')));
+    expect(`${callback.origin}${callback.pathname}`).toBe(redirectUri);
+    const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: 'state-2' });
+    expect(tokens.claims()).toMatchObject({ iss: issuer, aud: clientId, email: 'alice@example.com', groups: ['admins', 'staff'] });
+  });
+});
+
+describe('demo/dev-idp.ts command line', () => {
+  it('--help prints the options and the users, and exits 0', async () => {
+    const help = devIdpProcess(['--help']);
+    expect(await help.exited).toBe(0);
+    expect(help.output().stdout).toBe(DEV_IDP_USAGE);
+    for (const flag of ['--client-id', '--client-secret', '--redirect-uri', '--post-logout-redirect-uri', '--port', '--host', '--token-ttl']) {
+      expect(DEV_IDP_USAGE).toContain(`  ${flag} `);
+    }
+    for (const user of DEMO_USERS) expect(DEV_IDP_USAGE).toContain(user.email);
+  }, 60_000);
+
+  it('a bad option is one error line and exit code 2', async () => {
+    const bad = devIdpProcess(['--client-id', 'x', '--client-secret', 'y', '--redirect-uri', 'https://a.test/cb', '--prot', '9000']);
+    expect(await bad.exited).toBe(2);
+    expect(bad.output().stderr).toBe("error: Unknown option '--prot'\n(npx tsx demo/dev-idp.ts --help for the options)\n");
+    expect(bad.output().stdout).toBe('');
+  }, 60_000);
+
+  it('parses the options and refuses what it cannot serve', () => {
+    const base = ['--client-id', 'c', '--client-secret', 's', '--redirect-uri', 'https://a.test/oauth2/callback'];
+    expect(parseDevIdpArgs(base)).toEqual({
+      kind: 'run',
+      options: { host: '127.0.0.1', port: 9000, accessTokenTtlSeconds: 3600, clients: [{ clientId: 'c', clientSecret: 's', redirectUris: ['https://a.test/oauth2/callback'], postLogoutRedirectUris: [] }] },
+    });
+    expect(parseDevIdpArgs([...base, '--redirect-uri', 'http://b.test/cb', '--post-logout-redirect-uri', 'https://a.test/', '--port', '0', '--host', '::1', '--token-ttl', '60'])).toEqual({
+      kind: 'run',
+      options: { host: '::1', port: 0, accessTokenTtlSeconds: 60, clients: [{ clientId: 'c', clientSecret: 's', redirectUris: ['https://a.test/oauth2/callback', 'http://b.test/cb'], postLogoutRedirectUris: ['https://a.test/'] }] },
+    });
+    expect(parseDevIdpArgs(['-h'])).toEqual({ kind: 'help' });
+    const error = (args: readonly string[]) => {
+      const parsed = parseDevIdpArgs(args);
+      return parsed.kind === 'error' ? parsed.message : `not an error: ${parsed.kind}`;
+    };
+    expect(error([])).toMatch(/^give the client svc signs in as: --client-id ID/);
+    expect(error(['--client-id', 'c', '--redirect-uri', 'https://a.test/cb'])).toMatch(/^give the client's secret: --client-secret/);
+    expect(error(['--client-id', 'c', '--client-secret', 's'])).toMatch(/^give at least one --redirect-uri URI/);
+    expect(error([...base, '--redirect-uri', '/oauth2/callback'])).toMatch(/^--redirect-uri `\/oauth2\/callback` is not an absolute URL/);
+    expect(error([...base, '--redirect-uri', 'javascript:alert(1)'])).toMatch(/is not an http or https URL$/);
+    expect(error([...base, '--post-logout-redirect-uri', 'https://a.test/#x'])).toMatch(/has a fragment/);
+    expect(error([...base, '--port', '65536'])).toMatch(/^--port `65536` is not a port number/);
+    expect(error([...base, '--port', 'http'])).toMatch(/^--port `http` is not a port number/);
+    expect(error([...base, '--host', '0.0.0.0'])).toMatch(/^--host `0\.0\.0\.0` is not a loopback address: this provider is for local use only/);
+    expect(error([...base, '--token-ttl', '0'])).toMatch(/^--token-ttl `0` is not a number of seconds/);
+    expect(error([...base, '--port'])).toMatch(/--port <value>' argument missing/);
+    expect(error([...base, 'extra'])).toMatch(/^Unexpected argument 'extra'/);
   });
 });
