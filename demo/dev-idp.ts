@@ -729,6 +729,8 @@ export function devIdpBanner(idp: Pick<DevIdp, 'issuer'>, client: DevClient): st
 }
 
 async function main(argv: readonly string[]): Promise<void> {
+  // `--help | head`: a reader that goes away is not an error.
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => process.exit(e.code === 'EPIPE' ? 0 : 1));
   const command = parseDevIdpArgs(argv);
   if (command.kind === 'help') {
     process.stdout.write(DEV_IDP_USAGE);
