@@ -1,0 +1,238 @@
+/**
+ * The session-store outage grace (docs/scale-out.md "Failure behaviour", runtime/authn/outage-grace.ts)
+ * with a real redis-server and a real OIDC provider: two `svc run` processes share one Redis, A with
+ * `--store-outage-grace 12` (one process), B with `--store-outage-grace 0` (two workers). Redis is
+ * killed (its data saved first, so it comes back with the sessions):
+ * - A keeps serving alice past her cache entry (counted in `svc_sessions_served_stale_total`, the
+ *   first logged once as a warning), then answers 503 once the grace is over, and never 200 again
+ *   until Redis is back;
+ * - B (grace 0) answers 503 once its cache entries expire, as svc did before the grace, and counts nothing;
+ * - a session signed out on B before the outage is not served by A, and one signed out on A during
+ *   the outage (503: the store cannot record it) is not served by A afterwards;
+ * - a new sign-in answers 503 with Retry-After at svc's sign-in endpoint, before any redirect to
+ *   the provider, on A and on B's workers;
+ * - Redis back: the sessions work again on both and a new sign-in completes.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { request } from 'node:http';
+import { stringify } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../../cli/main.ts';
+import type { DevIdp } from '../../demo/dev-idp.ts';
+import { BASE_SETTINGS } from '../support/compile-text.ts';
+import { HttpBrowser, type Hop } from '../support/http-browser.ts';
+import { cli, startRedis, type RedisProcess } from '../support/redis-server.ts';
+import { describeWithCommands } from '../support/system.ts';
+import { freePort, startLocalhostIdp } from './auth-support.ts';
+import { sample, scrape } from './metrics-support.ts';
+import { SVC } from './svc-process.ts';
+import { configDir, echo, startUpstream, type Upstream } from './support.ts';
+
+/** TEST ONLY password. */
+const PASSWORD = 'test-only-redis-grace-password';
+const GRACE_SECONDS = 12;
+/** A and B: same port, different loopback addresses (Linux routes all of 127.0.0.0/8 to lo). */
+const ADDRESSES = ['127.0.0.1', '127.0.0.2'] as const;
+const STALE = 'svc_sessions_served_stale_total';
+const GRACE_WARNING = 'session store unreachable: serving sessions this process verified recently from the outage grace';
+
+function get(address: string, port: number, host: string, cookie: string, path = '/'): Promise<{ status: number; body: string; headers: import('node:http').IncomingHttpHeaders }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: address, port, path, agent: false, headers: { host, cookie, accept: 'text/html' } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
+    });
+    req.setTimeout(10_000, () => req.destroy(new Error('no answer in 10 s')));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function until(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const started = Date.now();
+  while (!(await check())) {
+    if (Date.now() - started > timeoutMs) throw new Error(`${what}: not in ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+describe('svc run --store-outage-grace', () => {
+  it('refuses a value that is not a number of seconds from 0 to 600', async () => {
+    for (const bad of ['soon', '-1', '601', '']) {
+      let err = '';
+      const code = await main(['run', 'no-such-config.yaml', '--store-outage-grace', bad], { out: () => undefined, err: (t) => (err += t) });
+      expect(code).toBe(2);
+      expect(err).toContain(`--store-outage-grace \`${bad}\` is not a number of seconds (0-600)`);
+    }
+  });
+});
+
+describeWithCommands(['redis-server', 'redis-cli'], 'the session-store outage grace with a real Redis', () => {
+  let idp: DevIdp;
+  let up: Upstream;
+  let redis: RedisProcess;
+  let port = 0;
+  const metricsPorts = [0, 0];
+  const children: (ChildProcess | undefined)[] = [undefined, undefined];
+  const logs = ['', ''];
+  const cfg = configDir();
+  const host = () => `app.localhost:${port}`;
+  /** Instance i's count of requests served from the grace (its primary aggregates its workers'). */
+  const stale = async (i: 0 | 1) => sample((await scrape(metricsPorts[i]!)).body, STALE) ?? Number.NaN;
+  /** A browser whose `*.localhost` requests go to instance `via()`, and the provider's to the provider. */
+  const browserVia = (via: () => 0 | 1) => new HttpBrowser((url) => (url.hostname.endsWith('.localhost') ? { port, address: ADDRESSES[via()]! } : url.port === String(idp.port) ? { port: idp.port } : undefined));
+  const signedIn = async (b: HttpBrowser): Promise<string> => {
+    const hops = await b.signIn(`http://${host()}/`, 'alice@example.com');
+    expect(hops[hops.length - 1]!.status).toBe(200);
+    return `_svc=${b.cookies('app.localhost')['_svc']}`;
+  };
+
+  const start = async (i: 0 | 1, args: readonly string[]): Promise<void> => {
+    logs[i] = '';
+    const child = spawn(process.execPath, [SVC, 'run', '--shutdown-delay', '0', '--grpc-listen', '127.0.0.1:0', '-config', cfg.path, ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ADDRESS: `${ADDRESSES[i]}:${port}`, METRICS_ADDRESS: `127.0.0.1:${metricsPorts[i]}` },
+    });
+    children[i] = child;
+    await new Promise<void>((resolve, reject) => {
+      const onData = (c: Buffer) => {
+        logs[i] += c.toString();
+        if (/"msg":"listening"/.test(logs[i]!)) resolve();
+      };
+      child.stdout!.on('data', onData);
+      child.stderr!.on('data', onData);
+      child.once('exit', (code) => reject(new Error(`svc ${i} exited with ${code}: ${logs[i]}`)));
+    });
+  };
+  const stop = async (i: 0 | 1): Promise<void> => {
+    const child = children[i];
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    await exited;
+  };
+  /** svc's JSON lines with this message. */
+  const lines = (i: 0 | 1, msg: string) =>
+    logs[i]!
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((l) => l['msg'] === msg);
+
+  beforeAll(async () => {
+    port = await freePort();
+    metricsPorts[0] = await freePort();
+    metricsPorts[1] = await freePort();
+    redis = await startRedis({ password: PASSWORD });
+    idp = await startLocalhostIdp(port);
+    up = await startUpstream(echo);
+    const origin = (name: string) => `http://${name}.localhost:${port}`;
+    cfg.writeRaw(
+      stringify({
+        ...BASE_SETTINGS,
+        cookie_secure: false,
+        authenticate_service_url: origin('authenticate'),
+        signout_redirect_url: `${origin('app')}/`,
+        idp_provider_url: idp.issuer,
+        idp_client_id: 'c',
+        idp_client_secret: 's',
+        databroker_storage_type: 'redis',
+        databroker_storage_connection_string: `redis://:${PASSWORD}@127.0.0.1:${redis.port}/6`,
+        routes: [{ from: `https://app.localhost:${port}`, to: up.url, policy: 'allow if domain is "example.com"' }],
+      }),
+    );
+    await Promise.all([start(0, ['--workers', '1', '--store-outage-grace', String(GRACE_SECONDS)]), start(1, ['--workers', '2', '--store-outage-grace', '0'])]);
+  }, 90_000);
+
+  afterAll(async () => {
+    await Promise.all([stop(0), stop(1)]);
+    await up?.close();
+    await idp?.close();
+    await redis?.stop();
+    cfg.remove();
+  });
+
+  it('serves verified sessions for the grace, then 503; never a revoked one; no sign-in into the dead store; all well once Redis is back', async () => {
+    // Three sessions of alice's, each signed in through A, each cached by A (and used on B).
+    let bobVia: 0 | 1 = 0;
+    const alice = await signedIn(browserVia(() => 0));
+    const bobBrowser = browserVia(() => bobVia);
+    const bob = await signedIn(bobBrowser);
+    const carolBrowser = browserVia(() => 0);
+    const carol = await signedIn(carolBrowser);
+    for (const c of [alice, bob, carol]) for (const a of ADDRESSES) expect((await get(a, port, host(), c)).status).toBe(200);
+
+    // Bob signs out on B before the outage: A, which has his session cached, drops it (pub/sub).
+    bobVia = 1;
+    const confirm = await bobBrowser.request(`http://${host()}/.svc/signout/`);
+    expect(confirm.status).toBe(200);
+    expect((await bobBrowser.submitForm(confirm))[0]!.status).toBe(302);
+    await until(async () => (await get(ADDRESSES[0], port, host(), bob)).status === 302, 5_000, 'A refuses the signed-out session');
+    expect(await stale(0)).toBe(0);
+
+    // Redis dies, its data saved first (the same server comes back with the sessions).
+    cli(redis.port, ['SAVE'], PASSWORD);
+    await redis.kill();
+    await until(async () => lines(0, 'session store (redis) unreachable').length === 1, 10_000, 'A logs the outage');
+
+    // A new sign-in stops at svc's own sign-in endpoint with 503 and Retry-After: never sent to the provider.
+    for (const via of [0, 1] as const) {
+      const fresh = browserVia(() => via);
+      const hops: Hop[] = await fresh.navigate(`http://${host()}/`);
+      const last = hops[hops.length - 1]!;
+      expect(last.status, `instance ${via}`).toBe(503);
+      expect(new URL(last.url).pathname).toBe('/.svc/sign_in');
+      expect(last.headers['retry-after']).toBe('5');
+      expect(last.body).toContain('session-store-unavailable');
+      expect(hops.some((h) => new URL(h.url).port === String(idp.port))).toBe(false);
+    }
+
+    // A serves alice all along: from its cache, then (once the entry is stale) from the grace.
+    await until(
+      async () => {
+        expect((await get(ADDRESSES[0], port, host(), alice)).status).toBe(200);
+        return (await stale(0)) > 0;
+      },
+      45_000,
+      'A serves alice from the grace',
+    );
+    // (Lines reach standard output within half a second: svc buffers them.)
+    await until(async () => lines(0, GRACE_WARNING).length > 0, 5_000, 'A logs the grace in use');
+    expect(lines(0, GRACE_WARNING)).toHaveLength(1);
+    expect(lines(0, GRACE_WARNING)[0]).toMatchObject({ level: 'warn', graceMs: GRACE_SECONDS * 1000 });
+
+    // Within the grace: bob's session, signed out before the outage, is not served.
+    const bobNow = await get(ADDRESSES[0], port, host(), bob);
+    expect(bobNow.status).toBe(503);
+    expect(bobNow.body).toContain('session-store-unavailable');
+    // Carol signs out on A during the outage: the store cannot record it (503), and A never serves her session again.
+    expect((await get(ADDRESSES[0], port, host(), carol)).status).toBe(200);
+    const carolConfirm = await carolBrowser.request(`http://${host()}/.svc/signout/`);
+    expect(carolConfirm.status).toBe(200);
+    expect((await carolBrowser.submitForm(carolConfirm))[0]!.status).toBe(503);
+    expect((await get(ADDRESSES[0], port, host(), carol)).status).toBe(503);
+
+    // The grace ends: 503, and never 200 again while Redis is away.
+    await until(async () => (await get(ADDRESSES[0], port, host(), alice)).status === 503, 30_000, 'A answers 503 after the grace');
+    const counted = await stale(0);
+    for (let i = 0; i < 5; i++) expect((await get(ADDRESSES[0], port, host(), alice)).status).toBe(503);
+    expect(await stale(0)).toBe(counted);
+    expect(lines(0, GRACE_WARNING)).toHaveLength(1);
+
+    // B, grace 0: 503 once its cache entries expired, as before the grace; nothing served stale.
+    await until(async () => (await get(ADDRESSES[1], port, host(), alice)).status === 503, 40_000, 'B answers 503');
+    expect(await stale(1)).toBe(0);
+    expect(lines(1, GRACE_WARNING)).toHaveLength(0);
+
+    // Redis returns: the sessions work again on both (carol's too: her sign-out was never recorded), a new sign-in completes.
+    await redis.restart();
+    for (const a of ADDRESSES) await until(async () => (await get(a, port, host(), alice)).status === 200, 20_000, `${a} serves alice again`);
+    expect((await get(ADDRESSES[0], port, host(), carol)).status).toBe(200);
+    expect((await get(ADDRESSES[0], port, host(), bob)).status).toBe(302);
+    await until(async () => lines(0, 'session store answers again: sessions are verified again; the outage grace ends').length === 1, 10_000, 'A logs the end of the grace');
+    for (const via of [0, 1] as const) await signedIn(browserVia(() => via));
+    for (const l of logs) expect(l).not.toContain(PASSWORD);
+  }, 150_000);
+});
