@@ -11,11 +11,14 @@
  * - the identity is the data broker's record for the session id, never anything the caller says
  *   about the user; a missing or expired record is anonymous;
  * - the session store unreachable is UNAVAILABLE with `svc-error-code`, never "anonymous" (the proxy
- *   then answers 503, never a sign-in or a 403 for a signed-in user);
+ *   then answers 503, never a sign-in or a 403 for a signed-in user), except for a session this
+ *   service verified within the outage grace (`--store-outage-grace`, runtime/authn/outage-grace.ts),
+ *   decided on what the store last said of it, as the proxy's own session lookup does;
  * - a policy that throws is deny (runtime/authz/program.ts).
  */
 import * as grpc from '@grpc/grpc-js';
 import type { PolicyInput } from '../authz/program.ts';
+import { DEFAULT_STORE_OUTAGE_GRACE_MS, OutageGrace, type GraceObserver } from '../authn/outage-grace.ts';
 import { publicSessionId, resolvedSession, SessionCache } from '../authn/session-cache.ts';
 import { SessionStoreError, type SessionStore } from '../databroker/session-store.ts';
 import type { Identity, RequestHeaders } from '../decide/types.ts';
@@ -34,6 +37,11 @@ export interface AuthorizeServiceOptions {
   /** The data broker (a client of it: runtime/databroker/grpc-store.ts). Never closed here. */
   readonly sessions: SessionStore;
   readonly log?: (entry: Record<string, unknown>) => void;
+  /** `svc run --store-outage-grace` in ms (default 30 s, 0: off), and what counts its use. */
+  readonly storeOutageGraceMs?: number;
+  readonly graceObserver?: GraceObserver;
+  /** Clock (tests). */
+  readonly now?: () => number;
 }
 
 export interface AuthorizeService extends ServedService {
@@ -51,7 +59,10 @@ function trailer(code: string): grpc.Metadata {
 }
 
 export function authorizeGrpcService(options: AuthorizeServiceOptions): AuthorizeService {
-  const cache = new SessionCache(options.sessions);
+  const graceMs = options.storeOutageGraceMs ?? DEFAULT_STORE_OUTAGE_GRACE_MS;
+  const cache = new SessionCache(options.sessions, { graceMs });
+  const grace = new OutageGrace({ graceMs, ...(options.graceObserver ? { observer: options.graceObserver } : {}), ...(options.log ? { log: options.log } : {}) });
+  const clock = options.now ?? Date.now;
   const mismatch = new RateLimitedLog(options.log);
 
   /** The identity of `sessionId` (null when anonymous, missing or expired). Rejects when the store cannot answer. */
@@ -59,8 +70,21 @@ export function authorizeGrpcService(options: AuthorizeServiceOptions): Authoriz
     if (sessionId === '') return null;
     const hit = cache.get(sessionId, OWNER, nowMs);
     if (hit !== undefined) return hit.identity;
-    const record = await options.sessions.get(sessionId);
-    if (record === undefined || record.expiresAtMs <= nowMs) return null;
+    let record;
+    try {
+      record = await options.sessions.get(sessionId);
+    } catch (err) {
+      const stale = err instanceof SessionStoreError && err.code === 'SVC_ERR_SESSION_STORE_UNAVAILABLE' ? cache.stale(sessionId, OWNER, clock()) : undefined;
+      if (stale === undefined) throw err;
+      grace.failed(clock());
+      grace.served();
+      return stale.identity;
+    }
+    grace.answered(clock());
+    if (record === undefined || record.expiresAtMs <= nowMs) {
+      cache.forget(sessionId);
+      return null;
+    }
     const session = resolvedSession(record);
     cache.set(sessionId, OWNER, session, nowMs, record.expiresAtMs);
     return session.identity;
@@ -78,7 +102,7 @@ export function authorizeGrpcService(options: AuthorizeServiceOptions): Authoriz
     if ((m.plan_checksum ?? '') !== checksum) {
       mismatch.log(`plan ${m.plan_checksum ?? ''}`, { level: 'warn', msg: 'plan checksum mismatch: a proxy runs another plan than this authorize service (a half-rolled-out config?)', checksum, callerChecksum: m.plan_checksum ?? '' });
     }
-    const now = Date.now();
+    const now = clock();
     let identity: Identity | null;
     try {
       identity = await identityOf(m.session_id ?? '', now);

@@ -47,7 +47,7 @@ export async function runAuthorize(options: RunOptions): Promise<AuthorizeRunnin
   });
   const store = generations.store;
   const sessions = options.sessionStore ?? openObservedStore(plan.body.settings, metrics?.store ?? options.storeObserver, options.log, metrics?.grpc).store;
-  const service = authorizeGrpcService({ current: () => ({ index: store.current.index, checksum: store.current.plan.checksum }), sessions, ...(options.log ? { log: options.log } : {}) });
+  const service = authorizeGrpcService({ current: () => ({ index: store.current.index, checksum: store.current.plan.checksum }), sessions, ...(options.log ? { log: options.log } : {}), ...(options.storeOutageGraceMs !== undefined ? { storeOutageGraceMs: options.storeOutageGraceMs } : {}), ...(metrics ? { graceObserver: metrics.sessions } : {}) });
   const settings = plan.body.settings;
   const address = grpcBindAddress(settings, options.grpcListen);
   let server: GrpcServerHandle;
