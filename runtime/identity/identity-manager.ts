@@ -7,6 +7,11 @@
  *   when the holder dies its lease lapses after the TTL and another takes it. A manager that fails
  *   to renew stops working at once (its in-flight requests are aborted). On Redis the lease value is
  *   sealed: one written by someone else is taken over, so a Redis writer cannot stop the refreshes.
+ * - Logs say only what is true: standing by while another instance (or a previous run that did not
+ *   give the lease up) holds it is info, once; a renewal that fails while holding the lease is warn,
+ *   once per outage. A store that does not answer while this manager holds nothing changes nothing
+ *   here (the store logs its own outage): debug. Until the store has answered once (its connection
+ *   is still being made at start), the lease is tried again within {@link START_RETRY_MS}.
  * - Each scan reads every session: on Redis this makes the holder the check against replayed old
  *   values (docs/scale-out.md "What a Redis writer can and cannot do"): it refuses a value older
  *   than one it has seen and revokes the session for every process, within one scan interval.
@@ -74,6 +79,9 @@ export interface IdentityManagerOptions {
 
 const MIN_TIMER_MS = 50;
 
+/** The lease is tried again this soon (at most) until the store first answers: svc starts while it connects. */
+const START_RETRY_MS = 500;
+
 export class IdentityManager {
   readonly #o: Required<Omit<IdentityManagerOptions, 'log'>> & Pick<IdentityManagerOptions, 'log'>;
   readonly #counter: IdentityFiguresCounter;
@@ -81,7 +89,14 @@ export class IdentityManager {
   /** Aborted when the lease is lost or the manager closes: the scan in progress stops. */
   #work = new AbortController();
   #held = false;
+  /** A failed renewal was logged (warn): its recovery is logged too. */
   #leaseError = false;
+  /** The store has answered a lease request at least once. */
+  #answered = false;
+  /** The last lease request failed (a store that does not answer is said once, not at every try). */
+  #failing = false;
+  /** Standing by (another holder) was logged; said again only after this manager held the lease. */
+  #standingBy = false;
   #nextDirectoryAtMs = 0;
   #scan: Promise<void> | undefined;
   #leaseTimer: NodeJS.Timeout | undefined;
@@ -121,7 +136,8 @@ export class IdentityManager {
     if (this.#closed || this.#leaseTimer) return;
     const lease = () => {
       void this.renewLease().finally(() => {
-        if (!this.#closed) (this.#leaseTimer = setTimeout(lease, Math.max(MIN_TIMER_MS, Math.floor(this.#o.leaseTtlMs / 3)))).unref();
+        const period = Math.floor(this.#o.leaseTtlMs / 3);
+        if (!this.#closed) (this.#leaseTimer = setTimeout(lease, Math.max(MIN_TIMER_MS, this.#answered ? period : Math.min(period, START_RETRY_MS)))).unref();
       });
     };
     const scan = () => {
@@ -146,14 +162,24 @@ export class IdentityManager {
   async renewLease(): Promise<boolean> {
     if (this.#closed) return false;
     let held: boolean;
+    let answered = false;
     try {
       held = await this.#o.store.acquireLease(IDENTITY_MANAGER_LEASE, this.#o.holder, this.#o.leaseTtlMs);
       if (this.#leaseError) this.#o.log?.({ msg: 'identity manager: the store answers again' });
       this.#leaseError = false;
+      this.#failing = false;
+      this.#answered = answered = true;
     } catch (e) {
-      // Said once per outage, not at every renewal.
-      if (!this.#leaseError) this.#o.log?.({ msg: 'identity manager: cannot renew its lease; pausing until the store answers', error: (e as Error).message });
-      this.#leaseError = true;
+      const error = (e as Error).message;
+      if (this.#held) {
+        // Said once per outage, not at every renewal: the refreshes stop here until it answers.
+        this.#o.log?.({ level: 'warn', msg: 'identity manager: cannot renew its lease; pausing until the store answers', error });
+        this.#leaseError = true;
+      } else if (!this.#failing) {
+        // Holding nothing, nothing stops here; at start this is the store's connection still being made.
+        this.#o.log?.({ level: 'debug', msg: 'identity manager: the store does not answer; the lease is tried again', error });
+      }
+      this.#failing = true;
       held = false;
     }
     if (this.#closed) {
@@ -161,6 +187,7 @@ export class IdentityManager {
       return false;
     }
     if (held && !this.#held) {
+      this.#standingBy = false;
       this.#o.log?.({ msg: 'identity manager: took the lease; refreshing sessions here', holder: this.#o.holder });
       this.#work = new AbortController();
       // The first directory refresh comes one interval after taking over.
@@ -168,6 +195,11 @@ export class IdentityManager {
     } else if (!held && this.#held) {
       this.#o.log?.({ msg: 'identity manager: lost the lease; stopping', holder: this.#o.holder });
       this.#work.abort();
+      this.#standingBy = answered;
+    } else if (!held && answered && !this.#standingBy) {
+      // The store answered that someone else holds it (it lapses one TTL after its holder stops renewing).
+      this.#standingBy = true;
+      this.#o.log?.({ msg: 'identity manager: another instance holds the identity manager lease; standing by', holder: this.#o.holder });
     }
     this.#held = held;
     return held;
