@@ -24,8 +24,9 @@
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { connect as tlsConnect } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative } from 'node:path';
 import { ConfigMap, Secret, Service, ServiceAccount } from 'kubernetes-models/v1';
@@ -365,29 +366,56 @@ async function testSecretValues(redisUrl: string): Promise<Record<string, string
 }
 
 /**
- * Writes what the kubelet would mount for `container` under `root` (each Secret item at its mount
- * path), and returns `text` with each Secret mount path moved under `root`.
+ * Writes a Secret or ConfigMap volume at `dir` as the kubelet does: the items in a directory of
+ * their own (`..<generation>`), `..data` a link to it, and each item a link through `..data`. A
+ * later generation swaps `..data` in one rename and removes the old directory, as the kubelet's
+ * atomic writer does when the Secret changes: the item paths stay, the files behind them change.
+ */
+function writeVolume(dir: string, files: ReadonlyMap<string, string>, generation = 1): void {
+  const data = `..${generation}`;
+  mkdirSync(join(dir, data), { recursive: true });
+  for (const [path, text] of files) {
+    expect(path, 'an item path without directories').not.toContain('/');
+    writeFileSync(join(dir, data, path), text, { mode: 0o440 });
+  }
+  if (generation === 1) {
+    symlinkSync(data, join(dir, '..data'));
+    for (const path of files.keys()) symlinkSync(join('..data', path), join(dir, path));
+    return;
+  }
+  symlinkSync(data, join(dir, '..data_tmp'));
+  renameSync(join(dir, '..data_tmp'), join(dir, '..data'));
+  rmSync(join(dir, `..${generation - 1}`), { recursive: true });
+}
+
+/**
+ * Writes the Secret volumes `container` mounts under `root` (each at its mount path, as the kubelet
+ * lays them out), and returns `text` with each Secret mount path moved under `root`.
  */
 function layOut(root: string, container: IContainer, volumes: readonly IVolume[], values: Record<string, string>, text: string): string {
   let out = text;
   for (const m of secretMounts(container, volumes)) {
+    const files = new Map<string, string>();
     for (const [path, key] of m.items) {
       expect(values[key], `a test value for the Secret key ${key}`).toBeDefined();
-      const file = join(root, m.mountPath, path);
-      mkdirSync(dirname(file), { recursive: true });
-      writeFileSync(file, values[key]!, { mode: 0o440 });
+      files.set(path, values[key]!);
     }
+    writeVolume(join(root, m.mountPath), files);
     out = out.replaceAll(`${m.mountPath}/`, `${join(root, m.mountPath)}/`);
   }
   return out;
 }
 
-/** The pod's config under `root` (etc/svc/<name>), its Secret files beside it; returns its path. */
-function layOutPod(root: string, pod: SvcPod, values: Record<string, string>, edit: (text: string) => string = (t) => t, name = 'config.yaml'): string {
-  const text = layOut(root, svcContainer(pod.deployment), podSpec(pod.deployment).volumes ?? [], values, pod.configText);
+/** Lays out the pod's Secret volumes under `root`; returns its config text with their paths there. */
+function layOutPod(root: string, pod: SvcPod, values: Record<string, string>): string {
+  return layOut(root, svcContainer(pod.deployment), podSpec(pod.deployment).volumes ?? [], values, pod.configText);
+}
+
+/** Writes a config as the ConfigMap volume holds it, under `root` (etc/svc/<name>); returns its path. */
+function writeConfig(root: string, text: string, name = 'config.yaml'): string {
   const path = join(root, 'etc/svc', name);
   mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(path, edit(text));
+  writeFileSync(path, text);
   return path;
 }
 
@@ -587,9 +615,10 @@ describe('deploy/kubernetes manifests', () => {
       try {
         const values = await testSecretValues('redis://:test-only-redis-password@svc-redis:6379/0');
         const pod = podFromFiles(dir);
-        const ok = compileCheck(layOutPod(root, pod, values));
+        const ok = compileCheck(writeConfig(root, layOutPod(root, pod, values)));
         expect(ok.stderr).toMatch(/ok: sha256:/);
         expect(ok.status).toBe(0);
+        if (dir !== BASE) return;
         // The files are what it read: without the cookie secret's, it does not compile.
         rmSync(join(root, 'var/run/secrets/svc/cookie_secret'));
         const missing = compileCheck(join(root, 'etc/svc/config.yaml'));
@@ -641,18 +670,21 @@ describe.skipIf(!kubectl && !requireAll)('kubectl kustomize (needs kubectl: the 
   });
 });
 
-describe('svc runs with the base: the Deployment probes answer 200, and readiness fails first on SIGTERM', () => {
+describe('svc runs with the base: the Deployment probes answer 200, a renewed certificate is served, readiness fails first on SIGTERM', () => {
   let root: string;
   let svc: SignalledSvc;
   let metricsPort: number;
   const pod = podFromFiles(BASE);
   const container = svcContainer(pod.deployment);
+  let probes: { name: string; path: string; port: number }[];
+  const probe = (name: string) => probes.find((p) => p.name === name)!;
 
   beforeAll(async () => {
     root = mkdtempSync(join(tmpdir(), 'svc-k8s-run-'));
     metricsPort = await freePort();
-    const configPath = layOutPod(root, pod, await testSecretValues('redis://unused:6379/0'), metricsOn(metricsPort));
+    const configPath = writeConfig(root, metricsOn(metricsPort)(layOutPod(root, pod, await testSecretValues('redis://unused:6379/0'))));
     svc = await spawnSvc(configPath, runArgs(container));
+    probes = probesOf(container, { 9090: metricsPort, 8443: svc.port });
   }, 60_000);
 
   afterAll(async () => {
@@ -660,17 +692,37 @@ describe('svc runs with the base: the Deployment probes answer 200, and readines
     rmSync(root, { recursive: true, force: true });
   });
 
-  it('startup, readiness and liveness probes answer 200; on SIGTERM readiness 503 and liveness 200; exit 0', async () => {
-    const probes = probesOf(container, { 9090: metricsPort, 8443: svc.port });
+  it('the startup, readiness and liveness probes answer 200', async () => {
+    expect(probes.map((p) => p.name)).toEqual(['startupProbe', 'readinessProbe', 'livenessProbe']);
     for (const p of probes) expect(await get(p.port, p.path), `${p.name} ${p.path}`).toMatchObject({ status: 200 });
+  });
+
+  it('a certificate renewed in its Secret (cert-manager, kubectl apply) is served without a restart', async () => {
+    const servedSerial = () =>
+      new Promise<string>((resolve, reject) => {
+        const s = tlsConnect({ host: '127.0.0.1', port: svc.port, servername: 'app.example.com', rejectUnauthorized: false }, () => {
+          resolve(s.getPeerCertificate().serialNumber.toLowerCase());
+          s.end();
+        });
+        s.on('error', reject);
+      });
+    const ca = await makeCa('svc kubernetes renewal CA (TEST ONLY)');
+    const renewed = await issue(ca, { cn: 'app.example.com', dns: ['app.example.com', 'auth.example.com'] });
+    expect(await servedSerial()).not.toBe(renewed.serial);
+    const tls = secretMounts(container, podSpec(pod.deployment).volumes ?? []).find((m) => m.secretName === 'svc-tls')!;
+    writeVolume(join(root, tls.mountPath), new Map([['tls.crt', renewed.certPem], ['tls.key', renewed.keyPem]]), 2);
+    expect(await until('the renewed certificate', servedSerial, (serial) => serial === renewed.serial)).toBe(renewed.serial);
+    expect(await get(probe('readinessProbe').port, probe('readinessProbe').path)).toMatchObject({ status: 200 });
+  });
+
+  it('on SIGTERM readiness answers 503 while liveness stays 200 (the shutdown delay), then svc exits 0', async () => {
     svc.child.kill('SIGTERM');
-    // The shutdown delay (the Deployment's --shutdown-delay): still answering, readiness failing.
-    const readiness = probes.find((p) => p.name === 'readinessProbe')!;
-    const liveness = probes.find((p) => p.name === 'livenessProbe')!;
+    const readiness = probe('readinessProbe');
+    const liveness = probe('livenessProbe');
     expect(await until('readiness to fail', () => get(readiness.port, readiness.path), (r) => r.status === 503)).toMatchObject({ body: expect.stringMatching(/draining/) });
     expect(await get(liveness.port, liveness.path)).toMatchObject({ status: 200 });
     expect(await svc.exited).toBe(0);
-  }, 60_000);
+  });
 });
 
 describeWithCommands(['redis-server', 'redis-cli'], "two svc on the Redis example's config, with a Redis from its redis.conf", () => {
@@ -708,9 +760,10 @@ describeWithCommands(['redis-server', 'redis-cli'], "two svc on the Redis exampl
     expect(cli(redisPort, ['PING'])).toMatch(/NOAUTH/);
     // Two instances of one pod template: the same config and the same Secret files; only the
     // metrics port differs, since both run on this machine.
+    const configText = layOutPod(root, pod, values);
     for (const i of [0, 1]) {
       const metricsPort = await freePort();
-      const configPath = layOutPod(root, pod, values, metricsOn(metricsPort), `config-${i}.yaml`);
+      const configPath = writeConfig(root, metricsOn(metricsPort)(configText), `config-${i}.yaml`);
       instances.push({ svc: await spawnSvc(configPath, runArgs(container)), metricsPort });
     }
   }, 120_000);
