@@ -6,6 +6,7 @@ import type { Expr, PlanSettings, PolicyIR, Route } from '../../compiler/plan/ty
 import { printRule, routeCovers } from '../../compiler/index.ts';
 import { compareAccess, describeClassChange, pathOf } from './access.ts';
 import { listenerOf, policyChange, routeRef, type RoutePairing } from './routes.ts';
+import { settingFlags } from './setting-flags.ts';
 import type { Verdict } from '../../runtime/decide/types.ts';
 import type { Flag, RouteAccess } from './types.ts';
 
@@ -59,7 +60,8 @@ function shadowFinder(routes: readonly Route[]): (r: Route) => Route | undefined
  *   `route-shadowed` rule's sound check), when that was not already so in the old plan;
  * - `tls-skip-verify`: upstream certificate verification turned off (routes, and the databroker's
  *   Redis connection);
- * - `pass-identity-headers`: turned on or off.
+ * - `pass-identity-headers`: turned on or off;
+ * - then the settings flags `sign-out`, `shared-secret` and `signing-key` (setting-flags.ts).
  */
 export function reviewFlags(
   pairing: RoutePairing,
@@ -126,5 +128,6 @@ export function reviewFlags(
   if (newPlan.settings.databroker.storage.tlsSkipVerify && !oldPlan.settings.databroker.storage.tlsSkipVerify) {
     flags.push({ kind: 'tls-skip-verify', route: null, message: 'databroker_storage_tls_skip_verify turned on: the Redis certificate is not verified' });
   }
+  flags.push(...settingFlags(oldPlan.settings, newPlan.settings));
   return flags;
 }

@@ -3,8 +3,8 @@
  */
 import type { PlanDiff } from './types.ts';
 
-/** The version of the JSON shape; bumped on any incompatible change. */
-export const DIFF_FORMAT_VERSION = 1;
+/** The version of the JSON shape; bumped on any incompatible change (2: a value change has `key`, values in config units). */
+export const DIFF_FORMAT_VERSION = 2;
 
 /**
  * Prints a diff as pretty JSON (two-space indent, trailing newline) with a fixed key order:

@@ -81,19 +81,19 @@ function isRedacted(v: JsonValue): v is Redacted & JsonValue {
   return v !== null && typeof v === 'object' && !Array.isArray(v) && 'redacted' in v && 'source' in v;
 }
 
-/** One value change: `~ path: old → new`, `+ path: new`, `- path: old`; secrets only as "changed". */
+/** One value change by its config key: `~ key: old → new`, `+ key: new`, `- key: old`; secrets only as "changed". */
 function valueLine(c: ValueChange): string {
-  if (c.change === 'added') return `+ ${c.path}: ${show(c.new)}`;
-  if (c.change === 'removed') return `- ${c.path}: ${show(c.old)}`;
+  if (c.change === 'added') return `+ ${c.key}: ${show(c.new)}`;
+  if (c.change === 'removed') return `- ${c.key}: ${show(c.old)}`;
   if (c.redacted) {
     const o = isRedacted(c.old) ? c.old : null;
     const n = isRedacted(c.new) ? c.new : null;
     const what = (o ?? n)?.redacted === 'pem' ? 'PEM document' : 'secret';
-    if (o && n) return `~ ${c.path}: ${what} changed (${o.source === n.source ? o.source : `${o.source} → ${n.source}`})`;
-    if (n) return `~ ${c.path}: ${what} set (${n.source}; was ${show(c.old)})`;
-    return `~ ${c.path}: ${what} removed (${o?.source ?? '?'}; now ${show(c.new)})`;
+    if (o && n) return `~ ${c.key}: ${what} changed (${o.source === n.source ? o.source : `${o.source} → ${n.source}`})`;
+    if (n) return `~ ${c.key}: ${what} set (${n.source}; was ${show(c.old)})`;
+    return `~ ${c.key}: ${what} removed (${o?.source ?? '?'}; now ${show(c.new)})`;
   }
-  return `~ ${c.path}: ${show(c.old)} → ${show(c.new)}`;
+  return `~ ${c.key}: ${show(c.old)} → ${show(c.new)}`;
 }
 
 /** A value on one line: strings JSON-quoted, secrets as `<secret env:X>`. */

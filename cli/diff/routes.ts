@@ -6,6 +6,7 @@ import type { PathMatch, Route } from '../../compiler/plan/types.ts';
 import { printPolicy } from '../../compiler/index.ts';
 import { diffLines } from './lines.ts';
 import type { PolicyChange, RouteChange, RouteRef, RouteSummary, RoutesDiff } from './types.ts';
+import { configPathOf, inConfigUnits, ROUTE_KEYS } from './config-keys.ts';
 import { diffValues } from './values.ts';
 
 /** Two routes taken to be the same route in the old and the new plan. */
@@ -139,13 +140,17 @@ function comparable(r: Route): Omit<Route, 'index' | 'policy'> {
 
 /**
  * Lists route changes for a pairing: added and removed routes summarized, and every pair that moved
- * or whose fields or policy changed. Field paths are relative to the route (`tls.skipVerify`).
+ * or whose fields or policy changed. Field paths are relative to the route (`tls.skipVerify`), each
+ * named by its route key (`tls_skip_verify`) with values in config units (`timeout: 30s`).
  */
 export function diffRoutes(pairing: RoutePairing): RoutesDiff {
   const moved = movedPairs(pairing.pairs);
   const changed: RouteChange[] = [];
   for (const p of pairing.pairs) {
-    const fields = diffValues(comparable(p.old), comparable(p.new), '');
+    const fields = diffValues(inConfigUnits(ROUTE_KEYS, comparable(p.old)), inConfigUnits(ROUTE_KEYS, comparable(p.new)), '').map((c) => ({
+      ...c,
+      key: configPathOf(ROUTE_KEYS, c.path),
+    }));
     const policy = policyChange(p.old, p.new);
     const isMoved = moved.has(p);
     if (fields.length || policy || isMoved) {

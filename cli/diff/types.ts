@@ -20,9 +20,15 @@ export interface Redacted {
   readonly source: string;
 }
 
-/** One changed value, at a dotted path (`server.timeoutReadMs`, `tls.certificates[0].key`). */
+/**
+ * One changed value. `path` is where it is in the plan (`server.timeoutReadMs`,
+ * `tls.certificates[0].key`); `key` is the config key it comes from, with the rest of the path
+ * (`timeout_read`, `certificates[0].key`; cli/diff/config-keys.ts). Values are in config units: a
+ * duration as the config writes it (`30s`), an address as `host:port`.
+ */
 export interface ValueChange {
   readonly path: string;
+  readonly key: string;
   /** `added`/`removed`: a map key or list item that exists on one side only. */
   readonly change: 'added' | 'removed' | 'changed';
   /** True when `old`/`new` are `Redacted` markers: only the fact of the change is shown. */
@@ -115,7 +121,18 @@ export interface RouteAccess {
 }
 
 /** Kinds of reviewer flags. */
-export type FlagKind = 'public' | 'fail-open' | 'shadowed' | 'tls-skip-verify' | 'pass-identity-headers';
+export type FlagKind =
+  | 'public'
+  | 'fail-open'
+  | 'shadowed'
+  | 'tls-skip-verify'
+  | 'pass-identity-headers'
+  /** `cookie_secret`, `cookie_name` or `cookie_domain` changed: users are signed out. */
+  | 'sign-out'
+  /** `shared_secret` changed: split services stop talking until all have it. */
+  | 'shared-secret'
+  /** `signing_key` changed: upstreams must fetch the JWKS again. */
+  | 'signing-key';
 
 /** Something a reviewer must look at. `route` is null for a settings-level flag. */
 export interface Flag {

@@ -9,6 +9,9 @@
  */
 import type { JsonValue, Redacted, ValueChange } from './types.ts';
 
+/** A change as this module finds it: by plan path; the caller names its config key. */
+export type PathChange = Omit<ValueChange, 'key'>;
+
 type Obj = { readonly [key: string]: unknown };
 
 const SENSITIVE_KEY = /password|passwd|secret|token|fingerprint|authorization|cookie|api[-_]?key|credential|session/i;
@@ -93,15 +96,15 @@ const isScalar = (v: unknown): boolean => v === null || typeof v !== 'object';
  * walked key by key; lists of scalars are compared whole (one change); other lists item by item.
  * A secret or PEM document is a leaf compared by source and fingerprint.
  */
-export function diffValues(a: unknown, b: unknown, path: string, key = ''): ValueChange[] {
+export function diffValues(a: unknown, b: unknown, path: string, key = ''): PathChange[] {
   if (same(a, b, key)) return [];
-  const leaf = (): ValueChange[] => [
+  const leaf = (): PathChange[] => [
     { path, change: 'changed', redacted: opaque(a, key) || opaque(b, key), old: redact(a, key), new: redact(b, key) },
   ];
   if (opaque(a, key) || opaque(b, key)) return leaf();
   if (isObj(a) && isObj(b)) {
     const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
-    const out: ValueChange[] = [];
+    const out: PathChange[] = [];
     for (const k of keys) {
       const p = join(path, k);
       if (!(k in b)) out.push(oneSided(p, 'removed', a[k], k));
@@ -111,7 +114,7 @@ export function diffValues(a: unknown, b: unknown, path: string, key = ''): Valu
     return out;
   }
   if (Array.isArray(a) && Array.isArray(b) && !(a.every(isScalar) && b.every(isScalar))) {
-    const out: ValueChange[] = [];
+    const out: PathChange[] = [];
     for (let i = 0; i < Math.max(a.length, b.length); i++) {
       const p = `${path}[${i}]`;
       if (i >= b.length) out.push(oneSided(p, 'removed', a[i], key));
@@ -123,7 +126,7 @@ export function diffValues(a: unknown, b: unknown, path: string, key = ''): Valu
   return leaf();
 }
 
-function oneSided(path: string, change: 'added' | 'removed', v: unknown, key: string): ValueChange {
+function oneSided(path: string, change: 'added' | 'removed', v: unknown, key: string): PathChange {
   const shown = redact(v, key);
   return { path, change, redacted: containsOpaque(v, key), old: change === 'removed' ? shown : null, new: change === 'added' ? shown : null };
 }

@@ -34,9 +34,9 @@ describe('renderDiffText', () => {
     expect(text).toContain('  - old #0 a (removed)\n');
     expect(text).toContain('  ~ #1 → #0 b\n');
     expect(text).toContain('          - allow if groups has "x"\n          + allow if groups has "x" or groups has "y"\n');
-    expect(text).toContain('  ~ logging.level: "info" → "debug"\n');
-    expect(text).toContain('  ~ cookie.secret: secret changed (inline)\n');
-    expect(text).toContain('Flags\n  (none)\n');
+    expect(text).toContain('  ~ log_level: "info" → "debug"\n');
+    expect(text).toContain('  ~ cookie_secret: secret changed (inline)\n');
+    expect(text).toContain('Flags\n  ! sign-out: cookie_secret changed: ');
   });
 
   it('never prints a secret value', () => {

@@ -29,7 +29,7 @@ describe('pairRoutes', () => {
     ]);
     const d = diffRoutes(p);
     const api = d.changed.find((c) => c.new.match === 'prefix /api');
-    expect(api?.fields).toEqual([{ path: 'timeoutMs', change: 'changed', redacted: false, old: 30000, new: 5000 }]);
+    expect(api?.fields).toEqual([{ path: 'timeoutMs', key: 'timeout', change: 'changed', redacted: false, old: '30s', new: '5s' }]);
   });
 
   it('treats a different matcher without a name as a removal and an addition', () => {

@@ -11,13 +11,13 @@ const routes = [route('app.example.com', { allow_any_authenticated_user: true })
 const OTHER_SECRET = Buffer.alloc(32, 7).toString('base64');
 
 describe('diffSettings', () => {
-  it('lists a changed duration by its plan path', () => {
+  it('lists a changed duration by its config key, in config units', () => {
     const a = planOf(routes, { timeout_read: '30s' });
-    const b = planOf(routes, { timeout_read: '10s' });
+    const b = planOf(routes, { timeout_read: '1m30s' });
     expect(diffSettings(a.body.settings, b.body.settings)).toEqual([
-      { path: 'server.timeoutReadMs', change: 'changed', redacted: false, old: 30000, new: 10000 },
+      { path: 'server.timeoutReadMs', key: 'timeout_read', change: 'changed', redacted: false, old: '30s', new: '1m30s' },
     ]);
-    expect(renderDiffText(diffPlans(a, b))).toContain('~ server.timeoutReadMs: 30000 → 10000');
+    expect(renderDiffText(diffPlans(a, b))).toContain('~ timeout_read: "30s" → "1m30s"');
   });
 
   it('is empty for equal settings', () => {
@@ -29,13 +29,13 @@ describe('diffSettings', () => {
     const a = planOf(routes);
     const b = planOf(routes, { cookie_secret: OTHER_SECRET, idp_client_secret: 'a-new-client-secret' });
     const d = diffPlans(a, b);
-    expect(d.settings.map((c) => [c.path, c.redacted])).toEqual([
-      ['cookie.secret', true],
-      ['idp.clientSecret', true],
+    expect(d.settings.map((c) => [c.key, c.redacted])).toEqual([
+      ['cookie_secret', true],
+      ['idp_client_secret', true],
     ]);
     const text = renderDiffText(d);
     const json = renderDiffJson(d);
-    expect(text).toContain('~ cookie.secret: secret changed (inline)');
+    expect(text).toContain('~ cookie_secret: secret changed (inline)');
     for (const out of [text, json]) {
       for (const secret of [TEST_SECRET, OTHER_SECRET, 'client-secret', 'a-new-client-secret']) expect(out).not.toContain(secret);
       expect(out).not.toMatch(/fingerprint/);
@@ -50,7 +50,7 @@ describe('diffSettings', () => {
     const change = d.settings.find((c) => c.path === 'cookie.secret');
     expect(change?.new).toEqual({ redacted: 'secret', source: 'env:COOKIE_SECRET' });
     const text = renderDiffText(d);
-    expect(text).toContain('~ cookie.secret: secret changed (inline → env:COOKIE_SECRET)');
+    expect(text).toContain('~ cookie_secret: secret changed (inline → env:COOKIE_SECRET)');
     expect(text).not.toContain(OTHER_SECRET);
     expect(renderDiffJson(d)).not.toContain(OTHER_SECRET);
   });

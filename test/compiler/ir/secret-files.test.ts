@@ -127,7 +127,7 @@ describe('secret settings from files', () => {
     const d = diffPlans(a, b);
     expect(d.settings.map((c) => c.path)).toEqual(['cookie.secret']);
     const text = renderDiffText(d);
-    expect(text).toContain('~ cookie.secret: secret changed (file:run/cookie)');
+    expect(text).toContain('~ cookie_secret: secret changed (file:run/cookie)');
     expect(text).not.toContain(OTHER_SECRET);
     expect(text).not.toContain(TEST_SECRET);
   });

@@ -64,7 +64,7 @@ describe('svc diff of storage settings', () => {
     const a = planOf(routes, redisAt(PASSWORD));
     const b = planOf(routes, redisAt('a-new-secret-password', 3));
     for (const text of [renderDiffText(diffPlans(a, b)), renderDiffJson(diffPlans(a, b))]) {
-      expect(text).toContain('databroker.storage');
+      expect(text).toContain('databroker_storage_connection_string');
       for (const secret of [PASSWORD, 'a-new-secret-password', 'redis://']) expect(text).not.toContain(secret);
     }
   });
