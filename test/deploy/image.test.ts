@@ -27,6 +27,7 @@ const ROOT = join(import.meta.dirname, '../..');
 const CONTAINERFILE = readFileSync(join(ROOT, 'deploy/image/Containerfile'), 'utf8');
 const NODE_VERSION = '24.21.0';
 const CHROOT = which('chroot') ?? 'chroot';
+const skopeo = which('skopeo');
 
 /** What both images must say (docs/deploy.md, "Container image"). */
 const IMAGE = {
@@ -158,6 +159,26 @@ if (reason !== undefined && !requireAll) console.warn(`skipping "the svc image":
     expect(docker.map((m) => m.RepoTags)).toEqual([[`svc:${tag}`]]);
   });
 
+  it.skipIf(!skopeo && !requireAll)('skopeo reads it as an OCI layout and its tar as a docker archive, and Docker format keeps the health check (needs the Debian package skopeo)', () => {
+    if (!skopeo) throw new Error('SVC_TEST_REQUIRE_ALL=1 but skopeo is missing (apt-get install -y skopeo)');
+    const raw = (ref: string) => {
+      const r = spawnSync('skopeo', ['inspect', '--raw', '--config', ref], { encoding: 'utf8' });
+      expect(r.status, r.stderr).toBe(0);
+      return JSON.parse(r.stdout) as ImageConfig;
+    };
+    expect(raw(`oci:${layout}:${tag}`)).toEqual(config);
+    // What `deploy/image/build --archive` writes: docker load's manifest.json beside the layout.
+    const archive = join(work, 'svc-image.tar');
+    execFileSync('tar', ['-C', layout, '-cf', archive, '.']);
+    expect(raw(`docker-archive:${archive}`)).toEqual(config);
+    expect(raw(`oci-archive:${archive}:${tag}`)).toEqual(config);
+    // Podman keeps a health check only in Docker's image format, which skopeo converts to.
+    const v2s2 = join(work, 'v2s2');
+    const copy = spawnSync('skopeo', ['copy', '-q', '--format', 'v2s2', `oci:${layout}:${tag}`, `dir:${v2s2}`], { encoding: 'utf8' });
+    expect(copy.status, copy.stderr).toBe(0);
+    expect(raw(`dir:${v2s2}`).config.Healthcheck.Test).toEqual(IMAGE.healthcheck);
+  }, 120_000);
+
   it('runs `svc run -config /etc/svc/config.yaml` as the non-root user 65532, with the autocert volume', () => {
     const c = config.config;
     expect(c.User).toBe(IMAGE.user);
@@ -257,7 +278,7 @@ if (reason !== undefined && !requireAll) console.warn(`skipping "the svc image":
     const r = await svc.done;
     expect(r.code, r.out).toBe(0);
     expect((await healthcheck(`http://127.0.0.1:${svc.port}/.svc/ping`)).code).toBe(1);
-  });
+  }, 180_000);
 
   it('the health check reaches svc over HTTPS with a host its certificate covers', async () => {
     const upstream = await startUpstream((_req, res) => res.end('hello'));
@@ -276,5 +297,5 @@ if (reason !== undefined && !requireAll) console.warn(`skipping "the svc image":
     expect(misdirected.code).toBe(1);
     svc.child.kill('SIGTERM');
     expect((await svc.done).code).toBe(0);
-  });
+  }, 180_000);
 });
