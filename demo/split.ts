@@ -24,7 +24,7 @@ import { fileURLToPath } from 'node:url';
 import { parse, stringify } from 'yaml';
 import { isMainModule } from './main-module.ts';
 import { DEMO_USERS, DEV_PASSWORD, startDevIdp } from './dev-idp.ts';
-import { appHandler, DEFAULT_PORTS, docsHandler, QUICKSTART_CONFIG, substitutePorts } from './start.ts';
+import { appHandler, DEFAULT_PORTS, DemoPortError, docsHandler, freeingAdvice, QUICKSTART_CONFIG, substitutePorts, unusablePorts, type PortHelp } from './start.ts';
 
 const HOST = '127.0.0.1';
 const SVC = join(resolve(dirname(fileURLToPath(import.meta.url)), '..'), 'bin/svc');
@@ -44,6 +44,22 @@ export const SPLIT_PORTS: SplitPorts = Object.freeze({ proxy: DEFAULT_PORTS.svc,
 
 type Role = 'databroker' | 'authorize' | 'authenticate' | 'proxy';
 const ROLES: readonly Role[] = ['databroker', 'authorize', 'authenticate', 'proxy'];
+
+/** What each of the split demo's ports is for, in its DemoPortError lines. */
+const SPLIT_PORT_USES: Readonly<Record<keyof SplitPorts, string>> = {
+  proxy: 'the proxy role, svc run --listen',
+  authenticate: 'the authenticate role, svc run --listen',
+  authorize: 'the authorize role, gRPC, svc run --grpc-listen',
+  databroker: 'the data broker role, gRPC, svc run --grpc-listen',
+  idp: 'the dev identity provider',
+  docs: 'the demo docs upstream',
+  app: 'the demo app upstream',
+};
+
+const splitPortHelp: PortHelp = (u) => ({
+  use: SPLIT_PORT_USES[u.role as keyof SplitPorts] ?? u.role,
+  fix: u.code === 'EADDRINUSE' ? `${freeingAdvice(u)} (the split demo's ports are fixed: SPLIT_PORTS in demo/split.ts)` : freeingAdvice(u),
+});
 
 export interface SplitDemo {
   readonly appUrl: string;
@@ -102,6 +118,10 @@ export async function startSplitDemo(options: { readonly ports?: Partial<SplitPo
   const closeAll = async () => {
     for (const c of cleanups.splice(0).reverse()) await Promise.resolve(c()).catch(() => undefined);
   };
+  // Every fixed port is checked before anything starts, so that a taken one is named (with its role),
+  // not found by a process that exits.
+  const unusable = await unusablePorts(wanted);
+  if (unusable.length > 0) throw new DemoPortError(unusable, splitPortHelp);
   try {
     // Ports given as 0 are chosen now: the config and the provider's redirect URIs name them.
     const ports = { ...wanted } as { -readonly [K in keyof SplitPorts]: number };
@@ -156,8 +176,9 @@ export async function startSplitDemo(options: { readonly ports?: Partial<SplitPo
 
 async function main(): Promise<void> {
   const demo = await startSplitDemo({ print: (role, line) => console.log(`${role.padEnd(12)} ${line}`) }).catch((e: unknown) => {
-    console.error(`error: ${(e as Error).message}`);
-    process.exit(1);
+    console.error((e as Error).message.split('\n').map((line) => `error: ${line}`).join('\n'));
+    // As npm start and svc run: 2 for a listener that cannot be opened.
+    process.exit(e instanceof DemoPortError ? 2 : 1);
   });
   const [alice, bob] = DEMO_USERS;
   console.log(

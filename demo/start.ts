@@ -96,31 +96,59 @@ const PORT_ROLES: Readonly<Record<keyof DemoPorts, string>> = {
   grpc: "svc's data broker over gRPC, grpc_address",
 };
 
-/** A port the demo could not listen on, and why (`EADDRINUSE`, `EACCES`, `EADDRNOTAVAIL`). */
+/** A port a demo could not listen on (`role` names its use in that demo), and why (`EADDRINUSE`, `EACCES`, `EADDRNOTAVAIL`). */
 export interface UnusablePort {
-  readonly role: keyof DemoPorts;
+  readonly role: string;
   readonly port: number;
   readonly code: string;
 }
 
-/** What to do about an unusable port: how to find its holder, or how to give svc another one. */
-function advice({ role, port, code }: UnusablePort): string {
-  if (code !== 'EADDRINUSE') return 'the demo listens on 127.0.0.1 only; check that the loopback interface is up and the port is one you may use';
-  const find = `stop the program using it (another \`npm start\`? \`lsof -i :${port}\` or \`ss -ltnp 'sport = :${port}'\` names it) and try again`;
-  return role === 'grpc'
-    ? `${find}, or give svc another gRPC port: \`GRPC_ADDRESS=127.0.0.1:${port === 5543 ? 5553 : 5543} npm start\``
-    : `${find} (the demo's ports ${DEFAULT_PORTS.svc} and ${DEFAULT_PORTS.idp}-${DEFAULT_PORTS.app} are fixed: fixtures/quickstart/config.yaml names them)`;
+/** What an unusable port is for, and what to do about it: the two halves of its DemoPortError line. */
+export type PortHelp = (unusable: UnusablePort) => { readonly use: string; readonly fix: string };
+
+/** How to free a port in use, or why a port cannot be used at all: the start of every fix. */
+export function freeingAdvice({ port, code }: UnusablePort): string {
+  return code === 'EADDRINUSE'
+    ? `stop the program using it (another \`npm start\`? \`lsof -i :${port}\` or \`ss -ltnp 'sport = :${port}'\` names it) and try again`
+    : 'the demo listens on 127.0.0.1 only; check that the loopback interface is up and the port is one you may use';
 }
 
-/** Ports the demo needs are taken (or cannot be used): one line per port, naming it, its use and the fix. */
+/** npm start's ports: the gRPC one moves with GRPC_ADDRESS, the others are the quickstart config's. */
+const quickstartPortHelp: PortHelp = (u) => ({
+  use: PORT_ROLES[u.role as keyof DemoPorts] ?? u.role,
+  fix: u.code !== 'EADDRINUSE'
+    ? freeingAdvice(u)
+    : u.role === 'grpc'
+      ? `${freeingAdvice(u)}, or give svc another gRPC port: \`GRPC_ADDRESS=127.0.0.1:${u.port === 5543 ? 5553 : 5543} npm start\``
+      : `${freeingAdvice(u)} (the demo's ports ${DEFAULT_PORTS.svc} and ${DEFAULT_PORTS.idp}-${DEFAULT_PORTS.app} are fixed: fixtures/quickstart/config.yaml names them)`,
+});
+
+/** Ports a demo needs are taken (or cannot be used): one line per port, naming it, its use and the fix. */
 export class DemoPortError extends Error {
-  constructor(readonly ports: readonly UnusablePort[]) {
+  constructor(readonly ports: readonly UnusablePort[], help: PortHelp = quickstartPortHelp) {
     super(ports.map((u) => {
       const why = u.code === 'EADDRINUSE' ? 'is already in use' : `cannot be used (${u.code})`;
-      return `port ${u.port} on ${HOST} (${PORT_ROLES[u.role]}) ${why}: ${advice(u)}`;
+      const { use, fix } = help(u);
+      return `port ${u.port} on ${HOST} (${use}) ${why}: ${fix}`;
     }).join('\n'));
     this.name = 'DemoPortError';
   }
+}
+
+/** The ports of `wanted` (0: any, not checked) that cannot be listened on now, in `wanted`'s order. */
+export async function unusablePorts<Role extends string>(wanted: Readonly<Record<Role, number>>): Promise<UnusablePort[]> {
+  const unusable: UnusablePort[] = [];
+  for (const [role, port] of Object.entries(wanted) as [Role, number][]) {
+    if (port === 0) continue;
+    try {
+      await probePort(port);
+    } catch (e) {
+      const failure = listenFailure(e);
+      if (failure === undefined) throw e;
+      unusable.push({ role, port, code: failure.code });
+    }
+  }
+  return unusable;
 }
 
 const LISTEN_CODES: ReadonlySet<string> = new Set(['EADDRINUSE', 'EACCES', 'EADDRNOTAVAIL']);
@@ -357,18 +385,7 @@ export async function startDemo(options: DemoOptions = {}): Promise<Demo> {
   const env = options.env ?? process.env;
   const wanted: DemoPorts = { ...DEFAULT_PORTS, grpc: grpcPortFromEnv(env['GRPC_ADDRESS']) ?? DEFAULT_PORTS.grpc, ...options.ports };
   // Check every fixed port first, so that every taken port is reported, and before anything starts.
-  const unusable: UnusablePort[] = [];
-  for (const role of Object.keys(PORT_ROLES) as (keyof DemoPorts)[]) {
-    const port = wanted[role];
-    if (port === 0) continue;
-    try {
-      await probePort(port);
-    } catch (e) {
-      const failure = listenFailure(e);
-      if (failure === undefined) throw e;
-      unusable.push({ role, port, code: failure.code });
-    }
-  }
+  const unusable = await unusablePorts(wanted);
   if (unusable.length > 0) throw new DemoPortError(unusable);
   // svc's port is in the config (and the IdP's redirect URIs), so it is fixed before anything starts.
   const svcPort = wanted.svc === 0 ? await probePort(0) : wanted.svc;

@@ -3,8 +3,10 @@
  * broker) from one generated config, on free ports: alice signs in through the authenticate
  * service and reaches the app with her signed identity; bob is denied; the docs are public.
  */
+import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSplitDemo, type SplitDemo } from '../../demo/split.ts';
+import { DemoPortError } from '../../demo/start.ts';
 import { HttpBrowser } from '../support/http-browser.ts';
 
 describe('the split demo', () => {
@@ -30,4 +32,22 @@ describe('the split demo', () => {
     expect((await browser().request(demo.docsUrl)).status).toBe(200);
     for (const role of ['proxy', 'authenticate', 'authorize', 'databroker'] as const) expect(demo.output(role)).toContain(`"service":"svc-${role}"`);
   }, 60_000);
+});
+
+describe('the split demo with a port taken', () => {
+  it('names the port and the role that needs it before anything starts', async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', () => resolve()));
+    const port = (blocker.address() as { port: number }).port;
+    try {
+      const error = await startSplitDemo({ ports: { proxy: 0, authenticate: 0, authorize: port, databroker: 0, idp: 0, docs: 0, app: 0 } }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(DemoPortError);
+      expect((error as Error).message).toBe(`port ${port} on 127.0.0.1 (the authorize role, gRPC, svc run --grpc-listen) is already in use: stop the program using it (another \`npm start\`? \`lsof -i :${port}\` or \`ss -ltnp 'sport = :${port}'\` names it) and try again (the split demo's ports are fixed: SPLIT_PORTS in demo/split.ts)`);
+    } finally {
+      await new Promise<void>((resolve) => blocker.close(() => resolve()));
+    }
+  });
 });
