@@ -41,7 +41,7 @@ export interface DevUser {
   readonly email: string;
   readonly name: string;
   readonly groups: readonly string[];
-  /** The `email_verified` claim: default true; null leaves the claim out (tests of issue 13 §3). */
+  /** The `email_verified` claim: default true; null leaves the claim out (test/security/email-claim.test.ts, docs/authentication.md). */
   readonly emailVerified?: boolean | null;
 }
 
