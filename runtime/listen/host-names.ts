@@ -75,3 +75,20 @@ export function certificateDnsNames(subjectAltName: string | undefined, subject:
   const cn = /(?:^|\n)CN=([^\n]+)/.exec(subject)?.[1];
   return cn ? [cn.toLowerCase()] : [];
 }
+
+/**
+ * The `https` route hosts that none of `names` covers, sorted, once each: the names a handshake
+ * would answer with a generated self-signed certificate unless autocert manages them. DNS names
+ * only: IP hosts (SNI never carries one) and wildcard hosts (the compiler refuses them) are left out.
+ * The compiler's route-host-without-certificate rule asks the same of the names it read.
+ */
+export function uncoveredRouteHosts(body: PlanBody, names: readonly string[]): string[] {
+  const out = new Set<string>();
+  for (const r of body.routes) {
+    if (r.from.scheme !== 'https') continue;
+    const h = bareHost(r.from.host);
+    if (h === '' || h.includes('*') || isIP(h) !== 0) continue;
+    if (!names.some((n) => nameCovers(n, h))) out.add(h);
+  }
+  return [...out].sort();
+}

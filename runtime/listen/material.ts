@@ -7,6 +7,7 @@ import type tls from 'node:tls';
 import type { TLSSocket } from 'node:tls';
 import type { PlanBody, PlanSettings, Route } from '../../compiler/plan/types.ts';
 import { CertificateStore } from './certificates.ts';
+import { uncoveredRouteHosts } from './host-names.ts';
 import { ClientCertificatePolicy } from './client-certificates.ts';
 import type { ReadMode } from './pem.ts';
 import { SelfSignedCache } from './self-signed.ts';
@@ -54,6 +55,8 @@ export interface LoadTlsOptions {
   readonly previous?: TlsMaterial;
   /** Certificates obtained by autocert (runtime/listen/acme/manager.ts). */
   readonly managed?: ManagedCertificateSource;
+  /** Told of a route host the certificates as read no longer cover (see `certificateNameWarnings`). */
+  readonly warn?: (entry: Record<string, unknown>) => void;
 }
 
 /**
@@ -64,7 +67,40 @@ export async function loadTlsMaterial(body: PlanBody, options: LoadTlsOptions = 
   const selfSigned = options.previous?.selfSigned ?? new SelfSignedCache();
   const clients = await ClientCertificatePolicy.create(body);
   const certificates = await CertificateStore.create(body, { mode: options.mode ?? 'load', selfSigned, clientCaPems: clients.caPems, ...(options.managed ? { managed: options.managed } : {}) });
-  return { certificates, clients, selfSigned };
+  const material = { certificates, clients, selfSigned };
+  certificateNameWarnings(body, material, options);
+  return material;
+}
+
+/** Per material: the route hosts its certificates leave to a generated certificate that the plan's did not. */
+const uncoveredAtLoad = new WeakMap<TlsMaterial, ReadonlySet<string>>();
+
+/**
+ * Warns of route hosts that the certificates as read do not cover although the plan's certificate
+ * names (what the compiler read) did: a certificate file replaced since the compile (a plan file
+ * served later, a rotation picked up by a reload) with one for other names. The compiler warned of
+ * the hosts its names left uncovered (route-host-without-certificate, SVC3542), so those are not
+ * repeated; a host is told once while it stays uncovered across reloads. A warn line names the
+ * host and the fix.
+ */
+function certificateNameWarnings(body: PlanBody, material: TlsMaterial, options: LoadTlsOptions): void {
+  const planned = body.settings.tls.certificates.flatMap((c) => c.names);
+  const loaded = material.certificates.entries.flatMap((e) => e.names);
+  const known = new Set(uncoveredRouteHosts(body, planned));
+  const now = new Set(uncoveredRouteHosts(body, loaded).filter((h) => !known.has(h)));
+  uncoveredAtLoad.set(material, now);
+  const before = options.previous ? uncoveredAtLoad.get(options.previous) : undefined;
+  const autocert = body.settings.autocert.enabled ? '' : ', or enable `autocert`';
+  for (const host of now) {
+    if (before?.has(host)) continue;
+    options.warn?.({
+      level: 'warn',
+      msg: 'no certificate as read covers a route host: it is served a generated self-signed certificate',
+      host,
+      certificates: loaded,
+      help: `install a certificate covering \`${host}\` (the plan's certificate covered it)${autocert}, or set \`insecure_server: true\` if TLS terminates before svc`,
+    });
+  }
 }
 
 /** ALPN protocols offered for `codec_type` (spec §2.5): `auto` lets the client choose. */
