@@ -5,13 +5,14 @@
  * and client-certificate checks; null on a plain-HTTP listener) and `gen.forward` (pools, upstream
  * choice), all of the one generation it acquired.
  */
-import type { PlanEnvelope } from '../../compiler/plan/types.ts';
+import type { PlanBody, PlanEnvelope } from '../../compiler/plan/types.ts';
 import { buildAuthState, type AuthState } from '../authn/auth-state.ts';
 import { ephemeralSigningKey, publicKeyBase64, type SigningKey } from '../authn/signing-key.ts';
 import type { ForwardState } from '../server/handler.ts';
 import type { UpstreamObserver } from '../observe/metrics/upstreams.ts';
 import type { ManagedCertificateSource } from '../listen/acme/manager.ts';
-import { listenerTls, loadTlsMaterial, type ListenerTls } from '../listen/material.ts';
+import { listenerTls, loadTlsMaterial, type ListenerTls, type TlsMaterial } from '../listen/material.ts';
+import { readPemSource } from '../listen/pem.ts';
 import { cleanupGeneration, provisionGeneration, type Generation, type Provisioner, type Provisioners } from '../plan/provision.ts';
 import { PlanStore } from '../plan/store.ts';
 import { forwardProvisioner } from './state.ts';
@@ -52,13 +53,36 @@ export function provisioners(options: PartsOptions): Provisioners<Parts> {
     name: 'tls',
     // A renewal reads rotated files as they now are (a plan file served as is while its
     // certificates are renewed); a new plan's key files must match their fingerprints (pem.ts).
-    provision: async (plan, _index, previous, context) =>
-      options.scheme === 'http' ? null : listenerTls(await loadTlsMaterial(plan.body, { mode: context.renewal ? 'reload' : 'load', ...(previous ? { previous: previous.material } : {}), ...(options.managed ? { managed: options.managed } : {}) })),
+    // A renewal that reads what is in service already keeps it, so the generation is kept too.
+    provision: async (plan, _index, previous, context) => {
+      if (options.scheme === 'http') return null;
+      const material = await loadTlsMaterial(plan.body, { mode: context.renewal ? 'reload' : 'load', ...(previous ? { previous: previous.material } : {}), ...(options.managed ? { managed: options.managed } : {}) });
+      const text = materialText(plan.body, material);
+      if (context.renewal && previous && text === texts.get(previous.material)) return previous;
+      return listenerTls(material);
+    },
     // Secure contexts are garbage-collected; generated certificates are shared through `selfSigned`.
     cleanup: () => undefined,
   };
   return { auth, tls, forward: forwardProvisioner({ onUpstreamEvent: (route, event) => options.log?.({ msg: 'upstream', route, event }), ...(options.upstreamObserver ? { observer: options.upstreamObserver } : {}) }) };
 }
+
+/**
+ * What a listener's TLS material was read from, as one string to compare, kept with the material
+ * (call it as soon as the material is loaded): every certificate and key pair in plan order, the
+ * client CAs and the CRL.
+ */
+function materialText(body: PlanBody, material: TlsMaterial): string {
+  let text = texts.get(material);
+  if (text === undefined) {
+    const tls = body.settings.tls;
+    const sources = [tls.clientCa, tls.clientCrl, ...body.routes.map((r) => r.tls.downstreamClientCa)];
+    text = JSON.stringify([material.certificates.entries.map((e) => [e.certPem, e.keyPem]), sources.map((s) => (s ? readPemSource(s, 'tls') : null))]);
+    texts.set(material, text);
+  }
+  return text;
+}
+const texts = new WeakMap<TlsMaterial, string>();
 
 /**
  * The ephemeral signing key of a process that makes its own: generated on first use and its public
@@ -79,6 +103,11 @@ export function lazyEphemeralKey(log?: (entry: Record<string, unknown>) => void)
 export interface Prepared {
   commit(): void;
   abort(): void;
+  /**
+   * False when the plan and everything it reads are what is in service: `commit` keeps the
+   * generation (and its number). Undefined when not known (the cluster primary: its workers build).
+   */
+  readonly changed?: boolean;
 }
 
 /** The generations of this process: the store, and how the next generation is built and swapped. */
@@ -102,10 +131,12 @@ export async function startGenerations(plan: PlanEnvelope, options: PartsOptions
     prepare: async (next) => {
       const base = store.current;
       const g = await provisionGeneration(list, next, base);
-      // A renewal that found nothing new (a plain-HTTP listener reads no TLS file) swaps nothing.
-      if (g.index === base.index && (Object.keys(list) as (keyof Parts)[]).every((k) => g[k] === base[k])) return { commit: () => undefined, abort: () => undefined };
+      // A renewal that found nothing new (the same files, or a plain-HTTP listener) swaps nothing:
+      // the generation in service, and its number, stay.
+      if (g.index === base.index && (Object.keys(list) as (keyof Parts)[]).every((k) => g[k] === base[k])) return { commit: () => undefined, abort: () => undefined, changed: false };
       let settled = false;
       return {
+        changed: true,
         commit: () => {
           if (settled) return;
           settled = true;

@@ -5,8 +5,10 @@
  * once; the old generation is cleaned up after its last request (runtime/plan/store.ts). Any
  * failure keeps the plan in service and says why.
  *
- * An unchanged checksum swaps no plan, but its generation is still prepared as a renewal: TLS files
- * renewed in place are read again (spec §1.5), and a cluster's workers do the same.
+ * An unchanged checksum swaps no plan (`config unchanged; plan <checksum> kept`), but it is still
+ * prepared as a renewal: TLS files renewed in place are read again (spec §1.5), and a cluster's
+ * workers do the same. A renewal that finds the files as they were keeps the generation in service,
+ * number included; only renewed TLS material makes a new one.
  *
  * What "build the next generation" means is the caller's `prepare`: this process's provisioners
  * (runtime/run/generation.ts), or, on the cluster primary, every worker's (runtime/run/cluster.ts),
@@ -73,7 +75,9 @@ export function createReloader(steps: ReloadSteps): Reloader {
       }
       prepared.commit();
       const result = plan.checksum === current.checksum ? 'unchanged' : 'swapped';
-      steps.log?.({ msg: 'reload', result, checksum: plan.checksum });
+      if (result === 'swapped') steps.log?.({ msg: 'reload', result, checksum: plan.checksum });
+      // The generation is kept unless TLS files renewed in place were read (a plan file served as is).
+      else steps.log?.({ msg: `config unchanged; plan ${plan.checksum} kept`, result, checksum: plan.checksum, ...(prepared.changed ? { tlsRenewed: true } : {}) });
       return { ok: true, result, checksum: plan.checksum };
     } catch (e) {
       prepared?.abort();

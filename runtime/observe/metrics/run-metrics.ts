@@ -55,6 +55,7 @@ export async function startLoaderMetrics(
           material.commit();
         },
         abort: () => built.abort(),
+        ...(built.changed !== undefined ? { changed: built.changed } : {}),
       };
     },
     reloaded(r) {
