@@ -35,7 +35,8 @@ function setup(graceMs: number) {
   const service = authorizeGrpcService({ current: () => ({ index, checksum }), sessions: store, storeOutageGraceMs: graceMs, graceObserver: { servedStale: () => counted++ }, now: () => now });
   const check = (sessionId: string): Promise<CheckResponseMessage> => {
     const request: CheckRequestMessage = { plan_checksum: checksum, route_index: 0, route_digest: routeDigest(index.routes[0]!.route), session_id: sessionId, method: 'GET', path: '/', now_ms: now };
-    return new Promise((resolve, reject) => service.handlers.Check({ request } as never, (err: unknown, res?: CheckResponseMessage) => (err ? reject(err) : resolve(res!))));
+    const handler = service.handlers['Check'] as (call: unknown, callback: (err: unknown, res?: CheckResponseMessage) => void) => void;
+    return new Promise((resolve, reject) => handler({ request }, (err, res) => (err ? reject(err) : resolve(res!))));
   };
   return { store, service, check, advance: (ms: number) => void (now += ms), counted: () => counted };
 }
