@@ -1,6 +1,7 @@
 /**
  * Both cores (docs/architecture.md §5): a primary process compiles or loads the plan, watches its files, and
- * runs N workers that share the listening socket (node:cluster). A reload is the one reload path
+ * runs N workers (node:cluster). The primary listens on the main address and hands each connection to
+ * a serving worker in turn, so that it alone decides when the address refuses connections (below). A reload is the one reload path
  * (runtime/run/reload.ts) with the workers as the place the generation is built: every plan goes
  * to every worker as its checked JSON text; each verifies it again (schema, checksum), builds its
  * generation and answers, and the primary commits only when every worker accepted (two phases), so
@@ -11,6 +12,7 @@
  * The worker side is runtime/run/worker.ts, which loads no compiler code.
  */
 import cluster, { type Worker } from 'node:cluster';
+import { createServer as createNetServer, type Socket } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { watch, type FSWatcher } from 'chokidar';
 import { prettyJson } from '../../compiler/plan/canonical-json.ts';
@@ -29,7 +31,8 @@ import { usesRemoteDatabroker } from '../grpc/plan-options.ts';
 import { isSessionDirectory } from '../databroker/session-store.ts';
 import { buildAuthState, type AuthState } from '../authn/auth-state.ts';
 import { managerSettings, type IdentityManager, type IdentityManagerSettings } from '../identity/identity-manager.ts';
-import type { ToPrimary, ToWorker } from './worker.ts';
+import type { ConnectionMessage, ToPrimary, ToWorker } from './worker.ts';
+import { bind } from '../listen/bind.ts';
 
 export interface ClusterOptions extends RunOptions {
   /** Workers to run; default: one per core. */
@@ -111,6 +114,55 @@ export async function runPrimary(
     }
   }
 
+  // Workers that take connections, in turn; connections wait here while none does (at start, or
+  // while the only one is being replaced).
+  const rotation: Worker[] = [];
+  let next = 0;
+  const queued: Socket[] = [];
+  const handOver = (socket: Socket): void => {
+    socket.on('error', () => undefined);
+    const live = rotation.filter((w) => w.isConnected());
+    if (live.length === 0) {
+      queued.push(socket);
+      return;
+    }
+    const w = live[next++ % live.length]!;
+    w.send({ type: 'connection' } satisfies ConnectionMessage, socket, (e) => {
+      if (e) socket.destroy();
+    });
+  };
+  const leaveRotation = (w: Worker) => {
+    const i = rotation.indexOf(w);
+    if (i >= 0) rotation.splice(i, 1);
+    // Stopping and no worker left to take a connection: refuse them from now on.
+    if (stopping && rotation.length === 0) closeAcceptor();
+  };
+  let acceptorClosed = false;
+  const closeAcceptor = () => {
+    if (acceptorClosed) return;
+    acceptorClosed = true;
+    acceptor.close();
+    for (const socket of queued.splice(0)) socket.destroy();
+  };
+
+  // The main address: this process listens on it and hands each connection to a serving worker in
+  // turn (workers bind nothing there). Node's own round robin cannot be told to stop accepting:
+  // while its last worker closed, a connection it was handing to that worker stayed open in the
+  // primary and unanswered until svc exited. Here the primary closes the address once the last
+  // worker has left the rotation (after the shutdown delay), so a new connection is served before
+  // that and refused (ECONNREFUSED) after it. `pauseOnConnect`: the primary reads nothing.
+  const acceptor = createNetServer({ pauseOnConnect: true }, (socket) => handOver(socket));
+  let address: { host: string; port: number };
+  try {
+    address = await bind(acceptor, options.listen ?? committed.body.settings.server.address);
+  } catch (e) {
+    await grpc?.close(0);
+    await manager?.close();
+    storeService.close();
+    await sessions.close();
+    throw e;
+  }
+  port = address.port;
   // Workers that were sent the committed plan: the ones a reload asks. A worker that asks for its
   // first plan while a reload is under way waits for the outcome and gets the plan committed then.
   const started = new Set<Worker>();
@@ -119,7 +171,7 @@ export async function runPrimary(
   const start = (w: Worker) => {
     if (w.isDead()) return;
     started.add(w);
-    w.send({ type: 'start', text: prettyJson(committed), ...keyFor(committed) } satisfies ToWorker);
+    w.send({ type: 'start', text: prettyJson(committed), ...keyFor(committed), listen: address } satisfies ToWorker);
   };
   const endReload = () => {
     reloading = false;
@@ -134,11 +186,20 @@ export async function runPrimary(
           if (reloading) waiting.push(w);
           else start(w);
         } else if (m.type === 'listening') {
-          port = m.port;
+          if (!stopping) {
+            rotation.push(w);
+            for (const socket of queued.splice(0)) handOver(socket);
+          }
           resolve();
+        } else if (m.type === 'leaving') {
+          leaveRotation(w);
+          if (w.isConnected()) w.send({ type: 'left' } satisfies ToWorker);
         } else if (m.type === 'refused' && m.id === undefined) options.log?.({ msg: 'worker refused its first plan', worker: w.process.pid, error: m.error });
       });
-      w.once('exit', () => started.delete(w));
+      w.once('exit', () => {
+        started.delete(w);
+        leaveRotation(w);
+      });
     });
   cluster.on('exit', (w, code, signal) => {
     if (stopping) return;
@@ -245,6 +306,7 @@ export async function runPrimary(
     // and /healthz 200 for the whole drain.
     stop: async () => {
       stopping = true;
+      if (rotation.length === 0) closeAcceptor();
       await watcher?.close();
       await manager?.close();
       await Promise.all(
@@ -258,6 +320,7 @@ export async function runPrimary(
             }),
         ),
       );
+      closeAcceptor();
       databroker?.close();
       await observed?.close();
       // Only after the workers are gone: a worker draining its requests may still need sessions.
@@ -267,6 +330,7 @@ export async function runPrimary(
     },
     now: () => {
       stopping = true;
+      closeAcceptor();
       for (const w of Object.values(cluster.workers ?? {})) {
         if (!w || w.isDead()) continue;
         if (w.isConnected()) w.send({ type: 'exit' } satisfies ToWorker);

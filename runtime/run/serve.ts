@@ -10,7 +10,7 @@
 import { createServer, type Server } from 'node:http';
 import { createSecureServer, type Http2SecureServer, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
-import type { Server as NetServer } from 'node:net';
+import type { Server as NetServer, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import type { PlanSettings } from '../../compiler/plan/types.ts';
@@ -55,6 +55,12 @@ export interface ServeOptions extends Omit<HandlerOptions, 'scheme' | 'authn' | 
   readonly acmeChallenges?: ChallengeResponder;
   /** OCSP stapling (`autocert`): answers the TLS listener's status requests (runtime/listen/ocsp/). */
   readonly ocsp?: OcspStapler;
+  /**
+   * The main listener's connections are accepted by another process (the cluster primary,
+   * runtime/run/cluster.ts) and handed over with `Listening.accept`; this is the address it listens
+   * on. The main listener then binds nothing here (the redirect listener still does).
+   */
+  readonly handed?: { readonly host: string; readonly port: number };
 }
 
 export interface Listening {
@@ -62,6 +68,12 @@ export interface Listening {
   readonly address: { readonly host: string; readonly port: number };
   /** The redirect server's address, when `http_redirect_addr` is set. */
   readonly redirectAddress: { readonly host: string; readonly port: number } | null;
+  /**
+   * Serves a connection another process accepted (`ServeOptions.handed`), as if this listener had
+   * accepted it: also while draining (it gets `Connection: close` like every other); once the
+   * listeners are closed it is destroyed.
+   */
+  accept(socket: Socket): void;
   /** Stops at once: every connection closed, whatever it was doing. */
   close(): Promise<void>;
   /**
@@ -255,7 +267,13 @@ export async function serve(store: ServedStore, options: ServeOptions = {}): Pro
   // Connections still reading their PROXY header are closed by the stop too.
   if (front !== server) front.on('connection', track);
   const want = options.listen ?? settings.server.address;
-  const address = await bind(front, want);
+  let address: { host: string; port: number };
+  if (options.handed) {
+    address = { ...options.handed };
+    // What listening starts on a server that listens itself (Node's HTTP servers track their
+    // connections from it: request timeouts, closing idle connections on a drain).
+    front.emit('listening');
+  } else address = await bind(front, want);
 
   let redirect: Server | undefined;
   let redirectAddress: { host: string; port: number } | null = null;
@@ -276,8 +294,10 @@ export async function serve(store: ServedStore, options: ServeOptions = {}): Pro
   }
 
   const servers = [front, ...(front !== server ? [server] : []), ...(redirect ? [redirect] : [])];
+  let closing = false;
   // Closes the listeners and then every connection, whatever it is doing; resolves once all are closed.
   const closeAll = async () => {
+    closing = true;
     const closed = servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve())));
     for (const s of servers) if ('closeAllConnections' in s) (s as Server).closeAllConnections();
     // GOAWAY, then every stream is destroyed: its response closes and aborts its upstream request.
@@ -292,6 +312,10 @@ export async function serve(store: ServedStore, options: ServeOptions = {}): Pro
     server,
     address,
     redirectAddress,
+    accept: (socket) => {
+      if (closing) socket.destroy();
+      else front.emit('connection', socket);
+    },
     close: closeAll,
     drain: async (timeoutMs) => {
       inFlight.draining = true;

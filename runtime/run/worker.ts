@@ -4,10 +4,13 @@
  * in two phases: `prepare` checks the plan again (schema, checksum, listener shape) and builds its
  * generation with every provisioner, then answers `prepared` or `refused` without swapping; the
  * primary's `commit` swaps it in, its `abort` drops it. It imports runtime code only, never the
- * compiler, so a worker holds no more than it serves with.
+ * compiler, so a worker holds no more than it serves with. Its main listener binds nothing: the
+ * primary accepts the connections and hands them over (`connection`); a draining worker leaves the
+ * primary's rotation (`leaving`, answered `left`) after the shutdown delay, before it drains.
  */
 import { openAuthorizer } from '../authorize/open-authorizer.ts';
 import cluster from 'node:cluster';
+import { Socket } from 'node:net';
 import type { PlanEnvelope } from '../../compiler/plan/types.ts';
 import { importEphemeralKey, SigningKeyError, type SigningKey } from '../authn/signing-key.ts';
 import { WorkerStore } from '../databroker/ipc-store.ts';
@@ -30,17 +33,27 @@ import { upstreamSnapshots } from './state.ts';
  * key of the svc, sent with a plan that has no `signing_key`, so every worker signs with it.
  */
 export type ToWorker =
-  | { readonly type: 'start'; readonly text: string; readonly ephemeralKey?: string }
+  /** `listen`: the main address the primary listens on (it hands the connections over). */
+  | { readonly type: 'start'; readonly text: string; readonly ephemeralKey?: string; readonly listen: { readonly host: string; readonly port: number } }
   | { readonly type: 'prepare'; readonly id: number; readonly text: string; readonly ephemeralKey?: string }
   | { readonly type: 'commit'; readonly id: number }
   | { readonly type: 'abort'; readonly id: number }
   /** Stop gracefully (the primary got SIGTERM or SIGINT), or at once (a second signal). */
   | { readonly type: 'stop' }
-  | { readonly type: 'exit' };
+  | { readonly type: 'exit' }
+  /** The answer to `leaving`: the primary hands this worker no connection after this message. */
+  | { readonly type: 'left' };
+/**
+ * A connection the primary accepted, sent with the message as its handle (the primary listens on
+ * the main address itself and hands each connection to a serving worker: cluster.ts).
+ */
+export type ConnectionMessage = { readonly type: 'connection' };
 /** Messages from a worker to the primary. */
 export type ToPrimary =
   | { readonly type: 'ready' }
   | { readonly type: 'listening'; readonly port: number }
+  /** The shutdown delay is over: hand this worker no more connections (answered by `left`). */
+  | { readonly type: 'leaving' }
   | { readonly type: 'prepared'; readonly id: number }
   | { readonly type: 'refused'; readonly id?: number; readonly error: string };
 
@@ -51,6 +64,9 @@ export type ToPrimary =
  * needs this switch.
  */
 export const TEST_REFUSE_ENV = 'SVC_TEST_WORKER_REFUSES_RELOAD';
+
+/** How long a draining worker waits for the primary's `left` before it drains anyway. */
+const LEAVE_TIMEOUT_MS = 2_000;
 
 /** A worker that cannot serve its first plan says why (the primary logs it) and exits; the primary replaces it. */
 function refuseFirst(e: unknown): void {
@@ -90,8 +106,11 @@ export async function runWorker(options: WorkerOptions): Promise<ServingWorker> 
   let markServing: () => void = () => undefined;
   const serving = new Promise<void>((resolve) => (markServing = resolve));
 
+  let listen: { readonly host: string; readonly port: number } | undefined;
+  let onLeft: () => void = () => undefined;
   const first = new Promise<PlanEnvelope>((resolve) => {
     process.on('message', (m: ToWorker) => {
+      if (m.type === 'left') return onLeft();
       if (m.type === 'stop' || m.type === 'exit') {
         options.onStop?.(m.type);
         return;
@@ -108,6 +127,7 @@ export async function runWorker(options: WorkerOptions): Promise<ServingWorker> 
       chain = chain.then(async () => {
         if (m.type === 'start') {
           if (generations) return; // started already: later plans come as `prepare`
+          listen = m.listen;
           try {
             resolve(checkedPlan(m.text));
           } catch (e) {
@@ -162,7 +182,27 @@ export async function runWorker(options: WorkerOptions): Promise<ServingWorker> 
   // The proxy role: each worker asks the authorize service itself and keeps its own decision cache.
   const authorizer = plan.body.settings.mode.services === 'proxy' ? openAuthorizer(plan.body.settings, sessionStore, { ...(metrics ? { observer: metrics.grpc } : {}), ...(options.log ? { log: options.log } : {}) }) : undefined;
   let draining = false;
-  const l = await serve(g.store, { ...options, probes: { ready: () => !draining }, workerId: process.pid, sessionStore, ...(metrics ? { observe: metrics, graceObserver: metrics.sessions } : {}), ...(autocert ? { acmeChallenges: autocert.challenges, ocsp: autocert.ocsp } : {}), ...(authorizer ? { authorizer } : {}) });
+  const l = await serve(g.store, { ...options, handed: listen!, probes: { ready: () => !draining }, workerId: process.pid, sessionStore, ...(metrics ? { observe: metrics, graceObserver: metrics.sessions } : {}), ...(autocert ? { acmeChallenges: autocert.challenges, ocsp: autocert.ocsp } : {}), ...(authorizer ? { authorizer } : {}) });
+  // The connections the primary accepted on the main address.
+  process.on('message', (m: ConnectionMessage | ToWorker, handle: unknown) => {
+    if (m.type === 'connection' && handle instanceof Socket) l.accept(handle);
+  });
+  /**
+   * Leaves the primary's rotation and resolves once the primary says it sends no more connections
+   * (`left`: IPC keeps the order, so every connection sent before it has arrived), at once without
+   * a primary, and after LEAVE_TIMEOUT_MS at most.
+   */
+  const leave = () =>
+    new Promise<void>((resolve) => {
+      if (!process.send || !process.connected) return resolve();
+      const timer = setTimeout(resolve, LEAVE_TIMEOUT_MS);
+      onLeft = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      process.once('disconnect', onLeft);
+      send({ type: 'leaving' });
+    });
   reloader = createReloader({
     load: () => {
       throw new Error('a worker reloads only the plans its primary sends');
@@ -179,6 +219,9 @@ export async function runWorker(options: WorkerOptions): Promise<ServingWorker> 
     drain: async (timeoutMs, delayMs = 0) => {
       draining = true;
       await shutdownDelay(delayMs);
+      // The primary stops handing connections to this worker, and closes the main address once no
+      // worker takes them: a new connection is refused, never accepted and left unanswered.
+      await leave();
       await l.drain(timeoutMs);
       authorizer?.close();
       await g.close();
