@@ -16,3 +16,6 @@ export { printCriterion, printPolicy, printRule } from './policy/print.ts';
 export { criteriaOf } from './policy/ir.ts';
 /** Whether one route matches every path another matches, `path_case` included (the shadowing check), for `svc diff`. */
 export { routeCovers } from './validate/rules/route-shadowed.ts';
+/** Every setting with the plan path it lowers to, so `svc diff` names a plan field by its config key. */
+export { SETTINGS } from './settings/table.ts';
+export type { SettingKind, SettingSpec } from './settings/types.ts';

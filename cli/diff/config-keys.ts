@@ -10,9 +10,8 @@
  * test/cli/diff/config-keys.test.ts fails when a plan settings or route field has no entry. A field
  * without one is still diffed, under its plan path: a missing entry never hides a change.
  */
-import { SETTINGS } from '../../compiler/settings/table.ts';
+import { SETTINGS, type SettingKind } from '../../compiler/index.ts';
 import type { HostPort } from '../../compiler/plan/types.ts';
-import type { SettingKind } from '../../compiler/settings/types.ts';
 
 /** How a value is written in the config: a duration string, a `host:port`, or as in the plan. */
 export type ConfigUnit = 'duration' | 'address' | 'plain';
