@@ -192,8 +192,8 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
       onHangup(reloadOnHangup(() => role.reload()));
       return await stopped(
         async () => {
-          logs.announce({ msg: 'stopping', drainTimeoutMs });
-          await role.drain(drainTimeoutMs);
+          logs.announce({ msg: 'stopping', shutdownDelayMs, drainTimeoutMs });
+          await role.drain(drainTimeoutMs, shutdownDelayMs);
         },
         () => undefined,
       );
@@ -205,7 +205,8 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
       onHangup(reloadOnHangup(() => primary.reload()));
       return await stopped(
         async () => {
-          // Each worker waits the shutdown delay itself, then drains.
+          // Each worker waits the shutdown delay itself, then drains; the primary refuses new
+          // connections once no worker takes them.
           logs.announce({ msg: 'stopping', shutdownDelayMs, drainTimeoutMs });
           await primary.stop();
         },

@@ -9,7 +9,8 @@ import type { PlanEnvelope } from '../../compiler/plan/types.ts';
 import { authorizeGrpcService } from '../authorize/authorize-service.ts';
 import { authorizeServerTls, grpcBindAddress, planCredentialKey } from '../grpc/plan-options.ts';
 import { startGrpcServer, type GrpcServerHandle } from '../grpc/server.ts';
-import { storeAnswers } from '../observe/metrics/health.ts';
+import { watchDatabroker } from '../observe/metrics/health.ts';
+import { shutdownDelay } from './stop-signals.ts';
 import { openObservedStore } from '../observe/metrics/observed-store.ts';
 import { metricsFor, startLoaderMetrics, type LoaderMetrics } from '../observe/metrics/run-metrics.ts';
 import { lazyEphemeralKey, startGenerations } from './generation.ts';
@@ -25,8 +26,12 @@ export interface AuthorizeRunning {
   reload(): Promise<ReloadResult>;
   readonly lastReload: () => ReloadResult | undefined;
   close(): Promise<void>;
-  /** Stops gracefully: calls in flight finish (at most `timeoutMs`, capped at 5 s), then the store closes. */
-  drain(timeoutMs: number): Promise<void>;
+  /**
+   * Stops gracefully: readiness fails at once (`/readyz`: 503 `draining`; `/healthz` stays 200), the
+   * gRPC listener keeps accepting for `delayMs` (the shutdown delay), then calls in flight finish (at
+   * most `timeoutMs`, capped at 5 s), then the store closes; the metrics listener last.
+   */
+  drain(timeoutMs: number, delayMs?: number): Promise<void>;
 }
 
 /** True when the plan is the authorize role. */
@@ -46,7 +51,10 @@ export async function runAuthorize(options: RunOptions): Promise<AuthorizeRunnin
     ...(options.log ? { log: options.log } : {}),
   });
   const store = generations.store;
-  const sessions = options.sessionStore ?? openObservedStore(plan.body.settings, metrics?.store ?? options.storeObserver, options.log, metrics?.grpc).store;
+  const opened = options.sessionStore ? undefined : openObservedStore(plan.body.settings, metrics?.store ?? options.storeObserver, options.log, metrics?.grpc);
+  const sessions = options.sessionStore ?? opened!.store;
+  // The data broker service's state for /healthz, never for readiness: every replica shares it.
+  const databroker = metrics ? watchDatabroker({ store: () => sessions, ...(opened ? { pool: () => opened.pool() } : {}), ...(options.log ? { log: options.log } : {}) }) : undefined;
   const service = authorizeGrpcService({ current: () => ({ index: store.current.index, checksum: store.current.plan.checksum }), sessions, ...(options.log ? { log: options.log } : {}), ...(options.storeOutageGraceMs !== undefined ? { storeOutageGraceMs: options.storeOutageGraceMs } : {}), ...(metrics ? { graceObserver: metrics.sessions } : {}) });
   const settings = plan.body.settings;
   const address = grpcBindAddress(settings, options.grpcListen);
@@ -63,12 +71,14 @@ export async function runAuthorize(options: RunOptions): Promise<AuthorizeRunnin
     options.log?.({ msg: 'serving the authorize service over gRPC', address: `${address.replace(/:\d+$/, '')}:${server.port}`, tls: tls !== null });
     if (metrics) {
       const up = server;
-      observed = await startLoaderMetrics(metrics, plan, { ready: { plan: () => true, listeners: () => !closing, databroker: storeAnswers(() => sessions) }, ...(options.log ? { log: options.log } : {}) }).catch(async (e: unknown) => {
+      // Ready: this process can serve (a plan, the gRPC listener, not draining).
+      observed = await startLoaderMetrics(metrics, plan, { ready: { plan: () => true, draining: () => !closing }, health: { databroker: () => databroker!.state() }, ...(options.log ? { log: options.log } : {}) }).catch(async (e: unknown) => {
         await up.close(0);
         throw e;
       });
     }
   } catch (e) {
+    databroker?.close();
     service.close();
     await generations.close();
     if (!options.sessionStore) await sessions.close();
@@ -77,11 +87,14 @@ export async function runAuthorize(options: RunOptions): Promise<AuthorizeRunnin
   const reloads = await startWatchedReload(options, plan, generations, () => observed);
   const host = address.replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1');
 
-  const stop = async (graceMs: number) => {
+  const stop = async (graceMs: number, delayMs: number) => {
     closing = true;
     await reloads.close();
+    // Calls are still accepted (and answered) while the orchestrator notices /readyz failing.
+    await shutdownDelay(delayMs);
     await server.close(graceMs);
     service.close();
+    databroker?.close();
     await observed?.close();
     await generations.close();
     if (!options.sessionStore) await sessions.close();
@@ -91,7 +104,7 @@ export async function runAuthorize(options: RunOptions): Promise<AuthorizeRunnin
     plan: () => store.current.plan,
     reload: reloads.reload,
     lastReload: () => reloads.last(),
-    close: () => stop(0),
-    drain: (timeoutMs) => stop(Math.min(timeoutMs, 5_000)),
+    close: () => stop(0, 0),
+    drain: (timeoutMs, delayMs = 0) => stop(Math.min(timeoutMs, 5_000), delayMs),
   };
 }

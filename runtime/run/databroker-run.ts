@@ -2,7 +2,8 @@
  * `svc run` with `services: databroker` (spec 1.3, docs/distributed.md): serves the session store
  * (memory or Redis, `databroker_storage_type`) over gRPC on `grpc_address`, and nothing else: no
  * HTTP listener. The identity manager runs here, where the store is held (spec 2.4); the metrics
- * listener (`metrics_address`) serves its figures and readiness. Reloads follow the config as in
+ * listener (`metrics_address`) serves its figures, readiness (this process can serve: never its store,
+ * which every replica shares) and liveness with the store's state. Reloads follow the config as in
  * all-in-one mode (the identity provider settings the identity manager uses); a reload that changes
  * the storage or gRPC settings is refused (restart required).
  */
@@ -10,7 +11,8 @@ import type { PlanEnvelope } from '../../compiler/plan/types.ts';
 import { isSessionDirectory } from '../databroker/session-store.ts';
 import { managerSettings } from '../identity/identity-manager.ts';
 import type { IdentityManager } from '../identity/identity-manager.ts';
-import { storeAnswers } from '../observe/metrics/health.ts';
+import { watchDatabroker } from '../observe/metrics/health.ts';
+import { shutdownDelay } from './stop-signals.ts';
 import { hasStorePool, openObservedStore } from '../observe/metrics/observed-store.ts';
 import { metricsFor, startLoaderMetrics, type LoaderMetrics } from '../observe/metrics/run-metrics.ts';
 import { lazyEphemeralKey, startGenerations } from './generation.ts';
@@ -29,8 +31,13 @@ export interface DatabrokerRunning {
   /** The last reload's outcome (for `config_last_reload_success`). */
   readonly lastReload: () => ReloadResult | undefined;
   close(): Promise<void>;
-  /** Stops gracefully: the identity manager's lease is released, watch streams end, then the store closes. */
-  drain(timeoutMs: number): Promise<void>;
+  /**
+   * Stops gracefully: readiness fails at once (`/readyz`: 503 `draining`; `/healthz` stays 200), the
+   * identity manager's lease is released, the gRPC listener keeps accepting for `delayMs` (the
+   * shutdown delay), then closes gracefully (calls and watch streams in flight: at most 5 s of
+   * `timeoutMs`), then the store closes; the metrics listener last.
+   */
+  drain(timeoutMs: number, delayMs?: number): Promise<void>;
 }
 
 /** True when the plan is the data broker role. */
@@ -57,6 +64,8 @@ export async function runDatabroker(options: RunOptions): Promise<DatabrokerRunn
   let grpc: DatabrokerGrpc;
   let observed: LoaderMetrics | undefined;
   let closing = false;
+  // The store's state for /healthz (never for readiness, above).
+  const databroker = metrics ? watchDatabroker({ store: () => sessions, pool: () => opened.pool(), ...(options.log ? { log: options.log } : {}) }) : undefined;
   try {
     if (!isSessionDirectory(sessions)) throw new Error('the data broker store cannot list sessions');
     grpc = await serveDatabrokerGrpc(plan.body, sessions, {
@@ -67,12 +76,22 @@ export async function runDatabroker(options: RunOptions): Promise<DatabrokerRunn
     });
     if (metrics) {
       const up = grpc;
-      observed = await startLoaderMetrics(metrics, plan, { ready: { plan: () => true, listeners: () => !closing, databroker: storeAnswers(() => sessions) }, ...(options.log ? { log: options.log } : {}) }).catch(async (e: unknown) => {
+      // Ready: this process can serve (a plan, the gRPC listener, not draining). Not its own store:
+      // every data broker replica shares the one Redis, so were it down every replica would turn
+      // unready at once, and the proxies would lose the data broker's prompt `unavailable` answers
+      // (and take longer to see it back) while no replica could serve sessions better. The store's
+      // state goes to /healthz, `svc_redis_up` and the logs (docs/observability.md).
+      observed = await startLoaderMetrics(metrics, plan, {
+        ready: { plan: () => true, draining: () => !closing },
+        health: { databroker: () => databroker!.state() },
+        ...(options.log ? { log: options.log } : {}),
+      }).catch(async (e: unknown) => {
         await up.close(0);
         throw e;
       });
     }
   } catch (e) {
+    databroker?.close();
     await manager?.close();
     await generations.close();
     await sessions.close();
@@ -82,12 +101,15 @@ export async function runDatabroker(options: RunOptions): Promise<DatabrokerRunn
   const reloads = await startWatchedReload(options, plan, generations, () => observed);
   const reload = reloads.reload;
 
-  const stop = async (graceMs: number) => {
+  const stop = async (graceMs: number, delayMs: number) => {
     closing = true;
     await reloads.close();
     // The lease goes first, so another instance's identity manager takes over without waiting for its expiry.
     await manager?.close();
+    // Calls are still accepted (and answered) while the orchestrator notices /readyz failing.
+    await shutdownDelay(delayMs);
     await grpc.close(graceMs);
+    databroker?.close();
     await observed?.close();
     await generations.close();
     await sessions.close();
@@ -98,8 +120,8 @@ export async function runDatabroker(options: RunOptions): Promise<DatabrokerRunn
     plan: () => store.current.plan,
     reload,
     lastReload: () => reloads.last(),
-    close: () => stop(0),
-    drain: (timeoutMs) => stop(Math.min(timeoutMs, 5_000)),
+    close: () => stop(0, 0),
+    drain: (timeoutMs, delayMs = 0) => stop(Math.min(timeoutMs, 5_000), delayMs),
   };
   return running;
 }
