@@ -62,7 +62,8 @@ describeWithCommands(['redis-server'], 'identity manager lease logs on Redis', (
   });
 
   it('two instances start: the first takes the lease, the second stands by (info); neither logs a failed renewal', async () => {
-    const [logsA, logsB]: Entry[][] = [[], []];
+    const logsA: Entry[] = [];
+    const logsB: Entry[] = [];
     const a = instance('a', logsA);
     await until(() => a.manager.holdsLease, 'a to take the lease');
     const b = instance('b', logsB);
