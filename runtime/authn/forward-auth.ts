@@ -37,6 +37,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import { canonicalize, decide } from '../decide/decide.ts';
 import type { RemoteAuthorizer } from '../authorize/remote-authorizer.ts';
+import type { PlanRef } from '../authorize/routes-checksum.ts';
 import { authorizeUnavailableDecision, decideWithAuthorizer } from '../authorize/remote-policy.ts';
 import type { RequestHeaders } from '../decide/types.ts';
 import { errorAnswer, wantsJson } from '../server/error-page.ts';
@@ -68,7 +69,7 @@ export function forwardAuthUri(query: string): string | undefined {
  * (`remote`), the route's policy is decided by the authorize service, as for every request
  * (runtime/authorize/remote-policy.ts).
  */
-export async function forwardAuth(authn: Authn, state: AuthState, index: PlanIndex, path: string, query: string, req: Req, res: Res, requestId: string, peer: string, remote?: { readonly authorizer: RemoteAuthorizer; readonly planChecksum: string }): Promise<void> {
+export async function forwardAuth(authn: Authn, state: AuthState, index: PlanIndex, path: string, query: string, req: Req, res: Res, requestId: string, peer: string, remote?: { readonly authorizer: RemoteAuthorizer; readonly plan: PlanRef }): Promise<void> {
   const verify = path === '/verify';
   if (!verify && path !== '/') return fail(res, 404, requestId, 'no-such-endpoint', req);
   const uri = forwardAuthUri(query);
@@ -98,7 +99,7 @@ export async function forwardAuth(authn: Authn, state: AuthState, index: PlanInd
   const request = { method, target, scheme, headers, peer, nowMs: Date.now() };
   const identity = session?.identity ?? null;
   const d = remote
-    ? await decideWithAuthorizer(remote.authorizer, session?.record.id ?? '', remote.planChecksum, (policy) => decide(index, request, identity, { reasons: false, canonical, policy }), authorizeUnavailableDecision)
+    ? await decideWithAuthorizer(remote.authorizer, session?.record.id ?? '', remote.plan, (policy) => decide(index, request, identity, { reasons: false, canonical, policy }), authorizeUnavailableDecision)
     : decide(index, request, identity, { reasons: false, canonical });
   // The session store is unreachable: where a session would matter, 503 (the user was not signed out).
   // The route that decided, for the proxy to compare with the site it protects (above).

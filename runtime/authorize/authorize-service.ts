@@ -27,9 +27,10 @@ import { AUTHORIZE_SERVICE, authorizeService } from '../grpc/proto.ts';
 import { RateLimitedLog } from '../grpc/rate-limited-log.ts';
 import { grpcError, type ServedService } from '../grpc/server.ts';
 import type { PlanIndex } from '../plan/index.ts';
-import { messageOfAnswer, ROUTE_MISMATCH, type CheckRequestMessage, type CheckResponseMessage } from './check-message.ts';
+import { messageOfAnswer, ROUTE_MISMATCH, sameConfig, type CheckRequestMessage, type CheckResponseMessage } from './check-message.ts';
 import type { PolicyAnswer } from './decision-cache.ts';
 import { routeDigest } from './route-digest.ts';
+import { routesChecksum } from './routes-checksum.ts';
 
 export interface AuthorizeServiceOptions {
   /** The plan in service now (it follows reloads) and its checksum. */
@@ -92,6 +93,7 @@ export function authorizeGrpcService(options: AuthorizeServiceOptions): Authoriz
 
   async function check(m: CheckRequestMessage): Promise<CheckResponseMessage> {
     const { index, checksum } = options.current();
+    const routes = routesChecksum(index.body);
     const routeIndex = m.route_index ?? 0;
     const digest = m.route_digest ?? '';
     const r = Number.isSafeInteger(routeIndex) ? index.routes[routeIndex] : undefined;
@@ -99,8 +101,16 @@ export function authorizeGrpcService(options: AuthorizeServiceOptions): Authoriz
       mismatch.log(`route ${routeIndex} ${digest}`, { level: 'warn', msg: 'authorize: a proxy asked about a route this plan does not have (different plans?)', routeIndex, checksum, callerChecksum: m.plan_checksum ?? '' });
       throw grpcError(grpc.status.FAILED_PRECONDITION, `no route ${routeIndex} with digest ${digest.slice(0, 12)}… in plan ${checksum}`, trailer(ROUTE_MISMATCH));
     }
-    if ((m.plan_checksum ?? '') !== checksum) {
-      mismatch.log(`plan ${m.plan_checksum ?? ''}`, { level: 'warn', msg: 'plan checksum mismatch: a proxy runs another plan than this authorize service (a half-rolled-out config?)', checksum, callerChecksum: m.plan_checksum ?? '' });
+    // Same routes, same config for what this service decides: plans differ by role (`services`) anyway.
+    if (!sameConfig({ plan: checksum, routes }, { plan: m.plan_checksum ?? '', routes: m.routes_checksum ?? '' })) {
+      mismatch.log(`plan ${m.plan_checksum ?? ''} ${m.routes_checksum ?? ''}`, {
+        level: 'warn',
+        msg: 'routes checksum mismatch: a proxy runs other routes or policies than this authorize service (a half-rolled-out config?)',
+        checksum,
+        callerChecksum: m.plan_checksum ?? '',
+        routesChecksum: routes,
+        callerRoutesChecksum: m.routes_checksum ?? '',
+      });
     }
     const now = clock();
     let identity: Identity | null;
@@ -127,7 +137,7 @@ export function authorizeGrpcService(options: AuthorizeServiceOptions): Authoriz
       const x = r.program.explain(input);
       answer = { verdict: x.verdict, reasons: x.reasons };
     }
-    return messageOfAnswer(answer, checksum);
+    return messageOfAnswer(answer, checksum, routes);
   }
 
   const handlers = {

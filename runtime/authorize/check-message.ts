@@ -17,12 +17,15 @@ export interface CheckRequestMessage {
   client_address?: string;
   client_certificate?: { fingerprint?: string; valid?: boolean };
   now_ms?: number;
+  /** routes-checksum.ts; absent from an older caller. */
+  routes_checksum?: string;
 }
 
 export interface CheckResponseMessage {
   verdict?: 'VERDICT_UNSPECIFIED' | 'ALLOW' | 'DENY' | 'UNAUTHENTICATED';
   reasons?: string[];
   plan_checksum?: string;
+  routes_checksum?: string;
 }
 
 /** The trailer code of a route the authorize service does not have (index and digest). */
@@ -40,6 +43,14 @@ export function answerOfMessage(m: CheckResponseMessage): PolicyAnswer | undefin
   return { verdict: VERDICT_OF[v]!, reasons };
 }
 
-export function messageOfAnswer(a: PolicyAnswer, planChecksum: string): CheckResponseMessage {
-  return { verdict: MESSAGE_OF[a.verdict], reasons: [...a.reasons], plan_checksum: planChecksum };
+export function messageOfAnswer(a: PolicyAnswer, planChecksum: string, routesChecksum: string): CheckResponseMessage {
+  return { verdict: MESSAGE_OF[a.verdict], reasons: [...a.reasons], plan_checksum: planChecksum, routes_checksum: routesChecksum };
+}
+
+/**
+ * Whether two roles run the same configuration: their routes checksums when both sent one, else
+ * (an older peer) their plan checksums.
+ */
+export function sameConfig(mine: { readonly plan: string; readonly routes: string }, theirs: { readonly plan: string; readonly routes: string }): boolean {
+  return theirs.routes === '' || mine.routes === '' ? theirs.plan === mine.plan : theirs.routes === mine.routes;
 }

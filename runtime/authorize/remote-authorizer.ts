@@ -16,10 +16,11 @@ import type { SessionStore } from '../databroker/session-store.ts';
 import { ERROR_CODE_TRAILER, GrpcClient, type GrpcClientOptions } from '../grpc/client.ts';
 import { AUTHORIZE_SERVICE, authorizeService } from '../grpc/proto.ts';
 import { RateLimitedLog } from '../grpc/rate-limited-log.ts';
-import { answerOfMessage, ROUTE_MISMATCH, type CheckRequestMessage, type CheckResponseMessage } from './check-message.ts';
+import { answerOfMessage, ROUTE_MISMATCH, sameConfig, type CheckRequestMessage, type CheckResponseMessage } from './check-message.ts';
 import { DecisionCache, type PolicyAnswer } from './decision-cache.ts';
 import { policyReads, type PolicyReads } from './policy-reads.ts';
 import { routeDigest } from './route-digest.ts';
+import { routesChecksum, type PlanRef } from './routes-checksum.ts';
 
 /** Why a decision could not be had: the gate's 503 reason. */
 export type AuthorizeProblem = 'authorize-unavailable' | 'authorize-route-mismatch';
@@ -92,22 +93,25 @@ export class RemoteAuthorizer {
    * {@link AuthorizeUnavailable}. Concurrent questions with one cache key (the requests of many
    * connections when an answer expires) share one call.
    */
-  check(q: PolicyQuestion, planChecksum: string): Promise<PolicyAnswer> {
+  check(q: PolicyQuestion, plan: PlanRef): Promise<PolicyAnswer> {
     const key = this.#key(q);
-    if (key === null) return this.#ask(q, planChecksum, null);
+    if (key === null) return this.#ask(q, plan, null);
     const shared = this.#inFlight.get(key);
     if (shared !== undefined) return shared;
-    const asked = this.#ask(q, planChecksum, key).finally(() => this.#inFlight.delete(key));
+    const asked = this.#ask(q, plan, key).finally(() => this.#inFlight.delete(key));
     this.#inFlight.set(key, asked);
     return asked;
   }
 
-  async #ask(q: PolicyQuestion, planChecksum: string, key: string | null): Promise<PolicyAnswer> {
+  async #ask(q: PolicyQuestion, plan: PlanRef, key: string | null): Promise<PolicyAnswer> {
     this.counts.calls++;
     const r = readsOf(q.route);
     const i = q.input;
+    const planChecksum = plan.checksum;
+    const routes = routesChecksum(plan.body);
     const request: CheckRequestMessage = {
       plan_checksum: planChecksum,
+      routes_checksum: routes,
       route_index: q.routeIndex,
       route_digest: routeDigest(q.route),
       ...(r.identity && q.sessionId !== '' ? { session_id: q.sessionId } : {}),
@@ -131,9 +135,17 @@ export class RemoteAuthorizer {
     }
     const answer = answerOfMessage(response);
     if (answer === undefined) throw new AuthorizeUnavailable('authorize-unavailable', 'the authorize service answered something malformed');
-    const theirs = response.plan_checksum ?? '';
-    if (theirs !== planChecksum) {
-      this.#mismatch.log(`${planChecksum} ${theirs}`, { level: 'warn', msg: 'plan checksum mismatch: this proxy and the authorize service run different plans (a half-rolled-out config?)', checksum: planChecksum, authorizeChecksum: theirs });
+    const theirs = { plan: response.plan_checksum ?? '', routes: response.routes_checksum ?? '' };
+    // The routes, not the plans: every role's plan has its own checksum (routes-checksum.ts).
+    if (!sameConfig({ plan: planChecksum, routes }, theirs)) {
+      this.#mismatch.log(`${planChecksum} ${theirs.plan} ${theirs.routes}`, {
+        level: 'warn',
+        msg: 'routes checksum mismatch: this proxy and the authorize service run different routes or policies (a half-rolled-out config?)',
+        checksum: planChecksum,
+        authorizeChecksum: theirs.plan,
+        routesChecksum: routes,
+        authorizeRoutesChecksum: theirs.routes,
+      });
     }
     if (key !== null) this.#cache.set(key, r.identity ? q.sessionId : '', answer, Date.now());
     return answer;

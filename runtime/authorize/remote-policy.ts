@@ -9,6 +9,7 @@ import type { PolicyOracle } from '../decide/decide.ts';
 import type { Decision } from '../decide/types.ts';
 import type { PolicyAnswer } from './decision-cache.ts';
 import { AuthorizeUnavailable, type PolicyQuestion, type RemoteAuthorizer } from './remote-authorizer.ts';
+import type { PlanRef } from './routes-checksum.ts';
 
 /** The placeholder verdict while the service is asked: never acted on (a deny picks no upstream). */
 const PENDING: PolicyAnswer = { verdict: 'deny', reasons: ['authorize-pending'] };
@@ -18,7 +19,7 @@ const PENDING: PolicyAnswer = { verdict: 'deny', reasons: ['authorize-pending'] 
  * policy was needed), else once the service answered; `onUnavailable` gets the placeholder result
  * when it could not answer (the caller fails closed).
  */
-export function decideWithAuthorizer<T>(authorizer: RemoteAuthorizer, sessionId: string, planChecksum: string, decideWith: (policy: PolicyOracle) => T, onUnavailable: (placeholder: T, err: unknown) => T): T | Promise<T> {
+export function decideWithAuthorizer<T>(authorizer: RemoteAuthorizer, sessionId: string, plan: PlanRef, decideWith: (policy: PolicyOracle) => T, onUnavailable: (placeholder: T, err: unknown) => T): T | Promise<T> {
   let asked: PolicyQuestion | undefined;
   const first = decideWith((r, input) => {
     const q: PolicyQuestion = { route: r.route, routeIndex: r.ref.index, input, sessionId };
@@ -28,7 +29,7 @@ export function decideWithAuthorizer<T>(authorizer: RemoteAuthorizer, sessionId:
     return PENDING;
   });
   if (asked === undefined) return first;
-  return authorizer.check(asked, planChecksum).then(
+  return authorizer.check(asked, plan).then(
     (answer) => decideWith(() => answer),
     (err: unknown) => onUnavailable(first, err),
   );

@@ -173,7 +173,7 @@ export function admit(gen: ServedGeneration, entry: Entry, options: GateOptions,
     const known = session === STORE_UNAVAILABLE ? null : session;
     const finish = (r: GateResult) => then(session === STORE_UNAVAILABLE ? withoutStore(r) : r);
     // The proxy role: the cached verdict, else the authorize service's (remote-policy.ts).
-    const r = decideWithAuthorizer(authorizer, known?.record.id ?? '', gen.plan.checksum, (policy) => decide(known, policy), authorizeUnavailable);
+    const r = decideWithAuthorizer(authorizer, known?.record.id ?? '', gen.plan, (policy) => decide(known, policy), authorizeUnavailable);
     if (r instanceof Promise) void r.then(finish);
     else finish(r);
   };

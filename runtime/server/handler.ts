@@ -269,7 +269,7 @@ function respond(gen: ServedGeneration, a: Admission, req: Req, res: Res, reques
       span?.setAttribute('url.path', d.endpoint.path);
       const done =
         d.endpoint.service === 'forward_auth'
-          ? forwardAuth(authn, state, gen.index, d.endpoint.path, q < 0 ? '' : (req.url ?? '').slice(q + 1), req, res, requestId, req.socket?.remoteAddress ?? '', options.authorizer ? { authorizer: options.authorizer, planChecksum: gen.plan.checksum } : undefined)
+          ? forwardAuth(authn, state, gen.index, d.endpoint.path, q < 0 ? '' : (req.url ?? '').slice(q + 1), req, res, requestId, req.socket?.remoteAddress ?? '', options.authorizer ? { authorizer: options.authorizer, plan: gen.plan } : undefined)
           : authn.endpoint(state, d.endpoint, a.canonical!, session, req, res, requestId);
       if (span) void done.finally(() => span.end()).catch(() => undefined);
       done.catch((e: unknown) => {

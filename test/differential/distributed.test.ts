@@ -61,7 +61,7 @@ describe('the proxy role decides as all-in-one does', () => {
   /** The proxy role's decision: the cached answer, else the authorize service's (as the gate and forward auth decide). */
   async function distributed(index: PlanIndex, checksum: string, request: DecisionRequest, session: SessionRecord | null): Promise<Decision> {
     const identity = session === null ? null : identityOf(session);
-    return decideWithAuthorizer(authorizer, session?.id ?? '', checksum, (policy) => decide(index, request, identity, { reasons: false, policy }), authorizeUnavailableDecision);
+    return decideWithAuthorizer(authorizer, session?.id ?? '', { checksum, body: index.body }, (policy) => decide(index, request, identity, { reasons: false, policy }), authorizeUnavailableDecision);
   }
 
   /**

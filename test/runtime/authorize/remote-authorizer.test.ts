@@ -4,11 +4,14 @@
  * never share an answer; differing in an unread one do), a session's change or a store flush drops
  * its answers, a clock-reading policy is never cached, and every failure is AuthorizeUnavailable:
  * another plan's route, an unreachable service, a wrong credential, a store that cannot answer.
+ * Other routes (a half-rolled-out config) are logged on both sides; another plan checksum alone
+ * (every role's plan has its own) is not.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authorizeGrpcService } from '../../../runtime/authorize/authorize-service.ts';
 import { AuthorizeUnavailable, RemoteAuthorizer, type PolicyQuestion } from '../../../runtime/authorize/remote-authorizer.ts';
 import { policyReads } from '../../../runtime/authorize/policy-reads.ts';
+import type { PlanRef } from '../../../runtime/authorize/routes-checksum.ts';
 import type { PolicyInput } from '../../../runtime/authz/program.ts';
 import { MemoryStore } from '../../../runtime/databroker/memory-store.ts';
 import { SessionStoreError } from '../../../runtime/databroker/session-store.ts';
@@ -70,7 +73,10 @@ describe('the authorize client and service over gRPC', () => {
   const store = new MemoryStore();
   const logs: Record<string, unknown>[] = [];
   let checksum = 'sha256:plan';
-  const service = authorizeGrpcService({ current: () => ({ index, checksum }), sessions: store, log: (e) => logs.push(e) });
+  let served = index;
+  const service = authorizeGrpcService({ current: () => ({ index: served, checksum }), sessions: store, log: (e) => logs.push(e) });
+  /** The proxy's plan: the same routes as the service's. */
+  const proxyPlan: PlanRef = { checksum: 'sha256:plan', body };
   let server: GrpcServerHandle;
   let client: RemoteAuthorizer;
   const clientLogs: Record<string, unknown>[] = [];
@@ -88,11 +94,11 @@ describe('the authorize client and service over gRPC', () => {
 
   it.each(Object.keys(CHANGED) as (keyof typeof CHANGED)[])('%s: a request differing in it is asked again; one differing in an unread attribute is not', async (attribute) => {
     const q = question(attribute, '');
-    const first = await client.check(q, checksum);
+    const first = await client.check(q, proxyPlan);
     expect(client.cached(q)).toEqual(first);
     const changed = question(attribute, '', CHANGED[attribute]);
     expect(client.cached(changed)).toBeUndefined();
-    const second = await client.check(changed, checksum);
+    const second = await client.check(changed, proxyPlan);
     expect(second.verdict).not.toBe(first.verdict);
     // The session is not read by these policies: another one shares the answer.
     expect(client.cached(question(attribute, 'another-session'))).toEqual(first);
@@ -103,21 +109,21 @@ describe('the authorize client and service over gRPC', () => {
     const mallory = sessionRecord(Date.now(), { email: 'mallory@other.example' });
     await store.put(alice);
     await store.put(mallory);
-    expect((await client.check(question('identity', alice.id), checksum)).verdict).toBe('allow');
+    expect((await client.check(question('identity', alice.id), proxyPlan)).verdict).toBe('allow');
     expect(client.cached(question('identity', mallory.id))).toBeUndefined();
-    expect((await client.check(question('identity', mallory.id), checksum)).verdict).toBe('deny');
-    expect((await client.check(question('identity', ''), checksum)).verdict).toBe('unauthenticated');
+    expect((await client.check(question('identity', mallory.id), proxyPlan)).verdict).toBe('deny');
+    expect((await client.check(question('identity', ''), proxyPlan)).verdict).toBe('unauthenticated');
     // Signed out: the cached allow is gone, and the service no longer finds the session.
     await store.delete(alice.id);
     expect(client.cached(question('identity', alice.id))).toBeUndefined();
-    expect((await client.check(question('identity', alice.id), checksum)).verdict).toBe('unauthenticated');
+    expect((await client.check(question('identity', alice.id), proxyPlan)).verdict).toBe('unauthenticated');
     expect(client.cached(question('identity', mallory.id))?.verdict).toBe('deny');
   });
 
   it('concurrent misses of one question share one call', async () => {
     const q = question('path', '', { path: '/ok/shared' });
     const before = client.counts.calls;
-    const answers = await Promise.all(Array.from({ length: 20 }, () => client.check(q, checksum)));
+    const answers = await Promise.all(Array.from({ length: 20 }, () => client.check(q, proxyPlan)));
     expect(client.counts.calls - before).toBe(1);
     expect(new Set(answers.map((a) => a.verdict))).toEqual(new Set(['allow']));
     // Once answered, the next miss of that key (after expiry) would ask again: nothing stays in flight.
@@ -127,29 +133,48 @@ describe('the authorize client and service over gRPC', () => {
   it('a policy that reads the clock is asked every time, with the request time', async () => {
     const inHours = question('clock', '', { nowMs: Date.parse('2025-06-04T10:30:00Z') });
     const night = question('clock', '', { nowMs: Date.parse('2025-06-04T23:30:00Z') });
-    expect((await client.check(inHours, checksum)).verdict).toBe('allow');
+    expect((await client.check(inHours, proxyPlan)).verdict).toBe('allow');
     expect(client.cached(inHours)).toBeUndefined();
-    expect((await client.check(night, checksum)).verdict).toBe('deny');
+    expect((await client.check(night, proxyPlan)).verdict).toBe('deny');
   });
 
   it('a route this plan does not have (index or digest) is refused: route mismatch, never another route’s verdict', async () => {
     const other = compileBody(configText([{ from: 'https://nothing.example.com', to: 'http://up', policy: 'allow if reject' }]));
     const q: PolicyQuestion = { route: buildIndex(other).routes[0]!.route, routeIndex: NAMES.indexOf('nothing'), input: input(), sessionId: '' };
-    await expect(client.check(q, checksum)).rejects.toMatchObject({ name: 'AuthorizeUnavailable', problem: 'authorize-route-mismatch' });
-    await expect(client.check({ ...question('nothing', ''), routeIndex: 99 }, checksum)).rejects.toMatchObject({ problem: 'authorize-route-mismatch' });
+    await expect(client.check(q, proxyPlan)).rejects.toMatchObject({ name: 'AuthorizeUnavailable', problem: 'authorize-route-mismatch' });
+    await expect(client.check({ ...question('nothing', ''), routeIndex: 99 }, proxyPlan)).rejects.toMatchObject({ problem: 'authorize-route-mismatch' });
     expect(logs.some((e) => String(e['msg']).includes('does not have'))).toBe(true);
   });
 
-  it('another plan checksum with the same route is answered, and logged on both sides', async () => {
-    const before = clientLogs.length;
-    checksum = 'sha256:other';
+  const mismatches = (entries: readonly Record<string, unknown>[]) => entries.filter((e) => String(e['msg']).startsWith('routes checksum mismatch'));
+
+  it('another plan checksum with the same routes (each role\'s plan has its own: `services`) is answered and not logged', async () => {
+    const [beforeClient, beforeService] = [clientLogs.length, logs.length];
+    checksum = 'sha256:the-authorize-role';
     try {
-      expect((await client.check(question('nothing', ''), 'sha256:plan')).verdict).toBe('allow');
+      expect((await client.check(question('nothing', ''), proxyPlan)).verdict).toBe('allow');
     } finally {
       checksum = 'sha256:plan';
     }
-    expect(clientLogs.slice(before).some((e) => String(e['msg']).startsWith('plan checksum mismatch'))).toBe(true);
-    expect(logs.some((e) => String(e['msg']).startsWith('plan checksum mismatch'))).toBe(true);
+    expect(mismatches(clientLogs.slice(beforeClient))).toEqual([]);
+    expect(mismatches(logs.slice(beforeService))).toEqual([]);
+  });
+
+  it('other routes (another policy elsewhere: a half-rolled-out config) with the same route asked: answered, and logged on both sides', async () => {
+    const [beforeClient, beforeService] = [clientLogs.length, logs.length];
+    // The authorize service's config differs in one policy; the route asked about is the same.
+    served = buildIndex(compileBody(configText(NAMES.map((n) => ({ from: `https://${n}.example.com`, to: 'http://up', policy: n === 'method' ? 'allow if http_method is "PUT"' : POLICIES[n] })))));
+    checksum = 'sha256:other';
+    try {
+      expect((await client.check(question('nothing', ''), proxyPlan)).verdict).toBe('allow');
+    } finally {
+      served = index;
+      checksum = 'sha256:plan';
+    }
+    expect(mismatches(clientLogs.slice(beforeClient))).toHaveLength(1);
+    expect(mismatches(clientLogs.slice(beforeClient))[0]).toMatchObject({ level: 'warn', checksum: 'sha256:plan', authorizeChecksum: 'sha256:other' });
+    expect(mismatches(logs.slice(beforeService))).toHaveLength(1);
+    expect(mismatches(logs.slice(beforeService))[0]!['routesChecksum']).not.toBe(mismatches(logs.slice(beforeService))[0]!['callerRoutesChecksum']);
   });
 
   it('a store that cannot answer: unavailable, never anonymous', async () => {
@@ -158,11 +183,11 @@ describe('the authorize client and service over gRPC', () => {
         return Promise.reject(new SessionStoreError('SVC_ERR_SESSION_STORE_UNAVAILABLE', 'down'));
       }
     })();
-    const svc = authorizeGrpcService({ current: () => ({ index, checksum }), sessions: failing });
+    const svc = authorizeGrpcService({ current: () => ({ index, checksum: proxyPlan.checksum }), sessions: failing });
     const s = await startGrpcServer({ address: '127.0.0.1:0', credentialKey: KEY, tls: null }, [svc]);
     const c = new RemoteAuthorizer({ urls: [`127.0.0.1:${s.port}`], credentialKey: KEY, tls: null, timeoutMs: 2_000, dnsRoundRobin: false, store });
     try {
-      await expect(c.check(question('identity', 'some-session'), checksum)).rejects.toMatchObject({ problem: 'authorize-unavailable' });
+      await expect(c.check(question('identity', 'some-session'), proxyPlan)).rejects.toMatchObject({ problem: 'authorize-unavailable' });
     } finally {
       c.close();
       svc.close();
@@ -175,8 +200,8 @@ describe('the authorize client and service over gRPC', () => {
     const wrong = new RemoteAuthorizer({ urls: [`127.0.0.1:${server.port}`], credentialKey: serviceCredentialKey(Buffer.alloc(32, 6)), tls: null, timeoutMs: 1_000, dnsRoundRobin: false, store });
     const nobody = new RemoteAuthorizer({ urls: [`127.0.0.1:${await freePort()}`], credentialKey: KEY, tls: null, timeoutMs: 500, dnsRoundRobin: false, store });
     try {
-      await expect(wrong.check(question('nothing', ''), checksum)).rejects.toBeInstanceOf(AuthorizeUnavailable);
-      await expect(nobody.check(question('nothing', ''), checksum)).rejects.toMatchObject({ problem: 'authorize-unavailable' });
+      await expect(wrong.check(question('nothing', ''), proxyPlan)).rejects.toBeInstanceOf(AuthorizeUnavailable);
+      await expect(nobody.check(question('nothing', ''), proxyPlan)).rejects.toMatchObject({ problem: 'authorize-unavailable' });
     } finally {
       wrong.close();
       nobody.close();
