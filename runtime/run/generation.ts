@@ -56,7 +56,13 @@ export function provisioners(options: PartsOptions): Provisioners<Parts> {
     // A renewal that reads what is in service already keeps it, so the generation is kept too.
     provision: async (plan, _index, previous, context) => {
       if (options.scheme === 'http') return null;
-      const material = await loadTlsMaterial(plan.body, { mode: context.renewal ? 'reload' : 'load', ...(previous ? { previous: previous.material } : {}), ...(options.managed ? { managed: options.managed } : {}) });
+      const material = await loadTlsMaterial(plan.body, {
+        mode: context.renewal ? 'reload' : 'load',
+        ...(previous ? { previous: previous.material } : {}),
+        ...(options.managed ? { managed: options.managed } : {}),
+        // A route host the certificates as read no longer cover (a rotated file): a warn line.
+        ...(options.log ? { warn: options.log } : {}),
+      });
       const text = materialText(plan.body, material);
       if (context.renewal && previous && text === texts.get(previous.material)) return previous;
       return listenerTls(material);

@@ -60,10 +60,12 @@ export interface SignalledSvc {
 /**
  * Starts `svc run -config <configPath> --listen 127.0.0.1:0 <args…>` with its gRPC listener on a free
  * port; `group`: in a process group of its own (as a terminal runs it), so a signal can reach every
- * process. Resolves once it logs `listening` (one process or a primary with workers).
+ * process; `plan`: `svc run <configPath>`, which serves a plan file as is (`-config` compiles).
+ * Resolves once it logs `listening` (one process or a primary with workers).
  */
-export async function spawnSvc(configPath: string, args: readonly string[], options: { readonly group?: boolean } = {}): Promise<SignalledSvc> {
-  const child = spawn(process.execPath, [SVC, 'run', '--grpc-listen', '127.0.0.1:0', '-config', configPath, '--listen', '127.0.0.1:0', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] ?? '' }, detached: options.group === true });
+export async function spawnSvc(configPath: string, args: readonly string[], options: { readonly group?: boolean; readonly plan?: boolean } = {}): Promise<SignalledSvc> {
+  const file = options.plan === true ? [configPath] : ['-config', configPath];
+  const child = spawn(process.execPath, [SVC, 'run', '--grpc-listen', '127.0.0.1:0', ...file, '--listen', '127.0.0.1:0', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] ?? '' }, detached: options.group === true });
   let out = '';
   child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr!.resume();
