@@ -136,6 +136,15 @@ describe('svc run and signals', () => {
         // was read, closed at once as an idle connection): none is accepted and then left
         // unanswered (with --workers the primary closes the address once no worker takes them).
         const seen: string[] = [];
+        // New connections while the drain starts (300: 10 every 10 ms, as a busy load balancer
+        // still sends them; with Node's round robin one of them was often left unanswered), then
+        // polls until one is refused.
+        const burst: Promise<void>[] = [];
+        for (let i = 0; i < 30; i++) {
+          for (let j = 0; j < 10; j++) burst.push(get(s.port, '/fast', 'app.example.com', 10_000).then((o) => void seen.push(String(statusOf(o)))));
+          await new Promise((r) => setTimeout(r, 10));
+        }
+        await Promise.all(burst);
         await expect
           .poll(
             async () => {
