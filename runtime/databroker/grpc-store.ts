@@ -62,7 +62,7 @@ export class GrpcStore implements SessionStore, SessionDirectory {
   #watching = false;
   #everWatched = false;
   #lossLogged = false;
-  /** The Watch stream is down after a try (lost, or never established). */
+  /** The broker is known unreachable: the Watch stream went down (lost, or never established), and no call has been answered since. */
   #down = false;
   #retryMs = WATCH_RETRY_FIRST_MS;
   #retryTimer: NodeJS.Timeout | undefined;
@@ -119,7 +119,11 @@ export class GrpcStore implements SessionStore, SessionDirectory {
     if (res.changed === true) this.#changed(id);
   }
 
-  /** True while the Watch stream to the broker is down (the broker unreachable); a broker whose own store is down is not seen here. */
+  /**
+   * True from the loss of the Watch stream until the broker answers again (a call, or the stream
+   * back: calls reconnect at once, the stream after its back-off). A broker whose own store is down
+   * answers, so it is not seen here (the caller's failed lookups say it: runtime/authn/outage-grace.ts).
+   */
   unreachable(): boolean {
     return this.#down;
   }
@@ -190,7 +194,9 @@ export class GrpcStore implements SessionStore, SessionDirectory {
   async #call<T>(method: string, request: unknown): Promise<T> {
     this.#assertOpen();
     try {
-      return await this.#client.unary<unknown, T>(method, request);
+      const answer = await this.#client.unary<unknown, T>(method, request);
+      this.#down = false;
+      return answer;
     } catch (err) {
       if (this.#closed) throw new SessionStoreError('SVC_ERR_SESSION_STORE_CLOSED', 'session store is closed');
       throw storeErrorOf(err);
