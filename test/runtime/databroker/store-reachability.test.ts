@@ -4,6 +4,7 @@
  * store could not record still reaching the caches (onChange):
  * - the Redis store against a real redis-server: down when its connection goes, back when it returns;
  * - a cluster worker's store follows the primary's broadcasts, and a closed channel reads as down;
+ * - a gRPC data broker client is down from the loss of its Watch stream until the broker answers again;
  * - a failed delete tells the listeners of the process (and, through the primary, of every worker).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +14,7 @@ import { RedisStore } from '../../../runtime/databroker/redis-store.ts';
 import { SessionStoreError } from '../../../runtime/databroker/session-store.ts';
 import { startRedis, type RedisProcess } from '../../support/redis-server.ts';
 import { describeWithCommands } from '../../support/system.ts';
+import { grpcStore, startBroker } from './grpc-support.ts';
 import { sessionRecord } from './records.ts';
 import { eventually } from './store-contract.ts';
 import { storage, STORE_SECRET } from './redis-support.ts';
@@ -130,6 +132,27 @@ describe('a cluster worker’s store', () => {
     expect(dropped).toEqual(['some-session']);
     await worker.close();
   });
+});
+
+describe('a gRPC data broker client', () => {
+  it('is down once its Watch stream is lost, and up again as soon as the broker answers a call', async () => {
+    const backing = new MemoryStore({ sweepIntervalMs: 0 });
+    let broker = await startBroker(backing);
+    const port = broker.port;
+    const client = await grpcStore([broker.url]);
+    try {
+      expect(client.unreachable()).toBe(false);
+      await broker.stop();
+      await eventually(() => client.unreachable(), 10_000);
+      broker = await startBroker(backing, { address: `127.0.0.1:${port}` });
+      // A call answered: up, whether or not the Watch stream (which waits its back-off) is back yet.
+      await eventually(async () => (await client.get('nobody').then(() => true, () => false)) && !client.unreachable(), 10_000);
+    } finally {
+      await client.close();
+      await broker.stop();
+      await backing.close();
+    }
+  }, 30_000);
 });
 
 describeWithCommands(['redis-server'], 'the Redis store’s reachability', () => {
