@@ -45,6 +45,7 @@ import { claimHeaderValue } from '../http/forward.ts';
 import type { PlanIndex } from '../plan/index.ts';
 import type { AuthState } from './auth-state.ts';
 import { STORE_UNAVAILABLE, type Authn, type SignInRedirect } from './service.ts';
+import { writeHead } from '../http/write-head.ts';
 
 type Req = IncomingMessage | Http2ServerRequest;
 type Res = ServerResponse | Http2ServerResponse;
@@ -118,7 +119,7 @@ export async function forwardAuth(authn: Authn, state: AuthState, index: PlanInd
           if (value !== undefined) out[header] = value;
         }
       }
-      res.writeHead(200, { ...out, 'content-length': '0' });
+      writeHead(res, 200, { ...out, 'content-length': '0' });
       res.end();
       return;
     }
@@ -128,7 +129,7 @@ export async function forwardAuth(authn: Authn, state: AuthState, index: PlanInd
       // The proxy passes this answer to the browser on the route's host, binding cookie included.
       const redirect = verify ? null : (signIn ?? fallbackSignIn(authn, state, index, scheme, m[2]!, target));
       if (redirect === null) return fail(res, 401, requestId, 'sign-in-required', req, routed);
-      res.writeHead(302, { ...routed, location: redirect.location, 'cache-control': 'no-store', 'content-length': '0', ...(redirect.setCookie.length > 0 ? { 'set-cookie': [...redirect.setCookie] } : {}) });
+      writeHead(res, 302, { ...routed, location: redirect.location, 'cache-control': 'no-store', 'content-length': '0', ...(redirect.setCookie.length > 0 ? { 'set-cookie': [...redirect.setCookie] } : {}) });
       res.end();
       return;
     }
@@ -161,6 +162,6 @@ export function routeHost(index: PlanIndex, routeIndex: number): string {
 
 function fail(res: Res, status: number, requestId: string, reason: string, req: Req, extra: Record<string, string> = {}): void {
   const a = errorAnswer(status, requestId, reason, wantsJson(req.headers['accept'] === undefined ? undefined : String(req.headers['accept'])));
-  res.writeHead(a.status, { ...a.headers, ...extra });
+  writeHead(res, a.status, { ...a.headers, ...extra });
   res.end(a.body);
 }

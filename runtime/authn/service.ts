@@ -50,6 +50,7 @@ import { openToken, sealToken } from './sealed-token.ts';
 import { jwksDocument } from './signing-key.ts';
 import { SessionRefresher } from '../identity/session-refresher.ts';
 import type { AssertionSigner } from './assertion.ts';
+import { writeHead } from '../http/write-head.ts';
 
 type Req = IncomingMessage | Http2ServerRequest;
 type Res = ServerResponse | Http2ServerResponse;
@@ -421,7 +422,7 @@ export class Authn {
       return this.#failed(res, req, requestId, 'identity-provider-unavailable', target, {}, { error: (e as Error).message });
     }
     const flow = await sealToken({ st: checks.state, n: checks.nonce, v: checks.verifier, r: target, ...(programmatic !== undefined ? { p: programmatic } : {}), ...(binding !== undefined ? { b: binding } : {}) }, state.keys!.flow, now, FLOW_TTL_MS);
-    res.writeHead(302, { location, 'cache-control': 'no-store', 'set-cookie': serializeCookie(flowCookieName(state, checks.state), flow, this.#flowCookieAttributes(state, FLOW_TTL_MS)) });
+    writeHead(res, 302, { location, 'cache-control': 'no-store', 'set-cookie': serializeCookie(flowCookieName(state, checks.state), flow, this.#flowCookieAttributes(state, FLOW_TTL_MS)) });
     res.end();
   }
 
@@ -478,7 +479,7 @@ export class Authn {
       const token = await sealToken({ sid: record.id, r: target, aud: audience, jti: randomBytes(16).toString('base64url'), ...(programmatic !== undefined ? { p: programmatic } : {}), ...(binding !== undefined ? { b: binding } : {}) }, state.keys!.handoff, this.#now(), HANDOFF_TTL_MS);
       location = `${origin}/.svc/callback?svc_handoff=${token}`;
     }
-    res.writeHead(302, { location, 'cache-control': 'no-store', ...(cookies.length > 0 ? { 'set-cookie': cookies } : {}) });
+    writeHead(res, 302, { location, 'cache-control': 'no-store', ...(cookies.length > 0 ? { 'set-cookie': cookies } : {}) });
     res.end();
   }
 
@@ -513,7 +514,7 @@ export class Authn {
       if (client === undefined) return answerError(res, 400, requestId, 'programmatic-redirect-invalid', req);
       return this.#sendToken(state, record, client, host, [], res);
     }
-    res.writeHead(302, { location: to, 'cache-control': 'no-store', 'set-cookie': [...clearBinding, this.#sessionCookie(state, host, record)] });
+    writeHead(res, 302, { location: to, 'cache-control': 'no-store', 'set-cookie': [...clearBinding, this.#sessionCookie(state, host, record)] });
     res.end();
   }
 
@@ -529,7 +530,7 @@ export class Authn {
     const u = new URL(client);
     u.searchParams.set('svc_jwt', `${PROGRAMMATIC_TOKEN_PREFIX}${token}`);
     u.searchParams.set('svc_jwt_expiry', String(Math.ceil((now + ttlMs) / 1000)));
-    res.writeHead(302, { location: u.href, 'cache-control': 'no-store', ...(cookies.length > 0 ? { 'set-cookie': cookies } : {}) });
+    writeHead(res, 302, { location: u.href, 'cache-control': 'no-store', ...(cookies.length > 0 ? { 'set-cookie': cookies } : {}) });
     res.end();
   }
 
@@ -540,7 +541,7 @@ export class Authn {
     const target = safe ?? state.body.settings.authenticate.signoutRedirectUrl ?? '/';
     const clear = serializeCookie(sessionCookieName(state, host), '', { ...this.#cookieAttributes(state, host), maxAgeSeconds: 0 });
     if (!session) {
-      res.writeHead(302, { location: target, 'cache-control': 'no-store', 'set-cookie': clear });
+      writeHead(res, 302, { location: target, 'cache-control': 'no-store', 'set-cookie': clear });
       res.end();
       return;
     }
@@ -564,12 +565,12 @@ export class Authn {
       // Switch user: straight back to sign-in, where the provider prompts for an account; not
       // through its end-session endpoint, whose return URL must be registered exactly.
       const signIn = this.#browserSignIn(state, { svc_redirect_uri: safe, svc_prompt: 'switch_user' });
-      res.writeHead(302, { location: signIn.location, 'cache-control': 'no-store', 'set-cookie': [clear, ...signIn.setCookie] });
+      writeHead(res, 302, { location: signIn.location, 'cache-control': 'no-store', 'set-cookie': [clear, ...signIn.setCookie] });
       res.end();
       return;
     }
     const end = state.idp ? await state.idp.endSessionUrl(session.record.idToken, target) : undefined;
-    res.writeHead(302, { location: end ?? target, 'cache-control': 'no-store', 'set-cookie': clear });
+    writeHead(res, 302, { location: end ?? target, 'cache-control': 'no-store', 'set-cookie': clear });
     res.end();
   }
 
@@ -582,7 +583,7 @@ export class Authn {
       if (/\btext\/html\b/i.test(accept) && state.authenticateOrigin !== null) {
         const back = `${this.#options.scheme === 'http' && !state.cookie.secure ? 'http' : 'https'}://${host}/.svc/`;
         const signIn = this.#browserSignIn(state, { svc_redirect_uri: back });
-        res.writeHead(302, { location: signIn.location, 'cache-control': 'no-store', ...(signIn.setCookie.length > 0 ? { 'set-cookie': [...signIn.setCookie] } : {}) });
+        writeHead(res, 302, { location: signIn.location, 'cache-control': 'no-store', ...(signIn.setCookie.length > 0 ? { 'set-cookie': [...signIn.setCookie] } : {}) });
         res.end();
         return;
       }
@@ -610,7 +611,7 @@ export class Authn {
   #failed(res: Res, req: Req, requestId: string, reason: SignInFailure, retry: string | undefined, headers: Record<string, string> = {}, log: Record<string, unknown> = {}, detail?: string): void {
     this.#options.log?.({ msg: 'sign-in failed', requestId, reason, ...log });
     const a = signInFailedAnswer(reason, requestId, retry ?? RETRY_FALLBACK, wantsJson(req.headers['accept'] === undefined ? undefined : String(req.headers['accept'])), detail);
-    res.writeHead(a.status, { ...a.headers, ...headers });
+    writeHead(res, a.status, { ...a.headers, ...headers });
     res.end(a.body);
   }
 
@@ -754,13 +755,13 @@ async function readForm(req: Req): Promise<URLSearchParams | undefined> {
 }
 
 function answer(res: Res, status: number, headers: Readonly<Record<string, string>>, body: string): void {
-  res.writeHead(status, { ...headers, 'content-length': String(Buffer.byteLength(body)) });
+  writeHead(res, status, { ...headers, 'content-length': String(Buffer.byteLength(body)) });
   res.end(body);
 }
 
 function answerError(res: Res, status: number, requestId: string, reason: string, req: Req, extra: Record<string, string> = {}): void {
   const a = errorAnswer(status, requestId, reason, wantsJson(req.headers['accept'] === undefined ? undefined : String(req.headers['accept'])));
-  res.writeHead(a.status, { ...a.headers, ...extra });
+  writeHead(res, a.status, { ...a.headers, ...extra });
   res.end(a.body);
 }
 

@@ -5,6 +5,7 @@
  */
 import { STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Http2ServerResponse } from 'node:http2';
+import { writeHead } from '../http/write-head.ts';
 
 export interface ErrorAnswer {
   readonly status: number;
@@ -75,6 +76,6 @@ export function endSocketWithError(socket: { end(data: string): unknown }, statu
 export function sendError(res: ServerResponse | Http2ServerResponse, status: number, requestId: string, reason: string, accept: string | undefined, close: boolean): void {
   const a = errorAnswer(status, requestId, reason, wantsJson(accept));
   if (close && 'shouldKeepAlive' in res) res.shouldKeepAlive = false;
-  res.writeHead(a.status, a.headers);
+  writeHead(res, a.status, a.headers);
   res.end(a.body);
 }

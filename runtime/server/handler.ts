@@ -28,6 +28,7 @@ import { clientAddress } from '../http/client-address.ts';
 import type { GateResult } from './gate.ts';
 import type { InFlight } from './in-flight.ts';
 import { answerProbe, isProbe, type Probes } from './probes.ts';
+import { writeHead } from '../http/write-head.ts';
 
 /** What a plan generation holds for forwarding (built by runtime/run/state.ts). */
 export interface ForwardState {
@@ -289,7 +290,7 @@ function respond(gen: ServedGeneration, a: Admission, req: Req, res: Res, reques
       const certificate = gen.tls && socket ? gen.tls.clientCertificate(gen.index.body.routes[d.route.index]!, socket) : undefined;
       const request = { method: req.method ?? 'GET', target: req.url ?? '/', scheme: options.scheme, headers: requestHeaders(req), peer: req.socket?.remoteAddress ?? '', nowMs: Date.now(), ...(certificate ? { clientCertificate: certificate } : {}) };
       const a = denialAnswer(gen.index, d, request, session, state, requestId, wantsJson(accept));
-      res.writeHead(a.status, a.headers);
+      writeHead(res, a.status, a.headers);
       res.end(a.body);
       return;
     }
@@ -302,12 +303,12 @@ function respond(gen: ServedGeneration, a: Admission, req: Req, res: Res, reques
         // The runtime signs the sign-in link's parameters (S05) and binds the sign-in to this browser
         // (a cookie on this host, checked at the hand-off); the decision core stays pure.
         const signIn = authn && state ? authn.signInRedirect(state, d.location) : null;
-        res.writeHead(302, { location: signIn?.location ?? d.location, 'cache-control': 'no-store', ...(signIn && signIn.setCookie.length > 0 ? { 'set-cookie': [...signIn.setCookie] } : {}) });
+        writeHead(res, 302, { location: signIn?.location ?? d.location, 'cache-control': 'no-store', ...(signIn && signIn.setCookie.length > 0 ? { 'set-cookie': [...signIn.setCookie] } : {}) });
         res.end();
       } else sendError(res, 401, requestId, 'sign-in-required', accept, false);
       return;
     case 'redirect':
-      res.writeHead(d.status, { location: d.location });
+      writeHead(res, d.status, { location: d.location });
       res.end();
       return;
     case 'allow': {

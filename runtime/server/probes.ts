@@ -15,6 +15,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { Http2ServerResponse } from 'node:http2';
+import { writeHead } from '../http/write-head.ts';
 
 /** What the probes read of the process serving them. */
 export interface Probes {
@@ -36,7 +37,7 @@ export function isProbe(path: string): boolean {
  */
 export function answerProbe(path: string, method: string, res: ServerResponse | Http2ServerResponse, probes: Probes | undefined): void {
   const send = (status: number, body: string, headers: Record<string, string> = {}) => {
-    res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', ...headers });
+    writeHead(res, status, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', ...headers });
     if (method === 'HEAD') res.end();
     else res.end(body);
   };

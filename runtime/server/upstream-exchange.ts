@@ -24,6 +24,7 @@ import type { Route } from '../../compiler/plan/types.ts';
 import { sendError } from './error-page.ts';
 import type { UpstreamOutcome } from './handler.ts';
 import { editResponseHeaders, responseDropSet } from '../http/response-headers.ts';
+import { writeHead } from '../http/write-head.ts';
 
 type Req = IncomingMessage | Http2ServerRequest;
 type Res = ServerResponse | Http2ServerResponse;
@@ -94,7 +95,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     const req = this.#req;
     this.#early = 'complete' in req && !req.complete;
     if (this.#early && 'shouldKeepAlive' in this.#res) this.#res.shouldKeepAlive = false;
-    this.#res.writeHead(statusCode, edited);
+    writeHead(this.#res, statusCode, edited);
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {

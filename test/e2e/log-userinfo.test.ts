@@ -166,22 +166,24 @@ describe('a password in a request target', () => {
     for (const secret of ['PW1secret', 'PW2secret', 'PW3secret', 'Q1secret', 'Q2secret']) expect(text, secret).not.toContain(secret);
   });
 
-  it('HTTP/2 request and CONNECT: logged without the password or the query', async () => {
+  it('HTTP/2 request and CONNECT: userinfo never reaches svc or its log', async () => {
     const before = out.length;
     const session = h2connect(`https://127.0.0.1:${svc.listening.address.port}`, { servername: 'app.example.com', rejectUnauthorized: false });
     try {
-      // Node refuses an absolute-form `:path` before svc sees it (the stream is reset): nothing to log.
-      await h2(session, { ':method': 'GET', ':scheme': 'https', ':authority': 'app.example.com', ':path': 'https://alice:PW4secret@app.example.com/y?q=Q4secret' });
-      await h2(session, { ':method': 'CONNECT', ':authority': 'alice:PW5secret@echo.example.com:7000' });
-      // Userinfo in `:authority` (RFC 9113 §8.3.1 forbids it): refused, and logged without it.
-      await h2(session, { ':method': 'GET', ':scheme': 'https', ':authority': 'alice:PW6secret@app.example.com', ':path': '/z?q=Q6secret' });
+      // Node refuses an absolute-form `:path` before svc sees it, and since Node 24 its HTTP/2
+      // layer also resets a stream whose `:authority` holds userinfo (RFC 9113 §8.3.1 forbids it),
+      // CONNECT or not: each stream is reset (status 0) and there is nothing to log. svc's own
+      // stripping (pathOf, hostOf) stays covered on HTTP/1.1 above and by their unit tests.
+      expect(await h2(session, { ':method': 'GET', ':scheme': 'https', ':authority': 'app.example.com', ':path': 'https://alice:PW4secret@app.example.com/y?q=Q4secret' })).toBe(0);
+      expect(await h2(session, { ':method': 'CONNECT', ':authority': 'alice:PW5secret@echo.example.com:7000' })).toBe(0);
+      expect(await h2(session, { ':method': 'GET', ':scheme': 'https', ':authority': 'alice:PW6secret@app.example.com', ':path': '/z?q=Q6secret' })).toBe(0);
+      // The session survives the resets: a plain request on it is served and logged.
+      expect(await h2(session, { ':method': 'GET', ':scheme': 'https', ':authority': 'app.example.com', ':path': '/after?q=Q7secret' })).toBe(200);
     } finally {
       session.close();
     }
-    await expect.poll(() => out.slice(before).join('')).toContain('"msg":"tunnel"');
-    await expect.poll(() => out.slice(before).join('')).toContain('"path":"/z"');
+    await expect.poll(() => out.slice(before).join('')).toContain('"path":"/after"');
     const text = out.slice(before).join('');
-    expect(text).toContain('"method":"CONNECT","host":"echo.example.com:7000","path":"echo.example.com:7000"');
-    for (const secret of ['PW4secret', 'PW5secret', 'PW6secret', 'Q4secret', 'Q6secret']) expect(text, secret).not.toContain(secret);
+    for (const secret of ['PW4secret', 'PW5secret', 'PW6secret', 'Q4secret', 'Q6secret', 'Q7secret']) expect(text, secret).not.toContain(secret);
   });
 });

@@ -162,6 +162,9 @@ describe('issue 13 §7: more than 1,000 header fields', () => {
       seen.push({ headers: req.headers, body: '' });
       res.end('ok');
     });
+    // Node 24's own server refuses more than 1,000 fields with 431 (Node 20 truncated): this upstream must
+    // see the 998 test fields plus the forwarding headers svc adds.
+    up.server.maxHeadersCount = 0;
     writeConfig(cfg, up, {}, { allow_websockets: true });
     svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, grpcListen: { host: '127.0.0.1', port: 0 }, watch: false });
   });
@@ -192,7 +195,7 @@ describe('issue 13 §7: more than 1,000 header fields', () => {
     expect(seen.length).toBe(n);
     // 1,000 fields (Host, 998, Connection) pass whole.
     expect(await send(`GET / HTTP/1.1\r\nHost: app.example.com\r\n${fields(998)}Connection: close\r\n\r\n`)).toMatch(/^HTTP\/1\.1 200 /);
-    expect(Object.keys(seen[n]!.headers).filter((h) => h.startsWith('x-f'))).toHaveLength(998);
+    expect(Object.keys(seen[n]!.headers).filter((h) => /^x-f[0-9]+$/.test(h))).toHaveLength(998);
   });
 
   it('HTTP/2: a request with 1,001 fields is refused with 431', async () => {

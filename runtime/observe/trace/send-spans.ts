@@ -30,6 +30,8 @@ export function sendSpans(url: URL, method: 'POST' | 'PUT', headers: Record<stri
     onResponseStart: (_controller, statusCode) => {
       status = statusCode;
     },
+    // The collector's answer body is not read, but undici 8 refuses a handler without this method.
+    onResponseData: () => undefined,
     onResponseEnd: () => answer(status >= 200 && status < 300 ? undefined : new Error(`the collector answered ${status}`)),
     onResponseError: (_controller, e) => answer(e),
   };
