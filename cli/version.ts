@@ -5,7 +5,7 @@
  */
 import { buildInfo } from '../runtime/observe/build-info.ts';
 
-/** The one line `svc --version` prints: `svc 0.1.0+1a2b3c4d5e6f (node 20.19.0)`. */
+/** The one line `svc --version` prints: `svc 0.1.0+1a2b3c4d5e6f (node 24.21.0)`. */
 export function versionLine(): string {
   const b = buildInfo();
   return `svc ${b.release} (node ${b.nodeVersion})`;

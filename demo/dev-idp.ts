@@ -106,8 +106,8 @@ type ProviderModule = typeof import('oidc-provider');
 let providerModule: Promise<ProviderModule> | undefined;
 
 /**
- * oidc-provider prints notices straight to the console (for instance an "unsupported runtime" notice when it
- * is loaded on Node 20). Load it once with those lines routed to `log` (or dropped).
+ * oidc-provider prints notices straight to the console (for instance an "unsupported runtime" notice on a Node
+ * line it does not prefer). Load it once with those lines routed to `log` (or dropped).
  */
 function loadProvider(log: ((line: string) => void) | undefined): Promise<ProviderModule> {
   if (providerModule === undefined) {
@@ -745,7 +745,7 @@ async function main(argv: readonly string[]): Promise<void> {
   try {
     idp = await startDevIdp({
       ...options,
-      // oidc-provider's notice that Node 20 is not its preferred runtime: svc supports Node 20.
+      // oidc-provider's notice about the runtime it prefers: svc runs on the Node its package pins.
       log: (line) => {
         if (!/unsupported runtime/i.test(line)) process.stderr.write(`dev-idp: ${line}\n`);
       },

@@ -497,7 +497,7 @@ export function formatLogLine(entry: Record<string, unknown>): string {
 
 async function main(): Promise<void> {
   const log = (entry: Record<string, unknown>) => {
-    // oidc-provider's notice that Node 20 is not its preferred runtime: svc supports Node 20.
+    // oidc-provider's notice about the runtime it prefers: svc runs on the Node its package pins.
     if (entry['component'] === 'dev-idp' && /unsupported runtime/i.test(String(entry['msg']))) return;
     console.log(formatLogLine(entry));
   };

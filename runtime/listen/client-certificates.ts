@@ -284,7 +284,7 @@ export async function verifyClientCertificate(
 
 /**
  * The certificate chain a TLS peer presented: its certificate, then the issuers Node reports.
- * Empty when it presented none. On the server side Node 20 reports the client's certificate only,
+ * Empty when it presented none. On the server side Node reports the client's certificate only,
  * not the intermediates the client sent, so a client CA that signs through an intermediate must
  * list that intermediate in `client_ca` / `tls_downstream_client_ca` (as spec §2.5 asks for
  * `certificate_authority`).
