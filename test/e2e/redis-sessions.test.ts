@@ -5,9 +5,7 @@
  * restart and the session lives on; Redis killed → 503 on protected routes and forward-auth, 200 on
  * public ones, the session kept → Redis back → the same session works again.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { request } from 'node:http';
-import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { DevIdp } from '../../demo/dev-idp.ts';
@@ -16,9 +14,9 @@ import { HttpBrowser } from '../support/http-browser.ts';
 import { cli, startRedis, type RedisProcess } from '../support/redis-server.ts';
 import { describeWithCommands } from '../support/system.ts';
 import { freePort, startLocalhostIdp } from './auth-support.ts';
+import { startSvcWithEnv, type EnvSvc } from './svc-process.ts';
 import { configDir, echo, startUpstream, type Upstream } from './support.ts';
 
-const SVC = join(import.meta.dirname, '../../bin/svc');
 const PASSWORD = 'test-only-redis-password';
 const ADDRESSES = ['127.0.0.1', '127.0.0.2'] as const;
 
@@ -49,30 +47,15 @@ describeWithCommands(['redis-server', 'redis-cli'], 'two svc instances sharing o
   let up: Upstream;
   let redis: RedisProcess;
   let port = 0;
-  const children: (ChildProcess | undefined)[] = [undefined, undefined];
-  const logs = ['', ''];
+  const instances: (EnvSvc | undefined)[] = [undefined, undefined];
   const cfg = configDir();
 
   const start = async (i: 0 | 1): Promise<void> => {
-    logs[i] = '';
-    const child = spawn(process.execPath, [SVC, 'run', '--shutdown-delay', '0', '--grpc-listen', '127.0.0.1:0', '-config', cfg.path, '--workers', '1'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ADDRESS: `${ADDRESSES[i]}:${port}` } });
-    children[i] = child;
-    await new Promise<void>((resolve, reject) => {
-      const onData = (c: Buffer) => {
-        logs[i] += c.toString();
-        if (/"msg":"listening"/.test(logs[i]!)) resolve();
-      };
-      child.stdout!.on('data', onData);
-      child.stderr!.on('data', onData);
-      child.once('exit', (code) => reject(new Error(`svc ${i} exited with ${code}: ${logs[i]}`)));
-    });
+    instances[i] = await startSvcWithEnv(cfg.path, ['--workers', '1'], { ADDRESS: `${ADDRESSES[i]}:${port}` });
   };
-  const stop = async (i: 0 | 1): Promise<void> => {
-    const child = children[i];
-    if (!child || child.exitCode !== null) return;
-    child.kill('SIGTERM');
-    await new Promise((r) => child.once('exit', r));
-  };
+  const stop = async (i: 0 | 1): Promise<void> => instances[i]?.stop();
+  /** What each instance wrote so far. */
+  const outs = () => instances.map((instance) => instance?.out() ?? '');
 
   beforeAll(async () => {
     port = await freePort();
@@ -138,16 +121,16 @@ describeWithCommands(['redis-server', 'redis-cli'], 'two svc instances sharing o
       expect((await get(a, port, `fwd.localhost:${port}`, cookie, `/verify?uri=${encodeURIComponent(`http://app.localhost:${port}/`)}`)).status).toBe(503);
     }
     // The outage is logged once per process, whatever the number of requests; never the password.
-    await until(async () => logs.every((l) => /session store \(redis\) unreachable/.test(l)), 10_000);
-    for (const l of logs) expect(l.match(/session store \(redis\) unreachable/g)).toHaveLength(1);
-    for (const l of logs) expect(l).not.toContain(PASSWORD);
+    await until(async () => outs().every((l) => /session store \(redis\) unreachable/.test(l)), 10_000);
+    for (const l of outs()) expect(l.match(/session store \(redis\) unreachable/g)).toHaveLength(1);
+    for (const l of outs()) expect(l).not.toContain(PASSWORD);
 
     // Redis returns and svc heals without a restart: the same session works again on both.
     await redis.restart();
     for (const a of ADDRESSES) await until(async () => (await get(a, port, host, cookie)).status === 200, 20_000);
     // (The primary logs it; its stdout may arrive a little after the worker's answer.)
-    await until(async () => logs.every((l) => /session store \(redis\) reachable again/.test(l)), 10_000);
-    for (const l of logs) expect(l.match(/session store \(redis\) reachable again/g)).toHaveLength(1);
+    await until(async () => outs().every((l) => /session store \(redis\) reachable again/.test(l)), 10_000);
+    for (const l of outs()) expect(l.match(/session store \(redis\) reachable again/g)).toHaveLength(1);
 
     // Signed out on instance 1; instance 0, which has the session cached, refuses it within a
     // second (the change reaches it through Redis pub/sub; the cache alone would keep it 30 s).

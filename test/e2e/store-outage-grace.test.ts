@@ -13,7 +13,6 @@
  *   the provider, on A and on B's workers;
  * - Redis back: the sessions work again on both and a new sign-in completes.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { request } from 'node:http';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,9 +22,9 @@ import { BASE_SETTINGS } from '../support/compile-text.ts';
 import { HttpBrowser, type Hop } from '../support/http-browser.ts';
 import { cli, startRedis, type RedisProcess } from '../support/redis-server.ts';
 import { describeWithCommands } from '../support/system.ts';
-import { freePort, startLocalhostIdp } from './auth-support.ts';
+import { freePort, localhostSignInSettings, startLocalhostIdp } from './auth-support.ts';
 import { sample, scrape } from './metrics-support.ts';
-import { SVC } from './svc-process.ts';
+import { startSvcWithEnv, type EnvSvc } from './svc-process.ts';
 import { configDir, echo, startUpstream, type Upstream } from './support.ts';
 
 /** TEST ONLY password. */
@@ -75,8 +74,7 @@ describeWithCommands(['redis-server', 'redis-cli'], 'the session-store outage gr
   let redis: RedisProcess;
   let port = 0;
   const metricsPorts = [0, 0];
-  const children: (ChildProcess | undefined)[] = [undefined, undefined];
-  const logs = ['', ''];
+  const instances: (EnvSvc | undefined)[] = [undefined, undefined];
   const cfg = configDir();
   const host = () => `app.localhost:${port}`;
   /** Instance i's count of requests served from the grace (its primary aggregates its workers'). */
@@ -90,32 +88,13 @@ describeWithCommands(['redis-server', 'redis-cli'], 'the session-store outage gr
   };
 
   const start = async (i: 0 | 1, args: readonly string[]): Promise<void> => {
-    logs[i] = '';
-    const child = spawn(process.execPath, [SVC, 'run', '--shutdown-delay', '0', '--grpc-listen', '127.0.0.1:0', '-config', cfg.path, ...args], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, ADDRESS: `${ADDRESSES[i]}:${port}`, METRICS_ADDRESS: `127.0.0.1:${metricsPorts[i]}` },
-    });
-    children[i] = child;
-    await new Promise<void>((resolve, reject) => {
-      const onData = (c: Buffer) => {
-        logs[i] += c.toString();
-        if (/"msg":"listening"/.test(logs[i]!)) resolve();
-      };
-      child.stdout!.on('data', onData);
-      child.stderr!.on('data', onData);
-      child.once('exit', (code) => reject(new Error(`svc ${i} exited with ${code}: ${logs[i]}`)));
-    });
+    instances[i] = await startSvcWithEnv(cfg.path, args, { ADDRESS: `${ADDRESSES[i]}:${port}`, METRICS_ADDRESS: `127.0.0.1:${metricsPorts[i]}` });
   };
-  const stop = async (i: 0 | 1): Promise<void> => {
-    const child = children[i];
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGTERM');
-    await exited;
-  };
+  const stop = async (i: 0 | 1): Promise<void> => instances[i]?.stop();
   /** svc's JSON lines with this message. */
   const lines = (i: 0 | 1, msg: string) =>
-    logs[i]!
+    instances[i]!
+      .out()
       .split('\n')
       .filter((l) => l.startsWith('{'))
       .map((l) => JSON.parse(l) as Record<string, unknown>)
@@ -128,16 +107,10 @@ describeWithCommands(['redis-server', 'redis-cli'], 'the session-store outage gr
     redis = await startRedis({ password: PASSWORD });
     idp = await startLocalhostIdp(port);
     up = await startUpstream(echo);
-    const origin = (name: string) => `http://${name}.localhost:${port}`;
     cfg.writeRaw(
       stringify({
         ...BASE_SETTINGS,
-        cookie_secure: false,
-        authenticate_service_url: origin('authenticate'),
-        signout_redirect_url: `${origin('app')}/`,
-        idp_provider_url: idp.issuer,
-        idp_client_id: 'c',
-        idp_client_secret: 's',
+        ...localhostSignInSettings(port, idp),
         databroker_storage_type: 'redis',
         databroker_storage_connection_string: `redis://:${PASSWORD}@127.0.0.1:${redis.port}/6`,
         routes: [{ from: `https://app.localhost:${port}`, to: up.url, policy: 'allow if domain is "example.com"' }],
@@ -233,6 +206,6 @@ describeWithCommands(['redis-server', 'redis-cli'], 'the session-store outage gr
     expect((await get(ADDRESSES[0], port, host(), bob)).status).toBe(302);
     await until(async () => lines(0, 'session store answers again: sessions are verified again; the outage grace ends').length === 1, 10_000, 'A logs the end of the grace');
     for (const via of [0, 1] as const) await signedIn(browserVia(() => via));
-    for (const l of logs) expect(l).not.toContain(PASSWORD);
+    for (const instance of instances) expect(instance!.out()).not.toContain(PASSWORD);
   }, 150_000);
 });

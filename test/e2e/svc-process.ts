@@ -79,3 +79,41 @@ export async function spawnSvc(configPath: string, args: readonly string[], opti
   });
   return { child, port, out: () => out, exited };
 }
+
+/** One of the `svc run` processes a test starts side by side on one config, told apart by `env`. */
+export interface EnvSvc {
+  readonly child: ChildProcess;
+  /** Everything written to standard output and standard error so far. */
+  out(): string;
+  /** SIGTERM, then the exit (at once when it already exited). */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `svc run --shutdown-delay 0 -config <configPath> <args…>` with `env` over the test's own
+ * (`ADDRESS`, `METRICS_ADDRESS`: two instances on one port at different loopback addresses) and its
+ * gRPC listener on a free port; resolves once it logs `listening`, rejects if it exits first.
+ */
+export async function startSvcWithEnv(configPath: string, args: readonly string[], env: Readonly<Record<string, string>>): Promise<EnvSvc> {
+  const child = spawn(process.execPath, [SVC, 'run', '--shutdown-delay', '0', '--grpc-listen', '127.0.0.1:0', '-config', configPath, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  let out = '';
+  await new Promise<void>((resolve, reject) => {
+    const onData = (c: Buffer) => {
+      out += c.toString();
+      if (/"msg":"listening"/.test(out)) resolve();
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`svc exited with ${code}: ${out}`)));
+  });
+  return {
+    child,
+    out: () => out,
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
