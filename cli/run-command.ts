@@ -27,6 +27,7 @@ import type { Diagnostic } from '../compiler/index.ts';
 import type { PlanEnvelope } from '../compiler/plan/types.ts';
 import { partialUses } from '../runtime/plan/capabilities.ts';
 import { createRunLog } from '../runtime/observe/log/run-log.ts';
+import { logGrpcLibraryThrough } from '../runtime/grpc/library-log.ts';
 import { createTracingSwitch } from '../runtime/observe/trace/tracing.ts';
 import { DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_SHUTDOWN_DELAY_MS, onReloadSignal, onStopSignals } from '../runtime/run/stop-signals.ts';
 import { DEFAULT_STORE_OUTAGE_GRACE_MS, MAX_STORE_OUTAGE_GRACE_MS } from '../runtime/authn/outage-grace.ts';
@@ -92,6 +93,7 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
   const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });
   const logs = createRunLog(destination, { color: process.stdout.isTTY === true && !process.env['NO_COLOR'] });
   process.once('exit', () => logs.flushSync());
+  logGrpcLibraryThrough(logs.log);
   // SIGHUP reloads; until svc serves (and in a worker) it must not kill the process (Node's default).
   const onHangup = onReloadSignal(() => logs.log({ level: 'warn', msg: 'SIGHUP before svc serves a plan: ignored' }));
   // Set by the first stop signal: a SIGHUP during the stop reloads nothing.

@@ -5,6 +5,7 @@
  * log shipper parsing every line would choke on; with `svc_debug` they stay human text.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { configDir } from '../e2e/support.ts';
@@ -72,6 +73,29 @@ describe('svc run: JSON from the first line', () => {
     // The warnings come before svc says it listens.
     expect(parsed.findIndex((l) => l['code'] === 'SVC3514')).toBeLessThan(parsed.findIndex((l) => l['msg'] === 'listening'));
     expect(stderr).toEqual([]);
+  });
+
+  it('a taken gRPC port: the complaint of grpc-js is a JSON line too, before svc says why it cannot start', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      cfg.write({ address: '127.0.0.1:8443', grpc_address: `127.0.0.1:${(taken.address() as AddressInfo).port}` }, routes);
+      const c = spawn(process.execPath, [SVC, 'run', '--shutdown-delay', '0', '-config', cfg.path, '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] ?? '' } });
+      let out = '';
+      let err = '';
+      c.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+      c.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
+      const code = await new Promise<number | null>((resolve) => c.once('exit', resolve));
+      expect(code).not.toBe(0);
+      expect(err).toBe('');
+      const lines = out.split('\n').filter((l) => l !== '');
+      for (const line of lines) expect(() => JSON.parse(line), `not JSON: ${line}`).not.toThrow();
+      const parsed = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(parsed.find((l) => l['msg'] === 'grpc-js')).toMatchObject({ level: 'warn', detail: expect.stringMatching(/No address added/) });
+      expect(parsed.at(-1)).toMatchObject({ level: 'error', msg: 'svc cannot start', error: expect.stringMatching(/^grpc_address: cannot listen for gRPC/) });
+    } finally {
+      taken.close();
+    }
   });
 
   it('svc_debug: the warnings stay human text on standard error', async () => {
