@@ -34,6 +34,17 @@ const EXPLAIN_REASON: Readonly<Record<string, string>> = {
   'authorize-route-mismatch': 'This proxy and the authorize service run different configurations for this route (a change being rolled out?), so svc cannot decide. Try again in a moment.',
 };
 
+/**
+ * Reasons that pass by themselves (a dependency every replica shares is unreachable): their answer
+ * says when to try again (`Retry-After`, in seconds), so a client or a load balancer backs off
+ * instead of hammering, and does not take the 503 for svc being down.
+ */
+const RETRY_AFTER_SECONDS: Readonly<Record<string, string>> = {
+  'session-store-unavailable': '5',
+  'authorize-unavailable': '5',
+  'authorize-route-mismatch': '5',
+};
+
 /** Tells whether an `Accept` header prefers JSON (an API client). */
 export function wantsJson(accept: string | undefined): boolean {
   return accept !== undefined && /\bapplication\/(?:[\w.+-]*\+)?json\b/i.test(accept) && !/\btext\/html\b/i.test(accept);
@@ -43,7 +54,8 @@ export function wantsJson(accept: string | undefined): boolean {
 export function errorAnswer(status: number, requestId: string, reason: string, json: boolean): ErrorAnswer {
   const title = `${status} ${STATUS_CODES[status] ?? 'Error'}`;
   const explanation = EXPLAIN_REASON[reason] ?? EXPLAIN[status] ?? 'The request could not be served.';
-  const common = { 'cache-control': 'no-store', 'x-request-id': requestId, 'x-content-type-options': 'nosniff' };
+  const retryAfter = RETRY_AFTER_SECONDS[reason];
+  const common = { 'cache-control': 'no-store', 'x-request-id': requestId, 'x-content-type-options': 'nosniff', ...(retryAfter !== undefined ? { 'retry-after': retryAfter } : {}) };
   if (json) {
     return { status, headers: { ...common, 'content-type': 'application/json' }, body: `${JSON.stringify({ status, error: STATUS_CODES[status] ?? 'Error', reason, message: explanation, request_id: requestId })}\n` };
   }

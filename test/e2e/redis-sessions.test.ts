@@ -114,6 +114,7 @@ describeWithCommands(['redis-server', 'redis-cli'], 'two svc instances sharing o
       const r = await get(a, port, host, cookie);
       expect(r.status).toBe(503);
       expect(r.body).toContain('session-store-unavailable');
+      expect(r.headers['retry-after']).toBe('5');
       expect(r.headers['set-cookie']).toBeUndefined();
       expect((await get(a, port, `public.localhost:${port}`, '')).status).toBe(200);
       expect((await get(a, port, host, cookie)).status).toBe(503);
