@@ -67,6 +67,14 @@ describe('svc run exit codes match svc compile', () => {
     expect(ran.out).toContain('"code":"SVC3501"');
   });
 
+  it('--store-outage-grace in the databroker role, which would ignore it: 2, refused as a JSON line', () => {
+    const name = config('databroker.yaml', { ...BASE_SETTINGS, services: 'databroker' });
+    const ran = svc([...RUN, '--store-outage-grace', '10', '-config', name]);
+    expect(ran.code).toBe(2);
+    const last = JSON.parse(ran.out.trim().split('\n').at(-1)!) as Record<string, unknown>;
+    expect(last).toMatchObject({ level: 'error', msg: 'svc cannot start', error: expect.stringContaining('--store-outage-grace has no effect in the databroker role') });
+  });
+
   it('a setting svc run does not implement: run 1, compile 0 with a note', () => {
     const name = config('unsupported.yaml', { ...BASE_SETTINGS, dp_admin_address: '127.0.0.1:9901', routes: [route] });
     const compiled = svc(['compile', '--check', '-config', name]);
