@@ -352,8 +352,15 @@ export function lowerSettings(data: Record<string, unknown>, cx: LowerCtx): Plan
   return settings;
 }
 
-/** `autocert_dir` default: under the XDG data home, else `$HOME/.local/share/svc` (spec 2.3). */
+/**
+ * `autocert_dir` default (spec 2.3): the installation's own when it names one
+ * (`SVC_DEFAULT_AUTOCERT_DIR`, `/data/autocert` in svc's container image: a packager's default, not
+ * an operator's setting, so it never draws "has no effect" without `autocert`), else under the XDG
+ * data home, else `$HOME/.local/share/svc`.
+ */
 function defaultAutocertDir(cx: LowerCtx): string | null {
+  const packaged = cx.input.env['SVC_DEFAULT_AUTOCERT_DIR'];
+  if (packaged) return packaged;
   const xdg = cx.input.env['XDG_DATA_HOME'];
   if (xdg) return `${xdg.replace(/\/$/, '')}/svc`;
   const home = cx.input.env['HOME'];

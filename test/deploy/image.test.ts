@@ -36,7 +36,7 @@ const IMAGE = {
   entrypoint: ['/usr/local/bin/svc', 'run'],
   cmd: ['-config', '/etc/svc/config.yaml'],
   healthcheck: ['CMD', '/usr/local/bin/node', '/usr/local/lib/svc/healthcheck.mjs'],
-  env: ['AUTOCERT_DIR=/data/autocert', 'SVC_HEALTHCHECK_URL=https://127.0.0.1:443/.svc/ping'],
+  env: ['SVC_DEFAULT_AUTOCERT_DIR=/data/autocert', 'SVC_HEALTHCHECK_URL=https://127.0.0.1:443/.svc/ping'],
   ports: ['443/tcp', '80/tcp'],
 };
 const LABELS = ['version', 'revision', 'created', 'title', 'licenses'].map((k) => `org.opencontainers.image.${k}`);

@@ -96,7 +96,7 @@ describe('deploy/systemd/svc.service', () => {
 
   it('keeps autocert data in its StateDirectory', () => {
     expect(one('StateDirectory')).toBe('svc');
-    expect(all('Environment')).toContain('AUTOCERT_DIR=%S/svc');
+    expect(all('Environment')).toContain('SVC_DEFAULT_AUTOCERT_DIR=%S/svc');
   });
 
   it('gives svc its secrets as credential files, through *_file settings svc reads', () => {
