@@ -60,10 +60,21 @@ export class ConnectionWaits {
   }
 }
 
+/**
+ * Marks a command's rejection as handled. ioredis sends some commands of its own without a handler
+ * (SELECT and SUBSCRIBE again once a reconnection is ready): a connection closed at that moment (svc
+ * stopping as Redis returns) rejected them as an unhandled rejection, which ends a Node process.
+ * Every caller of svc's own commands still gets the rejection: this adds a handler, it takes none away.
+ */
+function handled(command: Command): void {
+  command.promise.catch(() => undefined);
+}
+
 /** The client classes to connect with: ioredis's, reporting their waits to `waits`. */
 export function meteredClients(waits: ConnectionWaits): { readonly Redis: typeof Redis; readonly Cluster: typeof Cluster } {
   class MeteredRedis extends Redis {
     override sendCommand(command: Command, stream?: WriteableStream): unknown {
+      handled(command);
       // While connecting, ioredis itself sends its handshake (AUTH, SELECT, INFO…): not a wait.
       if (this.status !== 'ready' && !(this.status === 'connect' && Command.checkFlag('HANDSHAKE_COMMANDS', command.name))) waits.waiting(this, command.promise);
       return super.sendCommand(command, stream);
@@ -71,6 +82,7 @@ export function meteredClients(waits: ConnectionWaits): { readonly Redis: typeof
   }
   class MeteredCluster extends Cluster {
     override sendCommand(command: Command, stream?: WriteableStream, node?: unknown): unknown {
+      handled(command);
       // CLUSTER commands are the client's own start-up and slot checks: not a wait.
       if (this.status !== 'ready' && command.name !== 'cluster') waits.waiting(this, command.promise);
       return super.sendCommand(command, stream, node);
