@@ -5,7 +5,6 @@
  * restart and the session lives on; Redis killed → 503 on protected routes and forward-auth, 200 on
  * public ones, the session kept → Redis back → the same session works again.
  */
-import { request } from 'node:http';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { DevIdp } from '../../demo/dev-idp.ts';
@@ -15,24 +14,10 @@ import { cli, startRedis, type RedisProcess } from '../support/redis-server.ts';
 import { describeWithCommands } from '../support/system.ts';
 import { freePort, startLocalhostIdp } from './auth-support.ts';
 import { startSvcWithEnv, type EnvSvc } from './svc-process.ts';
-import { configDir, echo, startUpstream, type Upstream } from './support.ts';
+import { configDir, echo, getAt, startUpstream, type Upstream } from './support.ts';
 
 const PASSWORD = 'test-only-redis-password';
 const ADDRESSES = ['127.0.0.1', '127.0.0.2'] as const;
-
-function get(address: string, port: number, host: string, cookie: string, path = '/'): Promise<{ status: number; body: string; headers: import('node:http').IncomingHttpHeaders }> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: address, port, path, agent: false, headers: { host, cookie, accept: 'text/html' } }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
-    });
-    req.setTimeout(10_000, () => req.destroy(new Error('no answer in 10 s')));
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
   const started = Date.now();
@@ -100,7 +85,7 @@ describeWithCommands(['redis-server', 'redis-cli'], 'two svc instances sharing o
     expect(hops[hops.length - 1]!.status).toBe(200);
     const cookie = `_svc=${browser.cookies('app.localhost')['_svc']}`;
     const host = `app.localhost:${port}`;
-    for (const a of ADDRESSES) expect((await get(a, port, host, cookie)).status).toBe(200);
+    for (const a of ADDRESSES) expect((await getAt(a, port, host, cookie)).status).toBe(200);
 
     // Both restart: the session lives in Redis, not in either process. (Their caches are empty now.)
     await Promise.all([stop(0), stop(1)]);
@@ -111,15 +96,15 @@ describeWithCommands(['redis-server', 'redis-cli'], 'two svc instances sharing o
     cli(redis.port, ['SAVE'], PASSWORD);
     await redis.kill();
     for (const a of ADDRESSES) {
-      const r = await get(a, port, host, cookie);
+      const r = await getAt(a, port, host, cookie);
       expect(r.status).toBe(503);
       expect(r.body).toContain('session-store-unavailable');
       expect(r.headers['retry-after']).toBe('5');
       expect(r.headers['set-cookie']).toBeUndefined();
-      expect((await get(a, port, `public.localhost:${port}`, '')).status).toBe(200);
-      expect((await get(a, port, host, cookie)).status).toBe(503);
+      expect((await getAt(a, port, `public.localhost:${port}`, '')).status).toBe(200);
+      expect((await getAt(a, port, host, cookie)).status).toBe(503);
       // A reverse proxy asking svc's forward-auth about this user gets 503 too, not 401 or 403.
-      expect((await get(a, port, `fwd.localhost:${port}`, cookie, `/verify?uri=${encodeURIComponent(`http://app.localhost:${port}/`)}`)).status).toBe(503);
+      expect((await getAt(a, port, `fwd.localhost:${port}`, cookie, `/verify?uri=${encodeURIComponent(`http://app.localhost:${port}/`)}`)).status).toBe(503);
     }
     // The outage is logged once per process, whatever the number of requests; never the password.
     await until(async () => outs().every((l) => /session store \(redis\) unreachable/.test(l)), 10_000);
@@ -128,7 +113,7 @@ describeWithCommands(['redis-server', 'redis-cli'], 'two svc instances sharing o
 
     // Redis returns and svc heals without a restart: the same session works again on both.
     await redis.restart();
-    for (const a of ADDRESSES) await until(async () => (await get(a, port, host, cookie)).status === 200, 20_000);
+    for (const a of ADDRESSES) await until(async () => (await getAt(a, port, host, cookie)).status === 200, 20_000);
     // (The primary logs it; its stdout may arrive a little after the worker's answer.)
     await until(async () => outs().every((l) => /session store \(redis\) reachable again/.test(l)), 10_000);
     for (const l of outs()) expect(l.match(/session store \(redis\) reachable again/g)).toHaveLength(1);
@@ -140,7 +125,7 @@ describeWithCommands(['redis-server', 'redis-cli'], 'two svc instances sharing o
     expect(confirm.status).toBe(200);
     const out = await browser.submitForm(confirm);
     expect(out[0]!.status).toBe(302);
-    await until(async () => (await get(ADDRESSES[0], port, host, cookie)).status === 302, 5_000);
-    expect((await get(ADDRESSES[1], port, host, cookie)).status).toBe(302);
+    await until(async () => (await getAt(ADDRESSES[0], port, host, cookie)).status === 302, 5_000);
+    expect((await getAt(ADDRESSES[1], port, host, cookie)).status).toBe(302);
   }, 120_000);
 });

@@ -13,7 +13,6 @@
  *   the provider, on A and on B's workers;
  * - Redis back: the sessions work again on both and a new sign-in completes.
  */
-import { request } from 'node:http';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../cli/main.ts';
@@ -25,7 +24,7 @@ import { describeWithCommands } from '../support/system.ts';
 import { freePort, localhostSignInSettings, startLocalhostIdp } from './auth-support.ts';
 import { sample, scrape } from './metrics-support.ts';
 import { startSvcWithEnv, type EnvSvc } from './svc-process.ts';
-import { configDir, echo, startUpstream, type Upstream } from './support.ts';
+import { configDir, echo, getAt, startUpstream, type Upstream } from './support.ts';
 
 /** TEST ONLY password. */
 const PASSWORD = 'test-only-redis-grace-password';
@@ -34,20 +33,6 @@ const GRACE_SECONDS = 12;
 const ADDRESSES = ['127.0.0.1', '127.0.0.2'] as const;
 const STALE = 'svc_sessions_served_stale_total';
 const GRACE_WARNING = 'session store unreachable: serving sessions this process verified recently from the outage grace';
-
-function get(address: string, port: number, host: string, cookie: string, path = '/'): Promise<{ status: number; body: string; headers: import('node:http').IncomingHttpHeaders }> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: address, port, path, agent: false, headers: { host, cookie, accept: 'text/html' } }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
-    });
-    req.setTimeout(10_000, () => req.destroy(new Error('no answer in 10 s')));
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 async function until(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
   const started = Date.now();
@@ -135,14 +120,14 @@ describeWithCommands(['redis-server', 'redis-cli'], 'the session-store outage gr
     const bob = await signedIn(bobBrowser);
     const carolBrowser = browserVia(() => 0);
     const carol = await signedIn(carolBrowser);
-    for (const c of [alice, bob, carol]) for (const a of ADDRESSES) expect((await get(a, port, host(), c)).status).toBe(200);
+    for (const c of [alice, bob, carol]) for (const a of ADDRESSES) expect((await getAt(a, port, host(), c)).status).toBe(200);
 
     // Bob signs out on B before the outage: A, which has his session cached, drops it (pub/sub).
     bobVia = 1;
     const confirm = await bobBrowser.request(`http://${host()}/.svc/signout/`);
     expect(confirm.status).toBe(200);
     expect((await bobBrowser.submitForm(confirm))[0]!.status).toBe(302);
-    await until(async () => (await get(ADDRESSES[0], port, host(), bob)).status === 302, 5_000, 'A refuses the signed-out session');
+    await until(async () => (await getAt(ADDRESSES[0], port, host(), bob)).status === 302, 5_000, 'A refuses the signed-out session');
     expect(await stale(0)).toBe(0);
 
     // Redis dies, its data saved first (the same server comes back with the sessions).
@@ -165,7 +150,7 @@ describeWithCommands(['redis-server', 'redis-cli'], 'the session-store outage gr
     // A serves alice all along: from its cache, then (once the entry is stale) from the grace.
     await until(
       async () => {
-        expect((await get(ADDRESSES[0], port, host(), alice)).status).toBe(200);
+        expect((await getAt(ADDRESSES[0], port, host(), alice)).status).toBe(200);
         return (await stale(0)) > 0;
       },
       45_000,
@@ -177,33 +162,33 @@ describeWithCommands(['redis-server', 'redis-cli'], 'the session-store outage gr
     expect(lines(0, GRACE_WARNING)[0]).toMatchObject({ level: 'warn', graceMs: GRACE_SECONDS * 1000 });
 
     // Within the grace: bob's session, signed out before the outage, is not served.
-    const bobNow = await get(ADDRESSES[0], port, host(), bob);
+    const bobNow = await getAt(ADDRESSES[0], port, host(), bob);
     expect(bobNow.status).toBe(503);
     expect(bobNow.body).toContain('session-store-unavailable');
     // Carol signs out on A during the outage: the store cannot record it (503), and A never serves her session again.
-    expect((await get(ADDRESSES[0], port, host(), carol)).status).toBe(200);
+    expect((await getAt(ADDRESSES[0], port, host(), carol)).status).toBe(200);
     const carolConfirm = await carolBrowser.request(`http://${host()}/.svc/signout/`);
     expect(carolConfirm.status).toBe(200);
     expect((await carolBrowser.submitForm(carolConfirm))[0]!.status).toBe(503);
-    expect((await get(ADDRESSES[0], port, host(), carol)).status).toBe(503);
+    expect((await getAt(ADDRESSES[0], port, host(), carol)).status).toBe(503);
 
     // The grace ends: 503, and never 200 again while Redis is away.
-    await until(async () => (await get(ADDRESSES[0], port, host(), alice)).status === 503, 30_000, 'A answers 503 after the grace');
+    await until(async () => (await getAt(ADDRESSES[0], port, host(), alice)).status === 503, 30_000, 'A answers 503 after the grace');
     const counted = await stale(0);
-    for (let i = 0; i < 5; i++) expect((await get(ADDRESSES[0], port, host(), alice)).status).toBe(503);
+    for (let i = 0; i < 5; i++) expect((await getAt(ADDRESSES[0], port, host(), alice)).status).toBe(503);
     expect(await stale(0)).toBe(counted);
     expect(lines(0, GRACE_WARNING)).toHaveLength(1);
 
     // B, grace 0: 503 once its cache entries expired, as before the grace; nothing served stale.
-    await until(async () => (await get(ADDRESSES[1], port, host(), alice)).status === 503, 40_000, 'B answers 503');
+    await until(async () => (await getAt(ADDRESSES[1], port, host(), alice)).status === 503, 40_000, 'B answers 503');
     expect(await stale(1)).toBe(0);
     expect(lines(1, GRACE_WARNING)).toHaveLength(0);
 
     // Redis returns: the sessions work again on both (carol's too: her sign-out was never recorded), a new sign-in completes.
     await redis.restart();
-    for (const a of ADDRESSES) await until(async () => (await get(a, port, host(), alice)).status === 200, 20_000, `${a} serves alice again`);
-    expect((await get(ADDRESSES[0], port, host(), carol)).status).toBe(200);
-    expect((await get(ADDRESSES[0], port, host(), bob)).status).toBe(302);
+    for (const a of ADDRESSES) await until(async () => (await getAt(a, port, host(), alice)).status === 200, 20_000, `${a} serves alice again`);
+    expect((await getAt(ADDRESSES[0], port, host(), carol)).status).toBe(200);
+    expect((await getAt(ADDRESSES[0], port, host(), bob)).status).toBe(302);
     await until(async () => lines(0, 'session store answers again: sessions are verified again; the outage grace ends').length === 1, 10_000, 'A logs the end of the grace');
     for (const via of [0, 1] as const) await signedIn(browserVia(() => via));
     for (const instance of instances) expect(instance!.out()).not.toContain(PASSWORD);

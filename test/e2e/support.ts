@@ -1,6 +1,6 @@
 /** Helpers for end-to-end tests: real upstream servers on loopback, temp config dirs. */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
@@ -68,4 +68,22 @@ export function configDir(): {
     file,
     remove: () => rmSync(dir, { recursive: true, force: true }),
   };
+}
+
+/**
+ * GET `path` from svc at `address:port` with a `Host` and a `Cookie` (a browser's page request, over
+ * a new connection); resolves with the status, body and headers, rejects after 10 s without an answer.
+ */
+export function getAt(address: string, port: number, host: string, cookie: string, path = '/'): Promise<{ status: number; body: string; headers: import('node:http').IncomingHttpHeaders }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: address, port, path, agent: false, headers: { host, cookie, accept: 'text/html' } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
+    });
+    req.setTimeout(10_000, () => req.destroy(new Error('no answer in 10 s')));
+    req.on('error', reject);
+    req.end();
+  });
 }
