@@ -159,6 +159,7 @@ if (reason !== undefined && !requireAll) console.warn(`skipping "the svc image":
     expect(docker.map((m) => m.RepoTags)).toEqual([[`svc:${tag}`]]);
   });
 
+  if (!skopeo && !requireAll) console.warn('skipping the skopeo check of the image: skopeo is not on the PATH (apt-get install -y skopeo)');
   it.skipIf(!skopeo && !requireAll)('skopeo reads it as an OCI layout and its tar as a docker archive, and Docker format keeps the health check (needs the Debian package skopeo)', () => {
     if (!skopeo) throw new Error('SVC_TEST_REQUIRE_ALL=1 but skopeo is missing (apt-get install -y skopeo)');
     const raw = (ref: string) => {
