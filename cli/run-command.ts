@@ -190,7 +190,7 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
     if (grpcRole === 'databroker' && opts.storeOutageGrace !== undefined) {
       // The data broker serves the session store; the grace is for the roles that read it. A flag
       // this role would ignore is refused rather than accepted silently.
-      throw new Error('--store-outage-grace has no effect in the databroker role, which serves the session store itself (the authorize, authenticate and proxy roles read it and apply the grace): remove the flag here');
+      throw Object.assign(new Error('--store-outage-grace has no effect in the databroker role, which serves the session store itself (the authorize, authenticate and proxy roles read it and apply the grace): remove the flag here'), { code: 'SVC_ERR_FLAG_WITHOUT_EFFECT' });
     }
     if (grpcRole !== undefined) {
       const role = await (grpcRole === 'authorize' ? runAuthorize : runDatabroker)({ ...source, ...common, onWarnings });

@@ -72,7 +72,7 @@ describe('svc run exit codes match svc compile', () => {
     const ran = svc([...RUN, '--store-outage-grace', '10', '-config', name]);
     expect(ran.code).toBe(2);
     const last = JSON.parse(ran.out.trim().split('\n').at(-1)!) as Record<string, unknown>;
-    expect(last).toMatchObject({ level: 'error', msg: 'svc cannot start', error: expect.stringContaining('--store-outage-grace has no effect in the databroker role') });
+    expect(last).toMatchObject({ level: 'error', msg: 'svc cannot start', code: 'SVC_ERR_FLAG_WITHOUT_EFFECT', error: expect.stringContaining('--store-outage-grace has no effect in the databroker role') });
   });
 
   it('a setting svc run does not implement: run 1, compile 0 with a note', () => {
