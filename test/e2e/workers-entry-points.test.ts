@@ -95,7 +95,9 @@ describe('--workers 2: every way in is handed to a worker and meets its gate', (
   });
 
   it('WebSocket upgrade: echoed; 1,001 fields: 431', async () => {
-    const ws = new WebSocket(`wss://127.0.0.1:${svc.port}/ws`, { headers: { host: 'app.example.com' }, servername: 'app.example.com', rejectUnauthorized: false });
+    // `servername` reaches the TLS connection (ws passes its options to https.request), though ws's types omit it.
+    const sni: object = { servername: 'app.example.com' };
+    const ws = new WebSocket(`wss://127.0.0.1:${svc.port}/ws`, { headers: { host: 'app.example.com' }, rejectUnauthorized: false, ...sni });
     const echoed = await new Promise<string>((resolve, reject) => {
       ws.on('open', () => ws.send('hello'));
       ws.on('message', (m) => resolve(m.toString()));
