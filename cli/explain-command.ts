@@ -7,7 +7,7 @@
  * 2 on a usage error (bad URL, header, identity or time) or an unreadable file or plan.
  */
 import { buildIndex } from '../runtime/plan/index.ts';
-import { explainConnect, explainDecision } from '../runtime/decide/decide.ts';
+import { explainConnect, explainDecision } from '../runtime/request/decide.ts';
 import { explainJson, renderExplainText } from './explain-render.ts';
 import { loadPlanInput } from './plan-input.ts';
 import { buildRequest, parseHeaderFlag, parseTime, readIdentityFlag } from './request-input.ts';

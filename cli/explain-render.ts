@@ -6,9 +6,9 @@
  */
 import { printCriterion, printPolicy, printRule } from '../compiler/index.ts';
 import type { Expr, PlanEnvelope, Route } from '../compiler/plan/types.ts';
-import { T, type PolicyExplanation, type RuleTrace, type Tri } from '../runtime/authz/program.ts';
-import type { DecisionExplanation } from '../runtime/decide/decide.ts';
-import type { Decision, DecisionRequest, Identity } from '../runtime/decide/types.ts';
+import { T, type PolicyExplanation, type RuleTrace, type Tri } from '../runtime/policy/program.ts';
+import type { DecisionExplanation } from '../runtime/request/decide.ts';
+import type { Decision, DecisionRequest, Identity } from '../runtime/core/types.ts';
 
 /** What the decision core's `explainDecision` returns for one request. */
 export type Explained = DecisionExplanation;

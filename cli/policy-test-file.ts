@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
 import type { ErrorObject } from 'ajv';
 import { isMap, isNode, isPair, isScalar, LineCounter, parseDocument, type Document, type Node } from 'yaml';
-import type { DecisionRequest, Identity } from '../runtime/decide/types.ts';
+import type { DecisionRequest, Identity } from '../runtime/core/types.ts';
 import type { ExplainOutcome } from './explain-render.ts';
 import { buildRequest, checkIdentity, describeSchemaError, parseTime, policyTestsValidator } from './request-input.ts';
 

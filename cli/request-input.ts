@@ -4,12 +4,12 @@
  *
  * The URL is split by hand rather than with `new URL`, on purpose: WHATWG URL parsing would already
  * normalize the target (`/a/../b`, `%2e`), and the point of these commands is to show what svc's own
- * canonicalization (runtime/http/canonical-request.ts) does with the target exactly as a client
+ * canonicalization (runtime/request/canonical-request.ts) does with the target exactly as a client
  * could send it.
  */
 import { readFileSync } from 'node:fs';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import type { DecisionRequest, Identity } from '../runtime/decide/types.ts';
+import type { DecisionRequest, Identity } from '../runtime/core/types.ts';
 
 /** A value, or a message that says what is wrong with the input (lower-case, ready to print). */
 export type Checked<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly message: string };

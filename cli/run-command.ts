@@ -9,7 +9,7 @@
  * then `svc cannot start`), or as text on standard error at a terminal or with `SVC_DEBUG`; a config
  * file that cannot be read exits 2, as `svc compile` does (docs/running.md, "Exit codes").
  *
- * Stopping (runtime/run/stop-signals.ts): the first SIGTERM/SIGINT turns readiness to 503 `draining`,
+ * Stopping (runtime/process/stop-signals.ts): the first SIGTERM/SIGINT turns readiness to 503 `draining`,
  * keeps accepting connections for `--shutdown-delay` seconds (default 5), then drains (up to
  * `--drain-timeout` seconds, default 25), closes tunnels, flushes logs and spans and exits 0; a
  * second exits at once. With `--workers N` the primary asks every worker to stop and waits for them.
@@ -17,7 +17,7 @@
  *
  * `--store-outage-grace` seconds (default 30, 0: off): while the session store cannot be reached, a
  * session this process verified is still served for that long past its cache entry
- * (runtime/authn/outage-grace.ts, docs/scale-out.md "Failure behaviour"). An operational knob like
+ * (runtime/sessions/outage-grace.ts, docs/scale-out.md "Failure behaviour"). An operational knob like
  * `--shutdown-delay`, not a config key; each worker reads it from the arguments the primary passes on.
  */
 import { readFileSync } from 'node:fs';
@@ -29,8 +29,8 @@ import { partialUses } from '../runtime/plan/capabilities.ts';
 import { createRunLog } from '../runtime/observe/log/run-log.ts';
 import { logGrpcLibraryThrough } from '../runtime/grpc/library-log.ts';
 import { createTracingSwitch } from '../runtime/observe/trace/tracing.ts';
-import { DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_SHUTDOWN_DELAY_MS, onReloadSignal, onStopSignals } from '../runtime/run/stop-signals.ts';
-import { DEFAULT_STORE_OUTAGE_GRACE_MS, MAX_STORE_OUTAGE_GRACE_MS } from '../runtime/authn/outage-grace.ts';
+import { DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_SHUTDOWN_DELAY_MS, onReloadSignal, onStopSignals } from '../runtime/process/stop-signals.ts';
+import { DEFAULT_STORE_OUTAGE_GRACE_MS, MAX_STORE_OUTAGE_GRACE_MS } from '../runtime/sessions/outage-grace.ts';
 
 export interface RunCommandOptions {
   readonly config?: string;
@@ -137,7 +137,7 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
   if (worker) {
     // A worker loads runtime code only (no compiler): it serves plans the primary compiled. It
     // stops when the primary asks (IPC) or on a signal of its own (a Ctrl-C reaches it too).
-    const { runWorker } = await import('../runtime/run/worker.ts');
+    const { runWorker } = await import('../runtime/process/worker.ts');
     // The primary loads, checks and hands out every plan: a worker never reloads on its own.
     onHangup(() => logs.log({ level: 'warn', msg: 'SIGHUP ignored by a worker: send it to the primary, which reloads and hands the plan to every worker', primary: process.ppid }));
     let serving: { drain(ms: number, delayMs: number): Promise<void> } | undefined;
@@ -180,11 +180,11 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
     for (const d of warnings) logs.announce(diagnosticEntry(d));
   };
 
-  const { run, RunError, loadForRun } = await import('../runtime/run/run.ts');
+  const { run, RunError, loadForRun } = await import('../runtime/process/run.ts');
   try {
     // The role decides the process shape: the data broker and authorize roles serve gRPC only, in this process.
-    const { isDatabrokerRole, runDatabroker } = await import('../runtime/run/databroker-run.ts');
-    const { isAuthorizeRole, runAuthorize } = await import('../runtime/run/authorize-run.ts');
+    const { isDatabrokerRole, runDatabroker } = await import('../runtime/process/databroker-run.ts');
+    const { isAuthorizeRole, runAuthorize } = await import('../runtime/process/authorize-run.ts');
     const first = loadForRun(source);
     const grpcRole = isAuthorizeRole(first) ? 'authorize' : isDatabrokerRole(first) ? 'databroker' : undefined;
     if (grpcRole === 'databroker' && opts.storeOutageGrace !== undefined) {
@@ -206,7 +206,7 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
       );
     }
     if (workers > 1) {
-      const { runPrimary } = await import('../runtime/run/cluster.ts');
+      const { runPrimary } = await import('../runtime/process/cluster.ts');
       const primary = await runPrimary({ ...source, ...common, onWarnings, workers }, process.argv.slice(2));
       logs.announce({ msg: 'listening', workers, port: primary.port, ...(primary.grpcAddress ? { grpcAddress: primary.grpcAddress } : {}) });
       onHangup(reloadOnHangup(() => primary.reload()));

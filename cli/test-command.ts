@@ -15,7 +15,7 @@
 import { resolve } from 'node:path';
 import { printRule } from '../compiler/index.ts';
 import type { PlanEnvelope } from '../compiler/plan/types.ts';
-import { explainConnect, explainDecision } from '../runtime/decide/decide.ts';
+import { explainConnect, explainDecision } from '../runtime/request/decide.ts';
 import { buildIndex, type PlanIndex } from '../runtime/plan/index.ts';
 import type { CommandIo } from './explain-command.ts';
 import { explainJson, renderExplainText, routeLabel, routeLocation, ruleIsTrue, type Explained, type ExplainJson } from './explain-render.ts';

@@ -33,7 +33,7 @@ import type {
   KoaContextWithOIDC,
 } from 'oidc-provider';
 import type OidcProvider from 'oidc-provider';
-import { escapeHtml } from '../runtime/server/error-page.ts';
+import { escapeHtml } from '../runtime/authn/error-page.ts';
 import { isMainModule } from './main-module.ts';
 
 export interface DevUser {

@@ -27,8 +27,8 @@ import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { escapeHtml } from '../runtime/server/error-page.ts';
-import { run, RunError, type Running } from '../runtime/run/run.ts';
+import { escapeHtml } from '../runtime/authn/error-page.ts';
+import { run, RunError, type Running } from '../runtime/process/run.ts';
 import { isMainModule } from './main-module.ts';
 import { DEMO_USERS, DEV_PASSWORD, startDevIdp, type DevIdp } from './dev-idp.ts';
 

@@ -8,8 +8,8 @@
  */
 import { performance } from 'node:perf_hooks';
 import { compile } from '../../compiler/compile.ts';
-import { decide } from '../../runtime/decide/decide.ts';
-import type { DecisionRequest, Identity } from '../../runtime/decide/types.ts';
+import { decide } from '../../runtime/request/decide.ts';
+import type { DecisionRequest, Identity } from '../../runtime/core/types.ts';
 import { buildIndex } from '../../runtime/plan/index.ts';
 import { BASE_SETTINGS } from '../../test/support/compile-text.ts';
 

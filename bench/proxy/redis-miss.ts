@@ -9,7 +9,7 @@
 import { performance } from 'node:perf_hooks';
 import { MemoryStore } from '../../runtime/databroker/memory-store.ts';
 import { RedisStore } from '../../runtime/databroker/redis-store.ts';
-import { newSessionId, type SessionRecord, type SessionStore } from '../../runtime/databroker/session-store.ts';
+import { newSessionId, type SessionRecord, type SessionStore } from '../../runtime/core/session-store.ts';
 import { cli, startRedis } from '../../test/support/redis-server.ts';
 import { storage } from '../../test/runtime/databroker/redis-support.ts';
 

@@ -1,12 +1,12 @@
 /**
  * The access delta: for each added, removed or re-policied route, which identity classes gain or
  * lose access, found by evaluating both policies with the runtime's own policy programs
- * (runtime/authz/program.ts) over representative identities and requests (probes.ts). Using the
+ * (runtime/policy/program.ts) over representative identities and requests (probes.ts). Using the
  * runtime's evaluator means the diff reports what the proxy will actually decide.
  */
 import type { PolicyIR, Route } from '../../compiler/plan/types.ts';
-import { compilePolicy } from '../../runtime/authz/program.ts';
-import type { Verdict } from '../../runtime/decide/types.ts';
+import { compilePolicy } from '../../runtime/policy/program.ts';
+import type { Verdict } from '../../runtime/core/types.ts';
 import { identityProbes, requestProbes, type IdentityProbe, type RequestProbe } from './probes.ts';
 import { policyChange, routeRef, type RoutePairing } from './routes.ts';
 import type { ClassChange, RouteAccess } from './types.ts';

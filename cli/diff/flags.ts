@@ -7,7 +7,7 @@ import { printRule, routeCovers } from '../../compiler/index.ts';
 import { compareAccess, describeClassChange, pathOf } from './access.ts';
 import { listenerOf, policyChange, routeRef, type RoutePairing } from './routes.ts';
 import { settingFlags } from './setting-flags.ts';
-import type { Verdict } from '../../runtime/decide/types.ts';
+import type { Verdict } from '../../runtime/core/types.ts';
 import type { Flag, RouteAccess } from './types.ts';
 
 const ACCEPT: Expr = { op: 'criterion', name: 'accept' };

@@ -11,8 +11,8 @@
  */
 import type { Criterion, PolicyIR } from '../../compiler/plan/types.ts';
 import { criteriaOf } from '../../compiler/index.ts';
-import type { PolicyInput } from '../../runtime/authz/criteria.ts';
-import type { Identity } from '../../runtime/decide/types.ts';
+import type { PolicyInput } from '../../runtime/policy/criteria.ts';
+import type { Identity } from '../../runtime/core/types.ts';
 
 /** One identity class and its representative (`null`: anonymous). */
 export interface IdentityProbe {

@@ -10,8 +10,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { SignJWT } from 'jose';
-import { checkedEmail } from '../authz/email.ts';
-import type { Identity } from '../decide/types.ts';
+import { checkedEmail } from '../policy/email.ts';
+import type { Identity } from '../core/types.ts';
 import type { SigningKey } from './signing-key.ts';
 
 /** What one assertion says. */
@@ -109,7 +109,7 @@ export class AssertionSigner {
   }
 
   /**
-   * Signs (claims iss, aud, sub, user, email (the checked one: runtime/authz/email.ts), groups, sid, iat, exp = iat + ttl, jti random 16
+   * Signs (claims iss, aud, sub, user, email (the checked one: runtime/policy/email.ts), groups, sid, iat, exp = iat + ttl, jti random 16
    * bytes base64url from the CSPRNG, plus extraClaims), caches and returns it. Header: alg, kid,
    * typ 'JWT'. A `forget` of the session while this runs keeps the token out of the cache.
    */

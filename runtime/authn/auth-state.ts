@@ -9,9 +9,9 @@
 import type { PlanBody, Route, Secret } from '../../compiler/plan/types.ts';
 import { resolvePem, resolveSecret, resolveSecretText } from '../plan/secrets.ts';
 import { AssertionSigner } from './assertion.ts';
-import { IdentityProvider } from './idp.ts';
+import { IdentityProvider } from '../sessions/idp.ts';
 import { hostCookieName } from './cookies.ts';
-import { deriveKey } from './keys.ts';
+import { deriveKey } from '../core/keys.ts';
 import type { RedirectPolicy } from './redirect-target.ts';
 import { loadSigningKey, type SigningKey } from './signing-key.ts';
 
@@ -20,7 +20,7 @@ export interface AuthState {
   /** `cookie_secret` bytes, or null when this svc has none (no sessions: everyone is anonymous). */
   readonly cookieSecret: Buffer | null;
   readonly cookie: PlanBody['settings']['cookie'];
-  /** Keys per purpose (runtime/authn/keys.ts); absent without `cookie_secret`. */
+  /** Keys per purpose (runtime/core/keys.ts); absent without `cookie_secret`. */
   readonly keys: {
     /** Signs internal redirect parameters (signed-params.ts): `shared_secret`, else `cookie_secret`. */
     readonly params: Buffer;
@@ -66,7 +66,7 @@ export interface AuthState {
  * Builds the authentication state of a plan; the assertion signer (with its cache) and the identity
  * provider client are taken over from `previous` while their inputs are unchanged. Without
  * `signing_key`, `ephemeralKey` gives the process's key (one per svc, shared by cluster workers:
- * runtime/run/cluster.ts). Throws `SecretError` or `SigningKeyError`.
+ * runtime/process/cluster.ts). Throws `SecretError` or `SigningKeyError`.
  */
 export function buildAuthState(body: PlanBody, scheme: 'http' | 'https', previous: AuthState | undefined, ephemeralKey: () => SigningKey): AuthState {
   const s = body.settings;

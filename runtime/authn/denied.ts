@@ -2,16 +2,16 @@
  * The 403 answer of a denied request, from the decision and the session: who is signed in, why in
  * words, sign-out and switch user (runtime/authn/pages.ts builds the page).
  */
-import { leafWords, reasonWords } from '../authz/words.ts';
-import { explainDecision } from '../decide/decide.ts';
-import type { Decision, DecisionRequest } from '../decide/types.ts';
-import type { ErrorAnswer } from '../server/error-page.ts';
+import { leafWords, reasonWords } from '../policy/words.ts';
+import { explainDecision } from '../request/decide.ts';
+import type { Decision, DecisionRequest } from '../core/types.ts';
+import type { ErrorAnswer } from './error-page.ts';
 import type { PlanIndex } from '../plan/index.ts';
 import type { AuthState } from './auth-state.ts';
-import { csrfToken } from './keys.ts';
+import { csrfToken } from '../core/keys.ts';
 import { deniedAnswer } from './pages.ts';
 import { FALLBACK_TARGET, safeRedirectTarget } from './redirect-target.ts';
-import type { ResolvedSession } from './session-cache.ts';
+import type { ResolvedSession } from '../sessions/session-cache.ts';
 
 /**
  * Builds the 403 answer of `decision` for `request` (the request as decided, with its client

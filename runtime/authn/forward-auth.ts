@@ -35,17 +35,17 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
-import { canonicalize, decide } from '../decide/decide.ts';
+import { canonicalize, decide } from '../request/decide.ts';
 import type { RemoteAuthorizer } from '../authorize/remote-authorizer.ts';
 import type { PlanRef } from '../authorize/routes-checksum.ts';
 import { authorizeUnavailableDecision, decideWithAuthorizer } from '../authorize/remote-policy.ts';
-import type { RequestHeaders } from '../decide/types.ts';
-import { errorAnswer, wantsJson } from '../server/error-page.ts';
-import { claimHeaderValue } from '../http/forward.ts';
+import type { RequestHeaders } from '../core/types.ts';
+import { errorAnswer, wantsJson } from './error-page.ts';
+import { claimHeaderValue } from '../request/forward.ts';
 import type { PlanIndex } from '../plan/index.ts';
 import type { AuthState } from './auth-state.ts';
 import { STORE_UNAVAILABLE, type Authn, type SignInRedirect } from './service.ts';
-import { writeHead } from '../http/write-head.ts';
+import { writeHead } from './write-head.ts';
 
 type Req = IncomingMessage | Http2ServerRequest;
 type Res = ServerResponse | Http2ServerResponse;

@@ -5,8 +5,8 @@
  * framing and no caching.
  */
 import { STATUS_CODES } from 'node:http';
-import type { SessionRecord } from '../databroker/session-store.ts';
-import { escapeHtml, type ErrorAnswer } from '../server/error-page.ts';
+import type { SessionRecord } from '../core/session-store.ts';
+import { escapeHtml, type ErrorAnswer } from './error-page.ts';
 
 export const PAGE_HEADERS: Readonly<Record<string, string>> = {
   'content-type': 'text/html; charset=utf-8',
@@ -77,7 +77,7 @@ export interface Denial {
   readonly requestId: string;
   /** The decision's reason ids (docs/decisions.md §4), kept in the JSON answer and on the page. */
   readonly reasons: readonly string[];
-  /** Why, in words (runtime/authz/words.ts), in the decision's order. */
+  /** Why, in words (runtime/policy/words.ts), in the decision's order. */
   readonly words: readonly string[];
   /** Who is signed in, or null for a request denied without a session. */
   readonly user: { readonly id: string; readonly email?: string; readonly name?: string } | null;

@@ -4,7 +4,7 @@
  * and the identity an allowed request takes upstream. One `Authn` per process, holding what is
  * process-wide: the session store, the credential cache and the refreshes in progress. What depends
  * on the plan (secrets, keys, identity provider, signer) is the generation's `AuthState`
- * (auth-state.ts), built by its provisioner (runtime/run/generation.ts) and passed in per request.
+ * (auth-state.ts), built by its provisioner (runtime/generation/generation.ts) and passed in per request.
  *
  * The sign-in, for a route on another domain than the authenticate service:
  *   route 302 (+ binding cookie on the route host) → `{auth}/.svc/sign_in?svc_redirect_uri=…&
@@ -30,27 +30,27 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
-import { checkedEmail } from '../authz/email.ts';
-import type { InternalEndpoint, OutgoingHeaders, RequestHeaders } from '../decide/types.ts';
-import { newSessionId, SessionStoreError, type SessionRecord, type SessionStore } from '../databroker/session-store.ts';
-import type { CanonicalRequest } from '../http/canonical-request.ts';
-import { errorAnswer, wantsJson } from '../server/error-page.ts';
+import { checkedEmail } from '../policy/email.ts';
+import type { InternalEndpoint, OutgoingHeaders, RequestHeaders } from '../core/types.ts';
+import { newSessionId, SessionStoreError, type SessionRecord, type SessionStore } from '../core/session-store.ts';
+import type { CanonicalRequest } from '../request/canonical-request.ts';
+import { errorAnswer, wantsJson } from './error-page.ts';
 import type { AuthState } from './auth-state.ts';
 import { cookieDomainFor, HOST_PREFIX, readCookie, serializeCookie } from './cookies.ts';
-import { IdentityProviderError, type SignedInUser } from './idp.ts';
-import { csrfToken, csrfTokenValid } from './keys.ts';
+import { IdentityProviderError, type SignedInUser } from '../sessions/idp.ts';
+import { csrfToken, csrfTokenValid } from '../core/keys.ts';
 import { PAGE_HEADERS, signInFailedAnswer, signOutPage, userInfoPage, type SignInFailure } from './pages.ts';
 import { programmaticTarget } from './programmatic-redirect.ts';
 import { FALLBACK_TARGET, safeRedirectTarget } from './redirect-target.ts';
-import { DEFAULT_STORE_OUTAGE_GRACE_MS, OutageGrace, STORE_RETRY_AFTER_SECONDS, type GraceObserver } from './outage-grace.ts';
-import { publicSessionId, resolvedSession, SessionCache, type ResolvedSession } from './session-cache.ts';
+import { DEFAULT_STORE_OUTAGE_GRACE_MS, OutageGrace, STORE_RETRY_AFTER_SECONDS, type GraceObserver } from '../sessions/outage-grace.ts';
+import { publicSessionId, resolvedSession, SessionCache, type ResolvedSession } from '../sessions/session-cache.ts';
 import { openSessionCookie, sealSessionCookie } from './session-cookie.ts';
 import { signParams, verifyParams } from './signed-params.ts';
 import { openToken, sealToken } from './sealed-token.ts';
 import { jwksDocument } from './signing-key.ts';
-import { SessionRefresher } from '../identity/session-refresher.ts';
+import { SessionRefresher } from '../sessions/session-refresher.ts';
 import type { AssertionSigner } from './assertion.ts';
-import { writeHead } from '../http/write-head.ts';
+import { writeHead } from './write-head.ts';
 
 type Req = IncomingMessage | Http2ServerRequest;
 type Res = ServerResponse | Http2ServerResponse;
@@ -75,8 +75,8 @@ const BINDING_COOKIE_PATH = '/.svc/callback';
 /**
  * A session is refreshed when its access token has expired: the request that finds it so waits for
  * the refresh, and a refused refresh ends the session before that request is decided. (The identity
- * manager, runtime/identity/, refreshes sessions before that, in the background.) When the provider
- * cannot answer, the session is kept and the request decided on it (runtime/identity/session-refresher.ts).
+ * manager, runtime/sessions/, refreshes sessions before that, in the background.) When the provider
+ * cannot answer, the session is kept and the request decided on it (runtime/sessions/session-refresher.ts).
  */
 const REFRESH_MARGIN_MS = 0;
 /** Largest POST body read from a sign-out form. */

@@ -12,16 +12,16 @@
  *   about the user; a missing or expired record is anonymous;
  * - the session store unreachable is UNAVAILABLE with `svc-error-code`, never "anonymous" (the proxy
  *   then answers 503, never a sign-in or a 403 for a signed-in user), except for a session this
- *   service verified within the outage grace (`--store-outage-grace`, runtime/authn/outage-grace.ts),
+ *   service verified within the outage grace (`--store-outage-grace`, runtime/sessions/outage-grace.ts),
  *   decided on what the store last said of it, as the proxy's own session lookup does;
- * - a policy that throws is deny (runtime/authz/program.ts).
+ * - a policy that throws is deny (runtime/policy/program.ts).
  */
 import * as grpc from '@grpc/grpc-js';
-import type { PolicyInput } from '../authz/program.ts';
-import { DEFAULT_STORE_OUTAGE_GRACE_MS, OutageGrace, type GraceObserver } from '../authn/outage-grace.ts';
-import { publicSessionId, resolvedSession, SessionCache } from '../authn/session-cache.ts';
-import { SessionStoreError, type SessionStore } from '../databroker/session-store.ts';
-import type { Identity, RequestHeaders } from '../decide/types.ts';
+import type { PolicyInput } from '../policy/program.ts';
+import { DEFAULT_STORE_OUTAGE_GRACE_MS, OutageGrace, type GraceObserver } from '../sessions/outage-grace.ts';
+import { publicSessionId, resolvedSession, SessionCache } from '../sessions/session-cache.ts';
+import { SessionStoreError, type SessionStore } from '../core/session-store.ts';
+import type { Identity, RequestHeaders } from '../core/types.ts';
 import { ERROR_CODE_TRAILER } from '../grpc/client.ts';
 import { AUTHORIZE_SERVICE, authorizeService } from '../grpc/proto.ts';
 import { RateLimitedLog } from '../grpc/rate-limited-log.ts';

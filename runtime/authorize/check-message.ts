@@ -3,7 +3,7 @@
  * gives and takes them (runtime/grpc/proto.ts: snake_case fields, enums as strings, unset fields
  * absent), and their checked readings.
  */
-import type { Verdict } from '../decide/types.ts';
+import type { Verdict } from '../core/types.ts';
 import type { PolicyAnswer } from './decision-cache.ts';
 
 export interface CheckRequestMessage {

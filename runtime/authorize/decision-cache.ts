@@ -9,7 +9,7 @@
  *   given for it, and a store flush (its change feed was lost) drops everything;
  * - an entry answers for at most `ttlMs`; a verdict that depends on the clock is never stored.
  */
-import type { Verdict } from '../decide/types.ts';
+import type { Verdict } from '../core/types.ts';
 
 /** One answer of the authorize service. */
 export interface PolicyAnswer {

@@ -5,7 +5,7 @@
  * `grpc_client_timeout` and `grpc_client_dns_roundrobin`.
  */
 import type { PlanSettings } from '../../compiler/plan/types.ts';
-import type { SessionStore } from '../databroker/session-store.ts';
+import type { SessionStore } from '../core/session-store.ts';
 import { authorizeClientTls, planCredentialKey } from '../grpc/plan-options.ts';
 import type { GrpcObserver } from '../observe/metrics/grpc.ts';
 import { RemoteAuthorizer } from './remote-authorizer.ts';

@@ -3,7 +3,7 @@
  * the authorize service and keys its decision cache with. Anything a policy does not read cannot
  * change its verdict, so two requests that agree on everything it reads get the same answer.
  *
- * INVARIANT (complete): every criterion name maps to what its leaf (runtime/authz/criteria.ts)
+ * INVARIANT (complete): every criterion name maps to what its leaf (runtime/policy/criteria.ts)
  * reads; a new criterion fails to compile here until it is listed (the `never` check).
  */
 import type { Criterion, Expr, PolicyIR } from '../../compiler/plan/types.ts';

@@ -11,8 +11,8 @@
  * {@link AuthorizeUnavailable}; the gate answers 503, never forwards.
  */
 import type { Route } from '../../compiler/plan/types.ts';
-import type { PolicyInput } from '../authz/program.ts';
-import type { SessionStore } from '../databroker/session-store.ts';
+import type { PolicyInput } from '../policy/program.ts';
+import type { SessionStore } from '../core/session-store.ts';
 import { ERROR_CODE_TRAILER, GrpcClient, type GrpcClientOptions } from '../grpc/client.ts';
 import { AUTHORIZE_SERVICE, authorizeService } from '../grpc/proto.ts';
 import { RateLimitedLog } from '../grpc/rate-limited-log.ts';

@@ -5,8 +5,8 @@
  * service is asked, and the core is run again with its answer (the placeholder decision is only
  * used to name the route of a 503).
  */
-import type { PolicyOracle } from '../decide/decide.ts';
-import type { Decision } from '../decide/types.ts';
+import type { PolicyOracle } from '../request/decide.ts';
+import type { Decision } from '../core/types.ts';
 import type { PolicyAnswer } from './decision-cache.ts';
 import { AuthorizeUnavailable, type PolicyQuestion, type RemoteAuthorizer } from './remote-authorizer.ts';
 import type { PlanRef } from './routes-checksum.ts';

@@ -5,7 +5,7 @@
  */
 import { deepFreeze } from '../../compiler/plan/deep-freeze.ts';
 import { recordJson } from './record-check.ts';
-import { SessionStoreError, type SessionRecord } from './session-store.ts';
+import { SessionStoreError, type SessionRecord } from '../core/session-store.ts';
 
 /** The `Session` message, as @grpc/proto-loader presents it (runtime/grpc/proto.ts options). */
 export interface SessionMessage {

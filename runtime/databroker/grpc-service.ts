@@ -18,7 +18,7 @@ import { ERROR_CODE_TRAILER } from '../grpc/client.ts';
 import { DATABROKER_SERVICE, databrokerService } from '../grpc/proto.ts';
 import { grpcError, type ServedService } from '../grpc/server.ts';
 import { recordOfMessage, sessionMessage, type SessionMessage } from './grpc-record.ts';
-import { SessionStoreError, type SessionDirectory, type SessionStore, type SessionStoreErrorCode } from './session-store.ts';
+import { SessionStoreError, type SessionDirectory, type SessionStore, type SessionStoreErrorCode } from '../core/session-store.ts';
 
 const STATUS_OF: Record<SessionStoreErrorCode, grpc.status> = {
   SVC_ERR_SESSION_RECORD_INVALID: grpc.status.INVALID_ARGUMENT,

@@ -18,7 +18,7 @@ import type * as grpc from '@grpc/grpc-js';
 import { GrpcClient, ERROR_CODE_TRAILER, type GrpcClientOptions } from '../grpc/client.ts';
 import { DATABROKER_SERVICE, databrokerService } from '../grpc/proto.ts';
 import { recordOfMessage, sessionMessage, type SessionMessage } from './grpc-record.ts';
-import { SessionStoreError, type SessionDirectory, type SessionRecord, type SessionStore, type SessionStoreErrorCode } from './session-store.ts';
+import { SessionStoreError, type SessionDirectory, type SessionRecord, type SessionStore, type SessionStoreErrorCode } from '../core/session-store.ts';
 
 const KNOWN_CODES: Record<SessionStoreErrorCode, true> = {
   SVC_ERR_SESSION_STORE_CLOSED: true,
@@ -122,7 +122,7 @@ export class GrpcStore implements SessionStore, SessionDirectory {
   /**
    * True from the loss of the Watch stream until the broker answers again (a call, or the stream
    * back: calls reconnect at once, the stream after its back-off). A broker whose own store is down
-   * answers, so it is not seen here (the caller's failed lookups say it: runtime/authn/outage-grace.ts).
+   * answers, so it is not seen here (the caller's failed lookups say it: runtime/sessions/outage-grace.ts).
    */
   unreachable(): boolean {
     return this.#down;

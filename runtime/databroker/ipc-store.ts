@@ -4,7 +4,7 @@
  * channel ({@link serveStoreToWorkers}); each worker talks to it through a {@link WorkerStore}.
  *
  * Protocol (every message is a plain JSON object; the `type`s never collide with the plan messages
- * of runtime/run/worker.ts, and each side ignores every `type` that is not its own):
+ * of runtime/process/worker.ts, and each side ignores every `type` that is not its own):
  *
  * - worker → primary: `{ type: 'store', id, op, args }`, `op` one of {@link STORE_OPS}.
  * - primary → that worker: `{ type: 'store-reply', id, ok: true, value }` or
@@ -26,7 +26,7 @@
  * Fail closed: a worker's call that times out, meets a closed channel or gets a malformed reply
  * rejects with `SVC_ERR_SESSION_STORE_UNAVAILABLE`; callers treat a rejection as "no session".
  */
-import { SessionStoreError, type SessionRecord, type SessionStore, type SessionStoreErrorCode } from './session-store.ts';
+import { SessionStoreError, type SessionRecord, type SessionStore, type SessionStoreErrorCode } from '../core/session-store.ts';
 import { deepFreeze } from '../../compiler/plan/deep-freeze.ts';
 
 /** The store operations a worker may ask the primary for. */

@@ -6,7 +6,7 @@
  * is evicted (an evicted session reads as signed out, which fails closed). Eviction is a linear scan
  * of a full store, which is fine at the sizes one process holds; a Redis store replaces this one at scale.
  */
-import { SessionStoreError, type SessionDirectory, type SessionRecord, type SessionStore } from './session-store.ts';
+import { SessionStoreError, type SessionDirectory, type SessionRecord, type SessionStore } from '../core/session-store.ts';
 import { deepFreeze } from '../../compiler/plan/deep-freeze.ts';
 
 /** Options of {@link MemoryStore}. */

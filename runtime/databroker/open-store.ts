@@ -13,7 +13,7 @@ import { databrokerClientTls, planCredentialKey, usesRemoteDatabroker } from '..
 import { GrpcStore } from './grpc-store.ts';
 import { MemoryStore } from './memory-store.ts';
 import { RedisStore } from './redis-store.ts';
-import type { SessionStore, StoreObserver } from './session-store.ts';
+import type { SessionStore, StoreObserver } from '../core/session-store.ts';
 
 export interface OpenStoreOptions {
   readonly observer?: StoreObserver;
@@ -43,7 +43,7 @@ export function openSessionStore(settings: PlanSettings, options: OpenStoreOptio
   return new RedisStore({ storage, secret: storeSecret(settings), ...(options.observer ? { observer: options.observer } : {}), ...(options.log ? { log: options.log } : {}) });
 }
 
-/** `shared_secret`, or `cookie_secret` standing in (runtime/authn/keys.ts), decoded. */
+/** `shared_secret`, or `cookie_secret` standing in (runtime/core/keys.ts), decoded. */
 function storeSecret(settings: PlanSettings): Buffer {
   const secret = settings.mode.sharedSecret ?? settings.cookie.secret;
   if (secret === null) throw new Error('the Redis session store needs shared_secret (or cookie_secret) to seal what it stores');

@@ -3,7 +3,7 @@
  * memory-store.ts, for stores that serialize): a Redis store refuses what the memory store refuses.
  */
 import { deepFreeze } from '../../compiler/plan/deep-freeze.ts';
-import { SessionStoreError, type SessionRecord } from './session-store.ts';
+import { SessionStoreError, type SessionRecord } from '../core/session-store.ts';
 
 function invalid(message: string, cause?: unknown): SessionStoreError {
   return new SessionStoreError('SVC_ERR_SESSION_RECORD_INVALID', message, cause === undefined ? undefined : { cause });

@@ -11,7 +11,7 @@ import type { ClusterOptions, RedisOptions } from 'ioredis';
 import type { ConnectionOptions } from 'node:tls';
 import { durationMs, parseRedisUrl, type ParsedRedisUrl } from '../../compiler/plan/redis-url.ts';
 import type { PlanSettings } from '../../compiler/plan/types.ts';
-import { readPemSource } from '../listen/pem.ts';
+import { readPemSource } from '../tls/pem.ts';
 import { resolvePem, resolveSecretText } from '../plan/secrets.ts';
 
 export type StorageSettings = PlanSettings['databroker']['storage'];

@@ -30,7 +30,7 @@
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
-import { deriveKey } from '../authn/keys.ts';
+import { deriveKey } from '../core/keys.ts';
 import { GuardedSentinelConnector, GuardedStandaloneConnector } from './redis-connector.ts';
 import { KeyLayout } from './redis-keys.ts';
 import { redisTarget, secretsOf, type RedisTarget, type StorageSettings } from './redis-options.ts';
@@ -39,7 +39,7 @@ import { SeenVersions, type Seen } from './redis-seen.ts';
 import { openLease, openSession, sealLease, sealRevoked, sealSession } from './redis-values.ts';
 import { ConnectionWaits, meteredClients } from './redis-waits.ts';
 import { recordFromJson, recordJson } from './record-check.ts';
-import { SessionStoreError, type SessionDirectory, type SessionRecord, type SessionStore, type StorageOperation, type StoreObserver, type StorePoolFigures } from './session-store.ts';
+import { SessionStoreError, type SessionDirectory, type SessionRecord, type SessionStore, type StorageOperation, type StoreObserver, type StorePoolFigures } from '../core/session-store.ts';
 
 /** Options of {@link RedisStore}. */
 export interface RedisStoreOptions {
@@ -126,7 +126,7 @@ interface Scripts {
 }
 
 /**
- * What an outage means for users (the outage line's `impact`; runtime/server/gate.ts `withoutStore`,
+ * What an outage means for users (the outage line's `impact`; runtime/proxy/gate.ts `withoutStore`,
  * docs/scale-out.md "Failure behaviour").
  */
 const OUTAGE_IMPACT =

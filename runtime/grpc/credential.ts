@@ -1,7 +1,7 @@
 /**
  * The credential every gRPC call between svc services carries (spec 2.3 `shared_secret`, issue 16):
  * a short-lived HS256 JWT in the `authorization: Bearer …` metadata, signed with a key derived from
- * `shared_secret` for this purpose only (runtime/authn/keys.ts), so no other svc token verifies as
+ * `shared_secret` for this purpose only (runtime/core/keys.ts), so no other svc token verifies as
  * it and it verifies as no other token.
  *
  * Claims: `iss` and `aud` {@link ISSUER} / {@link AUDIENCE}, `iat`, `exp` ({@link TOKEN_LIFETIME_S}
@@ -12,7 +12,7 @@
  * secret or a token into an error message.
  */
 import { SignJWT, decodeJwt, errors, jwtVerify } from 'jose';
-import { deriveKey } from '../authn/keys.ts';
+import { deriveKey } from '../core/keys.ts';
 
 export const ISSUER = 'svc';
 export const AUDIENCE = 'svc-grpc';

@@ -18,8 +18,8 @@
  */
 import { rootCertificates } from 'node:tls';
 import type { PlanBody, PlanSettings } from '../../compiler/plan/types.ts';
-import { readPemSource } from '../listen/pem.ts';
-import { loadTlsMaterial, type TlsMaterial } from '../listen/material.ts';
+import { readPemSource } from '../tls/pem.ts';
+import { loadTlsMaterial, type TlsMaterial } from '../tls/material.ts';
 import { resolveSecretText } from '../plan/secrets.ts';
 import type { ClientTls } from './client.ts';
 import { serviceCredentialKey } from './credential.ts';
@@ -75,7 +75,7 @@ export function databrokerClientTls(settings: PlanSettings): ClientTls | null {
   const chosen = internal.length > 0 && !(internal.length === 1 && internal[0] === LOCAL_DATABROKER_URL);
   const apart = chosen && internal.join(' ') !== settings.databroker.serviceUrls.join(' ');
   const serverName = settings.tls.overrideCertificateName ?? (apart ? hostOf(internal[0]) : undefined);
-  // As for upstreams (runtime/server/pools.ts): the system's roots and certificate_authority.
+  // As for upstreams (runtime/upstream/pools.ts): the system's roots and certificate_authority.
   return { ...(ca ? { ca: [...rootCertificates, readPemSource(ca, 'certificate_authority')].join('\n') } : {}), ...(serverName ? { serverName } : {}) };
 }
 

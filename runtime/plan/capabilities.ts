@@ -74,13 +74,13 @@ function refused(keys: readonly string[], paths: readonly string[], reason: stri
 /** Whether a hostPort equals `host:port`. */
 const at = (a: { readonly host: string; readonly port: number } | null, host: string, port: number) => a !== null && a.host === host && a.port === port;
 const set = (key: string) => (cx: UseContext) => cx.explicit(key);
-/** Upgrades (websocket, SPDY) to an https upstream: they open their own TLS connection (runtime/server/upgrade.ts). */
+/** Upgrades (websocket, SPDY) to an https upstream: they open their own TLS connection (runtime/proxy/upgrade.ts). */
 
 export const CAPABILITIES: readonly Capability[] = [
   // Mode: every role (spec 1.3, docs/distributed.md): `all` (with the data broker also served over
-  // gRPC), `databroker` (runtime/run/databroker-run.ts), `authorize` (runtime/run/authorize-run.ts),
+  // gRPC), `databroker` (runtime/process/databroker-run.ts), `authorize` (runtime/process/authorize-run.ts),
   // `proxy` (routes, policies asked of the authorize service: runtime/authorize/) and `authenticate`
-  // (its own host's endpoints only: runtime/server/role.ts).
+  // (its own host's endpoints only: runtime/proxy/role.ts).
   honoured(['services'], 'settings.mode.services', 'settings.mode.allInOne'),
   honoured(['shared_secret', 'shared_secret_file'], 'settings.mode.sharedSecret'),
 
@@ -123,7 +123,7 @@ export const CAPABILITIES: readonly Capability[] = [
   honoured(['certificate_authority', 'certificate_authority_file'], 'settings.tls.certificateAuthority'),
   // The name a data broker's certificate is checked against (runtime/grpc/plan-options.ts).
   honoured(['override_certificate_name'], 'settings.tls.overrideCertificateName'),
-  // Autocert (runtime/listen/acme/, OCSP stapling in runtime/listen/ocsp/). `autocert` with
+  // Autocert (runtime/tls/acme/, OCSP stapling in runtime/tls/ocsp/). `autocert` with
   // `insecure_server` never reaches the runtime: the compiler refuses the pair (SVC3xxx
   // mutually-exclusive-settings), since a plain-HTTP listener could neither answer TLS-ALPN-01 nor
   // serve what it obtained. A reload changing any autocert setting is refused (acme/start.ts).
@@ -158,7 +158,7 @@ export const CAPABILITIES: readonly Capability[] = [
   honoured(['idp_request_params'], 'settings.idp.requestParams'),
   honoured(['idp_trust_unverified_email'], 'settings.idp.trustUnverifiedEmail'),
   refused(['idp_service_account'], ['settings.idp.serviceAccount'], NO_DIRECTORY, (cx) => cx.settings.idp.serviceAccount !== null),
-  // The identity manager (runtime/identity/identity-manager.ts) reads users and groups from the
+  // The identity manager (runtime/sessions/identity-manager.ts) reads users and groups from the
   // provider's userinfo endpoint on this interval, each run bounded by the timeout.
   honoured(['idp_refresh_directory_interval'], 'settings.idp.refreshDirectoryIntervalMs'),
   honoured(['idp_refresh_directory_timeout'], 'settings.idp.refreshDirectoryTimeoutMs'),
@@ -184,7 +184,7 @@ export const CAPABILITIES: readonly Capability[] = [
   honoured(['databroker_storage_tls_skip_verify'], 'settings.databroker.storage.tlsSkipVerify'),
   // The gRPC defaults (`:5443`, insecure, all-in-one) are in every plan: only a value written in the
   // config, or one other than the mode's default, is a use.
-  // The data broker served over gRPC (runtime/run/grpc-databroker.ts) and its clients (runtime/grpc/).
+  // The data broker served over gRPC (runtime/process/grpc-databroker.ts) and its clients (runtime/grpc/).
   honoured(['grpc_address'], 'settings.grpc.address'),
   honoured(['grpc_insecure'], 'settings.grpc.insecure'),
   honoured(['grpc_client_timeout'], 'settings.grpc.clientTimeoutMs'),

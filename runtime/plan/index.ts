@@ -8,9 +8,9 @@
  * - svc's own hosts (authenticate, forward-auth) and the reserved header names.
  */
 import type { PlanBody, Route } from '../../compiler/plan/types.ts';
-import { compilePolicy, type PolicyProgram } from '../authz/program.ts';
-import type { RouteRef } from '../decide/types.ts';
-import { compileSubstitution, compileWholeMatch, type Substitution } from '../http/rewrite.ts';
+import { compilePolicy, type PolicyProgram } from '../policy/program.ts';
+import type { RouteRef } from '../core/types.ts';
+import { compileSubstitution, compileWholeMatch, type Substitution } from './rewrite.ts';
 
 export interface CompiledRoute {
   readonly route: Route;

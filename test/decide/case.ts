@@ -3,7 +3,7 @@
  * identity and the parts of the Decision that matter. cases.test.ts runs every case against both the
  * reference interpreter and the runtime, so a case states the rule book, not either implementation.
  */
-import type { DecisionRequest, Identity, InternalEndpoint, RequestProblem, RouteRef } from '../../runtime/decide/types.ts';
+import type { DecisionRequest, Identity, InternalEndpoint, RequestProblem, RouteRef } from '../../runtime/core/types.ts';
 import type { EntryKind, GateConnectionData, GateRefusal } from '../reference/gate.ts';
 
 /**

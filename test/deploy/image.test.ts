@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { startUpstream, type Upstream } from '../e2e/support.ts';
-import { issue, makeCa } from '../runtime/listen/pki.ts';
+import { issue, makeCa } from '../runtime/tls/pki.ts';
 import { BASE_SETTINGS } from '../support/compile-text.ts';
 import { which } from '../support/system.ts';
 

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { DEFAULT_DRAIN_TIMEOUT_MS } from '../../runtime/run/stop-signals.ts';
+import { DEFAULT_DRAIN_TIMEOUT_MS } from '../../runtime/process/stop-signals.ts';
 import { BASE_SETTINGS, TEST_SECRET } from '../support/compile-text.ts';
 import { which } from '../support/system.ts';
 

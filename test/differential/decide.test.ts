@@ -8,7 +8,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { Decision, DecisionRequest, Identity } from '../../runtime/decide/types.ts';
+import type { Decision, DecisionRequest, Identity } from '../../runtime/core/types.ts';
 import { configArb, responseHeadersArb, scenarioArb, type Scenario } from '../reference/arbitrary.ts';
 import { chosenRoutePolicy, firstMatchingRoute } from '../reference/interpreter.ts';
 import { bothDecisions, bothResponseHeaders, compiled, saveCounterexample } from './support.ts';

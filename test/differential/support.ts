@@ -12,16 +12,16 @@ import type { TLSSocket } from 'node:tls';
 import type { PlanBody, PlanEnvelope, Route } from '../../compiler/plan/types.ts';
 import type { AuthState } from '../../runtime/authn/auth-state.ts';
 import type { Authn } from '../../runtime/authn/service.ts';
-import { decide } from '../../runtime/decide/decide.ts';
-import type { Decision, DecisionRequest, Identity } from '../../runtime/decide/types.ts';
-import { admit, type Entry, type GateOptions, type GateResult } from '../../runtime/server/gate.ts';
+import { decide } from '../../runtime/request/decide.ts';
+import type { Decision, DecisionRequest, Identity } from '../../runtime/core/types.ts';
+import { admit, type Entry, type GateOptions, type GateResult } from '../../runtime/proxy/gate.ts';
 import type { RemoteAuthorizer } from '../../runtime/authorize/remote-authorizer.ts';
-import type { ForwardState } from '../../runtime/server/handler.ts';
-import { editResponseHeaders } from '../../runtime/http/response-headers.ts';
-import { bareHost, nameCovers } from '../../runtime/listen/host-names.ts';
-import type { ListenerTls } from '../../runtime/listen/material.ts';
+import type { ForwardState } from '../../runtime/generation/forward-provisioner.ts';
+import { editResponseHeaders } from '../../runtime/request/response-headers.ts';
+import { bareHost, nameCovers } from '../../runtime/tls/host-names.ts';
+import type { ListenerTls } from '../../runtime/tls/material.ts';
 import { buildIndex, type PlanIndex } from '../../runtime/plan/index.ts';
-import type { ServedGeneration } from '../../runtime/run/generation.ts';
+import type { ServedGeneration } from '../../runtime/generation/generation.ts';
 import { connectionOf, gateReference, type GateAnswer, type GateConnectionData, type GateEntry } from '../reference/gate.ts';
 import { decideReference, responseHeadersReference } from '../reference/interpreter.ts';
 import { compileText } from '../support/compile-text.ts';
@@ -76,7 +76,7 @@ function comparable(answer: GateAnswer): GateAnswer {
  * The real gate (`admit`) answering one entry, under a generation built from the compiled config:
  * no upstream pools and no load balancer (the entry's `upstreamSample` picks by weight, 0 when
  * absent, as the reference reads it), a fake socket, a listener whose TLS checks answer from
- * `connection` (certificate names compared by runtime/listen/host-names.ts, as the listener does),
+ * `connection` (certificate names compared by runtime/tls/host-names.ts, as the listener does),
  * and a session store stand-in whose every lookup finds `identity`.
  */
 export function runtimeGate(text: string, entry: GateEntry, connection: GateConnectionData, identity: Identity | null): GateOutcome {

@@ -9,7 +9,7 @@ import { WebSocket, WebSocketServer } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AccessEntry } from '../../runtime/observe/log/access-line.ts';
 import { accessLevel, accessLine } from '../../runtime/observe/log/access-line.ts';
-import { run, type Running } from '../../runtime/run/run.ts';
+import { run, type Running } from '../../runtime/process/run.ts';
 import { configDir, startUpstream, type Upstream } from './support.ts';
 
 describe('access lines', () => {

@@ -7,8 +7,8 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { createServer } from 'node:net';
 import { startDevIdp, type DevIdp, type DevUser } from '../../demo/dev-idp.ts';
-import { run, type IdentityManagerTuning, type RunOptions, type Running } from '../../runtime/run/run.ts';
-import type { SessionStore } from '../../runtime/databroker/session-store.ts';
+import { run, type IdentityManagerTuning, type RunOptions, type Running } from '../../runtime/process/run.ts';
+import type { SessionStore } from '../../runtime/core/session-store.ts';
 import { HttpBrowser } from '../support/http-browser.ts';
 import { configDir, echo, startUpstream, type Upstream } from './support.ts';
 

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { run, type Running } from '../../runtime/run/run.ts';
+import { run, type Running } from '../../runtime/process/run.ts';
 import { autocertConfig, freePort, startPebble, type Pebble } from '../support/pebble.ts';
 import { describeWithCommands } from '../support/system.ts';
 import { configDir, echo, startUpstream, type Upstream } from './support.ts';

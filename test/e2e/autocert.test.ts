@@ -13,9 +13,9 @@ import { join } from 'node:path';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { run, type Running } from '../../runtime/run/run.ts';
-import { hasMustStaple } from '../../runtime/listen/acme/csr.ts';
-import { AutocertStorage } from '../../runtime/listen/acme/storage.ts';
+import { run, type Running } from '../../runtime/process/run.ts';
+import { hasMustStaple } from '../../runtime/tls/acme/csr.ts';
+import { AutocertStorage } from '../../runtime/tls/acme/storage.ts';
 import { BASE_SETTINGS } from '../support/compile-text.ts';
 import { autocertConfig, freePort, startPebble, type Pebble } from '../support/pebble.ts';
 import { describeWithCommands } from '../support/system.ts';
@@ -122,7 +122,7 @@ describeWithCommands(['pebble', 'pebble-challtestsrv'], 'autocert with pebble', 
 
   // Pebble 2.4 (Debian) drops the TLS Feature extension of the CSR from the certificate it issues,
   // so this checks that a must-staple order goes through; that the CSR carries status_request is
-  // checked in test/runtime/listen/acme/csr.test.ts.
+  // checked in test/runtime/tls/acme/csr.test.ts.
   it('orders with a must-staple certificate request when autocert_must_staple is set', async () => {
     const svc = await start(newDir(), { autocert_must_staple: true });
     try {

@@ -12,7 +12,7 @@ import { request, createServer } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../cli/main.ts';
-import { run, RunError, type Running } from '../../runtime/run/run.ts';
+import { run, RunError, type Running } from '../../runtime/process/run.ts';
 import { configDir, echo, startUpstream, type Upstream } from './support.ts';
 
 const SVC = join(import.meta.dirname, '../../bin/svc');

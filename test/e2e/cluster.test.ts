@@ -128,7 +128,7 @@ describe('svc run --workers 2: a worker refuses a plan', () => {
     up = await startUpstream(echo);
     write(1);
     // No file or setting makes one worker refuse what its sibling accepts: worker 1 is told to
-    // refuse every new plan by the test-only switch (runtime/run/worker.ts, NODE_ENV=test only).
+    // refuse every new plan by the test-only switch (runtime/process/worker.ts, NODE_ENV=test only).
     child = spawn(process.execPath, [SVC, 'run', '--shutdown-delay', '0', '--grpc-listen', '127.0.0.1:0', '-config', cfg.path, '--listen', '127.0.0.1:0', '--workers', '2', '--expose-checksum'], {
       stdio: ['ignore', 'pipe', 'inherit'],
       env: { ...process.env, NODE_ENV: 'test', SVC_TEST_WORKER_REFUSES_RELOAD: '1' },

@@ -10,7 +10,7 @@
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DevIdp } from '../../demo/dev-idp.ts';
-import { generateSelfSigned } from '../../runtime/listen/self-signed.ts';
+import { generateSelfSigned } from '../../runtime/tls/self-signed.ts';
 import { BASE_SETTINGS, TEST_SECRET } from '../support/compile-text.ts';
 import { HttpBrowser } from '../support/http-browser.ts';
 import { freePort, localhostSignInSettings, startLocalhostIdp } from './auth-support.ts';

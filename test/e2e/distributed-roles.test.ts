@@ -15,7 +15,7 @@ import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DevIdp } from '../../demo/dev-idp.ts';
-import { generateSelfSigned } from '../../runtime/listen/self-signed.ts';
+import { generateSelfSigned } from '../../runtime/tls/self-signed.ts';
 import { BASE_SETTINGS } from '../support/compile-text.ts';
 import { HttpBrowser } from '../support/http-browser.ts';
 import { freePort, localhostSignInSettings, startLocalhostIdp, testSigningKey } from './auth-support.ts';

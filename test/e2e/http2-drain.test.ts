@@ -12,7 +12,7 @@ import { connect as http2Connect, constants, type ClientHttp2Session, type Clien
 import type { ServerResponse } from 'node:http';
 import { connect as tlsConnect } from 'node:tls';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { issue, makeCa, type Issued } from '../runtime/listen/pki.ts';
+import { issue, makeCa, type Issued } from '../runtime/tls/pki.ts';
 import { spawnSvc, type SignalledSvc } from './svc-process.ts';
 import { configDir, startUpstream, type Upstream } from './support.ts';
 

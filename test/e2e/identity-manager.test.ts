@@ -9,7 +9,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryStore } from '../../runtime/databroker/memory-store.ts';
-import { run, type IdentityManagerTuning, type Running } from '../../runtime/run/run.ts';
+import { run, type IdentityManagerTuning, type Running } from '../../runtime/process/run.ts';
 import type { Hop } from '../support/http-browser.ts';
 import { startRedis } from '../support/redis-server.ts';
 import { which } from '../support/system.ts';

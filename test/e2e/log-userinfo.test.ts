@@ -11,8 +11,8 @@ import { connect as tlsConnect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRunLog } from '../../runtime/observe/log/run-log.ts';
 import { createTracingSwitch, type TracingSwitch } from '../../runtime/observe/trace/tracing.ts';
-import { run, type Running } from '../../runtime/run/run.ts';
-import { issue, makeCa } from '../runtime/listen/pki.ts';
+import { run, type Running } from '../../runtime/process/run.ts';
+import { issue, makeCa } from '../runtime/tls/pki.ts';
 import { configDir, startUpstream, type Upstream } from './support.ts';
 
 /** Writes `head` on a TLS connection to svc and resolves with everything svc answered. */

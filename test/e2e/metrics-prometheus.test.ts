@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { run, type Running } from '../../runtime/run/run.ts';
+import { run, type Running } from '../../runtime/process/run.ts';
 import { describeWithCommands } from '../support/system.ts';
 import { freePort, hit, scrape } from './metrics-support.ts';
 import { configDir, echo, startUpstream, type Upstream } from './support.ts';

@@ -6,7 +6,7 @@
 import { createServer as createTcpServer, connect, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
-import { run, type Running } from '../../runtime/run/run.ts';
+import { run, type Running } from '../../runtime/process/run.ts';
 import { freePort, sample, scrape } from './metrics-support.ts';
 import { configDir, echo, startUpstream, type Upstream } from './support.ts';
 

@@ -5,8 +5,8 @@
  * the CA gets them, and still needs `metrics_basic_auth` when it is set. All keys here are TEST ONLY.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run, type Running } from '../../runtime/run/run.ts';
-import { issue, makeCa, type Issued } from '../runtime/listen/pki.ts';
+import { run, type Running } from '../../runtime/process/run.ts';
+import { issue, makeCa, type Issued } from '../runtime/tls/pki.ts';
 import { freePort, scrape } from './metrics-support.ts';
 import { configDir, echo, startUpstream, type Upstream } from './support.ts';
 

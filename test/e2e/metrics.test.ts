@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checksumInt } from '../../runtime/observe/metrics/config.ts';
-import { run, type Running } from '../../runtime/run/run.ts';
+import { run, type Running } from '../../runtime/process/run.ts';
 import { which } from '../support/system.ts';
 import { freePort, hit, sample, scrape, series } from './metrics-support.ts';
 import { configDir, echo, startUpstream, type Upstream } from './support.ts';

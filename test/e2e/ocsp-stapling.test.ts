@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { run, type Running } from '../../runtime/run/run.ts';
+import { run, type Running } from '../../runtime/process/run.ts';
 import { BASE_SETTINGS } from '../support/compile-text.ts';
 import { freePort } from '../support/pebble.ts';
 import { describeWithCommands } from '../support/system.ts';

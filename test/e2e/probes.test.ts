@@ -8,8 +8,8 @@
 import { connect as http2Connect, type ClientHttp2Session } from 'node:http2';
 import { request } from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run, type Running } from '../../runtime/run/run.ts';
-import { issue, makeCa, type Issued } from '../runtime/listen/pki.ts';
+import { run, type Running } from '../../runtime/process/run.ts';
+import { issue, makeCa, type Issued } from '../runtime/tls/pki.ts';
 import { configDir, startUpstream, type Upstream } from './support.ts';
 
 interface Answer {

@@ -7,7 +7,7 @@
  */
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { run, type Running } from '../../runtime/run/run.ts';
+import { run, type Running } from '../../runtime/process/run.ts';
 import { BASE_SETTINGS } from '../support/compile-text.ts';
 import { startRedis, type RedisProcess } from '../support/redis-server.ts';
 import { describeWithCommands } from '../support/system.ts';

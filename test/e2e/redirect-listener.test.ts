@@ -6,8 +6,8 @@
  */
 import { connect, createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run, type Running } from '../../runtime/run/run.ts';
-import { issue, makeCa } from '../runtime/listen/pki.ts';
+import { run, type Running } from '../../runtime/process/run.ts';
+import { issue, makeCa } from '../runtime/tls/pki.ts';
 import { configDir, startUpstream, type Upstream } from './support.ts';
 
 /** A port free on loopback now (the compiler wants a real port for http_redirect_addr). */

@@ -7,7 +7,7 @@
 import { Agent, request } from 'node:http';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run, type Running } from '../../runtime/run/run.ts';
+import { run, type Running } from '../../runtime/process/run.ts';
 import { BASE_SETTINGS, compileText } from '../support/compile-text.ts';
 import { configDir, echo, startUpstream, type Upstream } from './support.ts';
 

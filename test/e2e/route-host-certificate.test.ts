@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import tls from 'node:tls';
 import { afterAll, describe, expect, it } from 'vitest';
-import { generateSelfSigned } from '../../runtime/listen/self-signed.ts';
+import { generateSelfSigned } from '../../runtime/tls/self-signed.ts';
 import { configDir } from './support.ts';
 import { SVC, spawnSvc, type SignalledSvc } from './svc-process.ts';
 

@@ -1,5 +1,5 @@
 /**
- * The session-store outage grace (docs/scale-out.md "Failure behaviour", runtime/authn/outage-grace.ts)
+ * The session-store outage grace (docs/scale-out.md "Failure behaviour", runtime/sessions/outage-grace.ts)
  * with a real redis-server and a real OIDC provider: two `svc run` processes share one Redis, A with
  * `--store-outage-grace 12` (one process), B with `--store-outage-grace 0` (two workers). Redis is
  * killed (its data saved first, so it comes back with the sessions):

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run, type Running } from '../../runtime/run/run.ts';
+import { run, type Running } from '../../runtime/process/run.ts';
 import { configDir, startUpstream, type Upstream } from './support.ts';
 
 const CHUNK = Buffer.alloc(64 * 1024, 'x');

@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { connect, type Server } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTunnel } from '../../cli/tcp-tunnel.ts';
-import { run, type Running } from '../../runtime/run/run.ts';
+import { run, type Running } from '../../runtime/process/run.ts';
 import { sendResp } from '../support/resp.ts';
 import { describeWithCommands } from '../support/system.ts';
 import { configDir } from './support.ts';

@@ -11,10 +11,10 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run, type Running } from '../../runtime/run/run.ts';
+import { run, type Running } from '../../runtime/process/run.ts';
 import type { AccessEntry } from '../../runtime/observe/log/access-line.ts';
 import { BASE_SETTINGS } from '../support/compile-text.ts';
-import { issue, makeCa, type Issued } from '../runtime/listen/pki.ts';
+import { issue, makeCa, type Issued } from '../runtime/tls/pki.ts';
 import { configDir, echo, startUpstream, type Upstream } from './support.ts';
 
 interface Answer {

@@ -8,7 +8,7 @@
  */
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { run, type Running } from '../../runtime/run/run.ts';
+import { run, type Running } from '../../runtime/process/run.ts';
 import { createTracingSwitch, type TracingSwitch } from '../../runtime/observe/trace/tracing.ts';
 import { configDir, startUpstream, type Upstream } from './support.ts';
 

@@ -9,7 +9,7 @@
 import { appendFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { issue, makeCa, type Issued } from '../runtime/listen/pki.ts';
+import { issue, makeCa, type Issued } from '../runtime/tls/pki.ts';
 import { freePort, sample, scrape } from './metrics-support.ts';
 import { spawnSvc, type SignalledSvc } from './svc-process.ts';
 import { configDir, startUpstream, type Upstream } from './support.ts';

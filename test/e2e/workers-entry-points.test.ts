@@ -1,5 +1,5 @@
 /**
- * With `--workers`, the primary accepts every connection and hands it to a worker (runtime/run/cluster.ts):
+ * With `--workers`, the primary accepts every connection and hands it to a worker (runtime/process/cluster.ts):
  * each way in still reaches a worker's one gate. Over TLS with `codec_type: auto`, through two workers:
  * an HTTP/1.1 request, an HTTP/2 request, a WebSocket upgrade and a CONNECT to a TCP route are served,
  * and the same with more than 1,000 header fields is refused with 431 by the gate on every one of them.
@@ -9,7 +9,7 @@ import { createServer as createTcpServer, type Server as TcpServer } from 'node:
 import { connect as tlsConnect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
-import { issue, makeCa } from '../runtime/listen/pki.ts';
+import { issue, makeCa } from '../runtime/tls/pki.ts';
 import { spawnSvc, type SignalledSvc } from './svc-process.ts';
 import { configDir, startUpstream, type Upstream } from './support.ts';
 

@@ -1,5 +1,5 @@
 /**
- * Fuzzing the canonical request (runtime/http/canonical-request.ts `canonicalRequest`): the request
+ * Fuzzing the canonical request (runtime/request/canonical-request.ts `canonicalRequest`): the request
  * target, the Host header and HTTP/2's `:authority` exactly as a client sent them. The contract is
  * a result, never an exception: `{ok: true, request}` in the documented normal form, or `{ok:
  * false, problem}` with one of the documented TargetProblem strings (the 400 the server answers).
@@ -7,7 +7,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalRequest, removeDotSegments, renormalizedPath, type CanonicalOptions, type CanonicalResult } from '../../runtime/http/canonical-request.ts';
+import { canonicalRequest, removeDotSegments, renormalizedPath, type CanonicalOptions, type CanonicalResult } from '../../runtime/request/canonical-request.ts';
 
 const RUNS = 600;
 const PROBLEMS = new Set([

@@ -1,5 +1,5 @@
 /**
- * The OCSP response reader (runtime/listen/ocsp/response.ts) reads bytes from the network: whatever
+ * The OCSP response reader (runtime/tls/ocsp/response.ts) reads bytes from the network: whatever
  * they are, `checkResponse` returns or throws `OcspResponseError` (its clean refusal). Any other
  * exception is a bug. Fed with arbitrary bytes, with DER-shaped prefixes, and with valid responses
  * mutated byte by byte, truncated and extended; a mutated response that is still accepted must
@@ -7,9 +7,9 @@
  */
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { OcspSubject } from '../../runtime/listen/ocsp/request.ts';
-import { checkResponse, OcspResponseError } from '../../runtime/listen/ocsp/response.ts';
-import { ca, issue, respond, subjectOf, type Made } from '../runtime/listen/ocsp/ocsp-pki.ts';
+import type { OcspSubject } from '../../runtime/tls/ocsp/request.ts';
+import { checkResponse, OcspResponseError } from '../../runtime/tls/ocsp/response.ts';
+import { ca, issue, respond, subjectOf, type Made } from '../runtime/tls/ocsp/ocsp-pki.ts';
 
 let subject: OcspSubject;
 let valid: Buffer[];

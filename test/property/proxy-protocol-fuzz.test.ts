@@ -1,5 +1,5 @@
 /**
- * Fuzzing the PROXY protocol reader (runtime/listen/proxy-protocol.ts `parseProxyHeader`): the first
+ * Fuzzing the PROXY protocol reader (runtime/proxy/proxy-protocol.ts `parseProxyHeader`): the first
  * bytes of every connection when `use_proxy_protocol` is on, sent by whoever reaches the port. The
  * reader's contract is a result, never an exception: `incomplete`, `done` with a header that says
  * something true about the bytes, or `failed` with reason `invalid` or `too-large` (which
@@ -9,7 +9,7 @@
 import net from 'node:net';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_MAX_HEADER_BYTES, parseProxyHeader, type ParseResult } from '../../runtime/listen/proxy-protocol.ts';
+import { DEFAULT_MAX_HEADER_BYTES, parseProxyHeader, type ParseResult } from '../../runtime/proxy/proxy-protocol.ts';
 
 const RUNS = 400;
 const V2_SIGNATURE = Buffer.from([0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51, 0x55, 0x49, 0x54, 0x0a]);

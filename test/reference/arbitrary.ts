@@ -10,7 +10,7 @@
  * something without conflicting fields, `set_request_headers` never naming `Host`, unique names.
  */
 import fc from 'fast-check';
-import type { DecisionRequest, Identity, RequestHeaders } from '../../runtime/decide/types.ts';
+import type { DecisionRequest, Identity, RequestHeaders } from '../../runtime/core/types.ts';
 import type { GateConnectionData, GateEntry } from './gate.ts';
 import { configText } from './support.ts';
 

@@ -1,7 +1,7 @@
 /**
  * The reference of svc's door (rule book §9, docs/architecture.md §5 "One gate"): what every way in — a plain
  * request, a websocket or SPDY upgrade, a CONNECT tunnel, over HTTP/1.1 or HTTP/2 — is answered,
- * written from the text and not from runtime/server/gate.ts. The decisions themselves come from this
+ * written from the text and not from runtime/proxy/gate.ts. The decisions themselves come from this
  * directory's interpreter (`decideReference`, `decideConnectReference`).
  *
  * Order: HTTP/1.0 (505) → more than 1,000 header fields (431) → canonical request or CONNECT authority (400) → the connection's
@@ -9,7 +9,7 @@
  * route or of the forward-auth host (495).
  */
 import type { PlanBody } from '../../compiler/plan/types.ts';
-import type { Decision, DecisionRequest, Identity } from '../../runtime/decide/types.ts';
+import type { Decision, DecisionRequest, Identity } from '../../runtime/core/types.ts';
 import { canonicalOf, connectAuthority, decideConnectReference, decideReference } from './interpreter.ts';
 
 /** The ways into svc. */

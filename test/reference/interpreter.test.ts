@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Route } from '../../compiler/plan/types.ts';
-import type { Decision, Identity } from '../../runtime/decide/types.ts';
+import type { Decision, Identity } from '../../runtime/core/types.ts';
 import { decideReference, responseHeadersReference, substituteAll } from './interpreter.ts';
 import { compileBody, configText, makeRequest } from './support.ts';
 

@@ -12,8 +12,8 @@
  */
 import { RE2JS } from 're2js';
 import type { PlanBody, Route, Upstream } from '../../compiler/plan/types.ts';
-import { canonicalRequest, type CanonicalRequest, type CanonicalResult } from '../../runtime/http/canonical-request.ts';
-import type { Decision, DecisionRequest, Identity, InternalEndpoint, RequestProblem, RouteRef, UpstreamRequest } from '../../runtime/decide/types.ts';
+import { canonicalRequest, type CanonicalRequest, type CanonicalResult } from '../../runtime/request/canonical-request.ts';
+import type { Decision, DecisionRequest, Identity, InternalEndpoint, RequestProblem, RouteRef, UpstreamRequest } from '../../runtime/core/types.ts';
 import { formatIp, parseIp, type IpAddress } from './ip.ts';
 import { claimValues, emailAddress, evaluatePolicy, type PolicyRequest, type PolicyResult } from './policy.ts';
 

@@ -3,7 +3,7 @@ import type { PolicyIR } from '../../compiler/policy/ir.ts';
 import { text } from '../compiler/policy/helpers.ts';
 import { claimValues, domainOf, emailAddress, evaluatePolicy, type PolicyRequest } from './policy.ts';
 import { parseIp } from './ip.ts';
-import type { Identity } from '../../runtime/decide/types.ts';
+import type { Identity } from '../../runtime/core/types.ts';
 
 const request: PolicyRequest = {
   method: 'GET',

@@ -4,7 +4,7 @@
  * every leaf has its reason).
  */
 import type { Criterion, Expr, PolicyIR } from '../../compiler/policy/ir.ts';
-import type { Identity, Verdict } from '../../runtime/decide/types.ts';
+import type { Identity, Verdict } from '../../runtime/core/types.ts';
 import { cidrContains, type IpAddress } from './ip.ts';
 
 /** Three-valued truth: `unknown` is a session criterion seen by an anonymous request. */

@@ -4,7 +4,7 @@
  */
 import { stringify } from 'yaml';
 import type { PlanBody } from '../../compiler/plan/types.ts';
-import type { DecisionRequest, RequestHeaders } from '../../runtime/decide/types.ts';
+import type { DecisionRequest, RequestHeaders } from '../../runtime/core/types.ts';
 import { BASE_SETTINGS, compileText } from '../support/compile-text.ts';
 
 /** YAML config text: `BASE_SETTINGS`, then `settings`, then `routes`. */

@@ -16,8 +16,8 @@ import { connect as netConnect } from 'node:net';
 import { join } from 'node:path';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run, type Running } from '../../runtime/run/run.ts';
-import { issue, makeCa, type Issued } from '../runtime/listen/pki.ts';
+import { run, type Running } from '../../runtime/process/run.ts';
+import { issue, makeCa, type Issued } from '../runtime/tls/pki.ts';
 import { configDir, startUpstream, type Upstream } from '../e2e/support.ts';
 
 interface Seen {

@@ -12,8 +12,8 @@
 import { connect as http2Connect, type ClientHttp2Session } from 'node:http2';
 import { connect as tlsConnect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run, type Running } from '../../runtime/run/run.ts';
-import { issue, makeCa, type Issued } from '../runtime/listen/pki.ts';
+import { run, type Running } from '../../runtime/process/run.ts';
+import { issue, makeCa, type Issued } from '../runtime/tls/pki.ts';
 import { configDir, startUpstream, type Upstream } from '../e2e/support.ts';
 
 describe('issue 13 §6: one authority per request', () => {

@@ -13,8 +13,8 @@ import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import { WebSocket, WebSocketServer, type ClientOptions } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run, type Running } from '../../runtime/run/run.ts';
-import { issue, makeCa, type Issued } from '../runtime/listen/pki.ts';
+import { run, type Running } from '../../runtime/process/run.ts';
+import { issue, makeCa, type Issued } from '../runtime/tls/pki.ts';
 import { configDir } from '../e2e/support.ts';
 
 const HANDSHAKE = 'Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n';

@@ -14,8 +14,8 @@ import { connect as http2Connect, constants, type ClientHttp2Session } from 'nod
 import { FRAME, getHeaders, rawH2, rstStream, settingsOf } from './h2-frames.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AccessEntry } from '../../runtime/observe/log/access-line.ts';
-import { run, type Running } from '../../runtime/run/run.ts';
-import { issue, makeCa, type Issued } from '../runtime/listen/pki.ts';
+import { run, type Running } from '../../runtime/process/run.ts';
+import { issue, makeCa, type Issued } from '../runtime/tls/pki.ts';
 import { configDir, startUpstream, type Upstream } from '../e2e/support.ts';
 
 let ca: Issued;

@@ -8,7 +8,7 @@
  */
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run, type Running } from '../../runtime/run/run.ts';
+import { run, type Running } from '../../runtime/process/run.ts';
 import { configDir, startUpstream, type Upstream } from '../e2e/support.ts';
 
 /** Sends one request and returns the status line's code. */

@@ -8,7 +8,7 @@
  */
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run, type Running } from '../../runtime/run/run.ts';
+import { run, type Running } from '../../runtime/process/run.ts';
 import { configDir, startUpstream, type Upstream } from '../e2e/support.ts';
 
 /** Writes raw bytes to svc and returns everything it answers until it closes (or 3 s pass). */

@@ -9,7 +9,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'node:https';
-import { issue, makeCa } from '../runtime/listen/pki.ts';
+import { issue, makeCa } from '../runtime/tls/pki.ts';
 import { BASE_SETTINGS } from './compile-text.ts';
 
 export interface Pebble {

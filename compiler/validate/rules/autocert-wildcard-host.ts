@@ -5,7 +5,7 @@ import { fieldPath, fieldSpan, parseFromUrl, strField } from './helpers.ts';
 /**
  * `autocert-wildcard-host`: with `autocert: true`, a route `from` host that is a wildcard is not
  * covered by autocert (a wildcard certificate needs DNS-01, which svc does not answer; see
- * runtime/listen/acme/names.ts), so unless a configured certificate covers it, its clients get a
+ * runtime/tls/acme/names.ts), so unless a configured certificate covers it, its clients get a
  * self-signed certificate. Located at the route's `from`; once per route.
  */
 export const autocertWildcardHost: ValidationRule = {

@@ -24,7 +24,7 @@ function writtenPairs(config: Readonly<Record<string, unknown>>): number {
  * wildcards), and an `https` route's `from` host is covered by none of their names (the names the
  * compiler read from each certificate: DNS subject alternative names, else the common name). The
  * runtime would answer that SNI name with a generated self-signed certificate
- * (runtime/listen/certificates.ts). Left out: IP hosts (SNI never carries one), wildcard hosts
+ * (runtime/tls/certificates.ts). Left out: IP hosts (SNI never carries one), wildcard hosts
  * (refused by route-from-wildcard-host), `tcp+https` routes (their host is the tunnel target, not a
  * TLS name), no certificate at all (no-certificates), and a config whose certificates did not all
  * lower (their own diagnostics say why). Located at the route's `from`; once per host.

@@ -12,7 +12,7 @@
  * and {@link refererOf} here (no userinfo, no query; whoever built the entry).
  */
 
-/** The entry the request path produces once per request (runtime/server/handler.ts, upgrade.ts, connect.ts). */
+/** The entry the request path produces once per request (runtime/proxy/handler.ts, upgrade.ts, connect.ts). */
 export interface AccessEntry {
   // Optional fields may be present as undefined (the request path builds one literal, cheaper than
   // spreading conditional parts); an undefined field is left out of the line, as pino does.
@@ -36,7 +36,7 @@ export interface AccessEntry {
   readonly bytesOut?: number | undefined;
   /** The upstream's `host:port`, when the request was forwarded. */
   readonly upstream?: string | undefined;
-  /** The client address as trusted per `xff_num_trusted_hops` (runtime/http/client-address.ts). */
+  /** The client address as trusted per `xff_num_trusted_hops` (runtime/request/client-address.ts). */
   readonly client?: string | undefined;
   /** The `User-Agent` header, as sent. */
   readonly userAgent?: string | undefined;

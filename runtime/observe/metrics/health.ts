@@ -1,7 +1,7 @@
 /**
  * Liveness and readiness (`/healthz`, `/readyz`) for load balancers and orchestrators, served on the
  * metrics listener (listener.ts); the main listener answers `/.svc/ping` and `/.svc/ready` the same
- * way (runtime/server/probes.ts). docs/observability.md, "Health endpoints".
+ * way (runtime/proxy/probes.ts). docs/observability.md, "Health endpoints".
  * - live: the process answers HTTP (its event loop runs), draining or not. Its answer also reports
  *   the data broker's state (`databroker: reachable`), read from what is known already: a liveness
  *   probe never waits on a dependency.
@@ -15,7 +15,7 @@
  * credential (an orchestrator's probe carries none). They still pass the listener's TLS and
  * client-certificate checks.
  */
-import type { SessionStore, StorePoolFigures } from '../../databroker/session-store.ts';
+import type { SessionStore, StorePoolFigures } from '../../core/session-store.ts';
 
 /** One readiness check: resolves true when satisfied. */
 export type ReadinessCheck = () => boolean | Promise<boolean>;

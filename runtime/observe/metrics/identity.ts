@@ -1,10 +1,10 @@
 /**
  * The identity manager metrics of spec §6 (`svc_identity_manager_*`), read at each scrape from the
- * identity manager's {@link IdentityManagerFigures} (runtime/identity/figures.ts) through a provider.
+ * identity manager's {@link IdentityManagerFigures} (runtime/core/identity-figures.ts) through a provider.
  * Timestamps are exported in seconds since the epoch (0: never); counters are the manager's totals.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { IdentityManagerFigures } from '../../identity/figures.ts';
+import type { IdentityManagerFigures } from '../../core/identity-figures.ts';
 
 type NumberKey = { [K in keyof IdentityManagerFigures]: IdentityManagerFigures[K] extends number ? K : never }[keyof IdentityManagerFigures];
 

@@ -9,7 +9,7 @@
  *   client without one is refused before any HTTP, so it gets no metrics and no health either.
  *
  * Reloads: the listener's shape (address, TLS or not, client certificates or not) is fixed at
- * start, and a reload changing it is refused (runtime/run/serve.ts `listenerChange`). The material
+ * start, and a reload changing it is refused (runtime/generation/restart-checks.ts `listenerChange`). The material
  * (credential, certificate, key, CA) follows the plan: `prepare` reads the next plan's, throwing
  * when it cannot (the reload then fails and keeps the plan in service), and `commit` applies it.
  */
@@ -17,9 +17,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { SecureContextOptions } from 'node:tls';
 import type { HostPort, PlanEnvelope, PlanSettings } from '../../../compiler/plan/types.ts';
-import { bind } from '../../listen/bind.ts';
-import { MIN_TLS_VERSION } from '../../listen/material.ts';
-import { readKey, readPemSource, type ReadMode } from '../../listen/pem.ts';
+import { bind } from '../../tls/bind.ts';
+import { MIN_TLS_VERSION } from '../../tls/material.ts';
+import { readKey, readPemSource, type ReadMode } from '../../tls/pem.ts';
 import { resolveSecretText } from '../../plan/secrets.ts';
 import { basicAuthorized, basicCredential, type BasicCredential } from './basic-auth.ts';
 import { failedChecks, healthBody, type HealthDetail, type ReadinessChecks } from './health.ts';

@@ -2,7 +2,7 @@
  * The metrics of one svc process (spec §6, every name prefixed `svc_`, every series labelled
  * `service`): a prom-client registry and the observers the request path, the upstream sets, the
  * stores and the reload path report to. Created once per process when `metrics_address` is set
- * (the listener's settings are fixed at start: runtime/run/serve.ts `listenerChange`); with no
+ * (the listener's settings are fixed at start: runtime/generation/restart-checks.ts `listenerChange`); with no
  * metrics listener nothing is created and the request path records nothing.
  *
  * Roles: the process that loads plans (`svc run` alone, or the cluster primary) also keeps the
@@ -11,9 +11,9 @@
  */
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { Route } from '../../../compiler/plan/types.ts';
-import type { GraceObserver } from '../../authn/outage-grace.ts';
-import type { StoreObserver, StorePoolFigures } from '../../databroker/session-store.ts';
-import type { IdentityManagerFigures } from '../../identity/figures.ts';
+import type { GraceObserver } from '../../core/session-store.ts';
+import type { StoreObserver, StorePoolFigures } from '../../core/session-store.ts';
+import type { IdentityManagerFigures } from '../../core/identity-figures.ts';
 import { buildInfo } from '../build-info.ts';
 import { registerConfig, type ConfigMetrics } from './config.ts';
 import { registerGrpc, type GrpcObserver } from './grpc.ts';
@@ -24,7 +24,7 @@ import { registerSessions } from './sessions.ts';
 import { registerStorage, registerStorePool } from './storage.ts';
 import { registerUpstreams, type UpstreamObserver, type UpstreamSnapshots } from './upstreams.ts';
 
-/** Told the end of every request, upgrade and CONNECT svc answered (runtime/server/). Never throws. */
+/** Told the end of every request, upgrade and CONNECT svc answered (runtime/proxy/). Never throws. */
 export interface RequestObserver {
   /**
    * `route`: the route the request matched (undefined: none, or refused before routing);

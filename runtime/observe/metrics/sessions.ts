@@ -1,11 +1,11 @@
 /**
  * Session metrics not in spec §6: `svc_sessions_served_stale_total`, the requests served from the
- * session-store outage grace (runtime/authn/outage-grace.ts; docs/observability.md): a session this
+ * session-store outage grace (runtime/sessions/outage-grace.ts; docs/observability.md): a session this
  * process had verified, served while the store could not be reached. Nonzero means users were served
  * on what the store last said, not on what it says now.
  */
 import { Counter, type Registry } from 'prom-client';
-import type { GraceObserver } from '../../authn/outage-grace.ts';
+import type { GraceObserver } from '../../core/session-store.ts';
 
 /** Registers the session metrics in `registry`; returns the observer the request path reports to. */
 export function registerSessions(registry: Registry): GraceObserver {

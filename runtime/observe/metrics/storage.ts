@@ -8,7 +8,7 @@
  * the memory store has no pool, and a zero would read as "no connections".
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { StoreObserver, StorePoolFigures } from '../../databroker/session-store.ts';
+import type { StoreObserver, StorePoolFigures } from '../../core/session-store.ts';
 import { DURATION_MS_BUCKETS } from './buckets.ts';
 
 /** Registers the storage metrics in `registry`; returns the observer a store reports to. */

@@ -15,13 +15,13 @@ import type { UpstreamSnapshot } from '../../upstream/types.ts';
 import type { HttpMetrics } from './http.ts';
 import { methodLabel, routeLabel, statusClass } from './labels.ts';
 
-/** How one upstream exchange ended (runtime/server/handler.ts `UpstreamOutcome`). */
+/** How one upstream exchange ended (runtime/proxy/handler.ts `UpstreamOutcome`). */
 export interface ExchangeOutcome {
   readonly status?: number;
   readonly error?: 'connect' | 'timeout' | 'reset';
 }
 
-/** Told the end of every upstream exchange (runtime/run/state.ts calls it from the balancer's `done`). */
+/** Told the end of every upstream exchange (runtime/generation/forward-provisioner.ts calls it from the balancer's `done`). */
 export interface UpstreamObserver {
   exchange(route: Route, upstreamIndex: number, method: string | undefined, durationMs: number, outcome: ExchangeOutcome): void;
 }

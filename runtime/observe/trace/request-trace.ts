@@ -1,7 +1,7 @@
 /**
  * The spans of one traced request: the request (server span, the root svc adds), and under it the
  * route decision, the session lookup, the sign-in callback and the upstream exchange. Created only
- * for a traced request (runtime/server/handler.ts asks {@link isTraced} first): with tracing off no
+ * for a traced request (runtime/proxy/handler.ts asks {@link isTraced} first): with tracing off no
  * object of this module exists per request, and an unsampled request allocates none either.
  *
  * Trace context (docs/tracing.md): an incoming `traceparent` (W3C; and B3 with the zipkin
@@ -12,7 +12,7 @@
  * trace of its choosing, nor force them to be sampled, nor hand the upstream baggage.
  */
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span, type TextMapGetter, type TextMapPropagator, type TextMapSetter, type Tracer } from '@opentelemetry/api';
-import type { OutgoingHeaders, RequestHeaders } from '../../decide/types.ts';
+import type { OutgoingHeaders, RequestHeaders } from '../../core/types.ts';
 import { hostOf } from '../log/access-line.ts';
 
 /**

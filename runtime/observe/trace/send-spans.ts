@@ -2,7 +2,7 @@
  * The one HTTP call the hand-written exporters make (jaeger-exporter.ts, apm-exporter.ts): send a
  * body to a collector and say whether it took it (2xx). Bounded by a timeout; never throws.
  *
- * Sent through undici's dispatcher, the client svc forwards requests with (runtime/server/pools.ts),
+ * Sent through undici's dispatcher, the client svc forwards requests with (runtime/upstream/pools.ts),
  * rather than node:http's client: an export then runs the code the request path already runs, and
  * does not feed node's stream and socket functions, hot on that path, objects of other shapes
  * (some forty deoptimizations of them in the first exports of a fresh process: docs/tracing.md).

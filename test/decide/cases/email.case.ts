@@ -4,7 +4,7 @@
  * domain case-insensitively, and treat anything that is not an address as no email at all. (Whether
  * the provider vouched for the email is settled at sign-in: test/security/email-claim.test.ts.)
  */
-import type { Identity } from '../../../runtime/decide/types.ts';
+import type { Identity } from '../../../runtime/core/types.ts';
 import type { DecisionCase } from '../case.ts';
 import { configText } from '../../reference/support.ts';
 

@@ -7,7 +7,7 @@
  * reads from `tls_downstream_client_ca` and `client_ca`): the configs here carry no CA, so that
  * no certificate material is needed to compile them.
  */
-import type { Identity } from '../../../runtime/decide/types.ts';
+import type { Identity } from '../../../runtime/core/types.ts';
 import type { EntryKind, GateConnectionData } from '../../reference/gate.ts';
 import { configText } from '../../reference/support.ts';
 import type { DecisionCase } from '../case.ts';

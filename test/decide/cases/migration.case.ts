@@ -3,7 +3,7 @@
  * value-less criteria ignore their value, `device: {approved: false}` is a registered device that is
  * not approved, and empty conditions match nothing. Both back ends must read them alike.
  */
-import type { Identity } from '../../../runtime/decide/types.ts';
+import type { Identity } from '../../../runtime/core/types.ts';
 import type { DecisionCase } from '../case.ts';
 import { configText } from '../../reference/support.ts';
 

@@ -6,7 +6,7 @@
  * `target-path-parameter` unless the chosen route has `allow_path_parameters`; route matching
  * compares case as the route's `path_case` says, the same for `path`, `prefix` and `regex`.
  */
-import type { Identity } from '../../../runtime/decide/types.ts';
+import type { Identity } from '../../../runtime/core/types.ts';
 import type { DecisionCase } from '../case.ts';
 import { configText } from '../../reference/support.ts';
 

@@ -2,7 +2,7 @@
  * docs/decisions.md's own examples and the readings of its ambiguous lines (test/reference/README.md)
  * that both back ends share. Readings they do not share are in fixtures/corpus/ instead.
  */
-import type { Identity } from '../../../runtime/decide/types.ts';
+import type { Identity } from '../../../runtime/core/types.ts';
 import type { DecisionCase } from '../case.ts';
 import { configText } from '../../reference/support.ts';
 

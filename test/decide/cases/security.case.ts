@@ -2,7 +2,7 @@
  * docs/security.md rows the decision core answers for (S06-S11, S13-S18): each row's attack as a request,
  * and what docs/decisions.md says must come of it.
  */
-import type { Identity } from '../../../runtime/decide/types.ts';
+import type { Identity } from '../../../runtime/core/types.ts';
 import type { DecisionCase } from '../case.ts';
 import { configText } from '../../reference/support.ts';
 

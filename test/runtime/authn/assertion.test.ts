@@ -5,8 +5,8 @@ import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet
 import { describe, expect, it } from 'vitest';
 import { AssertionSigner, AssertionSignerError, type AssertionInput } from '../../../runtime/authn/assertion.ts';
 import { jwksDocument, loadSigningKey, type SigningKey } from '../../../runtime/authn/signing-key.ts';
-import { checkedEmail } from '../../../runtime/authz/email.ts';
-import type { Identity } from '../../../runtime/decide/types.ts';
+import { checkedEmail } from '../../../runtime/policy/email.ts';
+import type { Identity } from '../../../runtime/core/types.ts';
 
 const pemOf = (namedCurve: string): string => generateKeyPairSync('ec', { namedCurve }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
 const KEY = loadSigningKey(pemOf('P-256'));
@@ -113,7 +113,7 @@ describe('AssertionSigner.sign', () => {
           const { payload } = await verify(await signer.sign(input({ identity: id, sessionId })));
           expect(payload.sub).toBe(user);
           expect(payload['user']).toBe(user);
-          // Only an address is signed, domain lower-cased (runtime/authz/email.ts).
+          // Only an address is signed, domain lower-cased (runtime/policy/email.ts).
           expect(payload['email']).toBe(checkedEmail(email));
           expect(payload['groups']).toEqual(groups);
           expect(payload['sid']).toBe(sessionId);

@@ -1,7 +1,7 @@
 /** pages.ts: the user info page shows claims as data and never shows token-bearing ones (S26). */
 import { describe, expect, it } from 'vitest';
 import { deniedAnswer, SIGN_IN_FAILURES, signInFailedAnswer, userInfoPage, type SignInFailure } from '../../../runtime/authn/pages.ts';
-import type { SessionRecord } from '../../../runtime/databroker/session-store.ts';
+import type { SessionRecord } from '../../../runtime/core/session-store.ts';
 
 function record(claims: Record<string, unknown>): SessionRecord {
   return { id: 'h', userId: 'alice', email: 'alice@example.com', groups: ['eng'], claims, expiresAtMs: Date.UTC(2030, 0, 1), createdAtMs: 0 };

@@ -1,5 +1,5 @@
 /**
- * The authorize service and the session-store outage grace (runtime/authn/outage-grace.ts): in the
+ * The authorize service and the session-store outage grace (runtime/sessions/outage-grace.ts): in the
  * split roles the proxy's own lookup serves a session from the grace, and the authorize service
  * decides on the identity it verified last, for the same grace; past it, or for a session the store
  * said was gone, or with the grace off, the store's outage is UNAVAILABLE (the proxy answers 503).
@@ -9,7 +9,7 @@ import { authorizeGrpcService } from '../../../runtime/authorize/authorize-servi
 import type { CheckRequestMessage, CheckResponseMessage } from '../../../runtime/authorize/check-message.ts';
 import { routeDigest } from '../../../runtime/authorize/route-digest.ts';
 import { MemoryStore } from '../../../runtime/databroker/memory-store.ts';
-import { SessionStoreError, type SessionRecord } from '../../../runtime/databroker/session-store.ts';
+import { SessionStoreError, type SessionRecord } from '../../../runtime/core/session-store.ts';
 import { buildIndex } from '../../../runtime/plan/index.ts';
 import { compileBody, configText } from '../../reference/support.ts';
 import { sessionRecord } from '../databroker/records.ts';

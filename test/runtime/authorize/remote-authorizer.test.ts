@@ -12,9 +12,9 @@ import { authorizeGrpcService } from '../../../runtime/authorize/authorize-servi
 import { AuthorizeUnavailable, RemoteAuthorizer, type PolicyQuestion } from '../../../runtime/authorize/remote-authorizer.ts';
 import { policyReads } from '../../../runtime/authorize/policy-reads.ts';
 import type { PlanRef } from '../../../runtime/authorize/routes-checksum.ts';
-import type { PolicyInput } from '../../../runtime/authz/program.ts';
+import type { PolicyInput } from '../../../runtime/policy/program.ts';
 import { MemoryStore } from '../../../runtime/databroker/memory-store.ts';
-import { SessionStoreError } from '../../../runtime/databroker/session-store.ts';
+import { SessionStoreError } from '../../../runtime/core/session-store.ts';
 import { serviceCredentialKey } from '../../../runtime/grpc/credential.ts';
 import { startGrpcServer, type GrpcServerHandle } from '../../../runtime/grpc/server.ts';
 import { buildIndex, type PlanIndex } from '../../../runtime/plan/index.ts';

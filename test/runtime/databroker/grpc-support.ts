@@ -1,7 +1,7 @@
 /** A real data broker gRPC server on loopback (port 0) over a given store, and its clients. */
 import { databrokerGrpcService } from '../../../runtime/databroker/grpc-service.ts';
 import { GrpcStore, type GrpcStoreOptions } from '../../../runtime/databroker/grpc-store.ts';
-import type { SessionDirectory, SessionStore } from '../../../runtime/databroker/session-store.ts';
+import type { SessionDirectory, SessionStore } from '../../../runtime/core/session-store.ts';
 import { serviceCredentialKey } from '../../../runtime/grpc/credential.ts';
 import { startGrpcServer, type GrpcServerOptions } from '../../../runtime/grpc/server.ts';
 

@@ -16,7 +16,7 @@ import {
   type WorkerStoreOptions,
 } from '../../../runtime/databroker/ipc-store.ts';
 import { MemoryStore } from '../../../runtime/databroker/memory-store.ts';
-import { SessionStoreError, type SessionRecord, type SessionStoreErrorCode } from '../../../runtime/databroker/session-store.ts';
+import { SessionStoreError, type SessionRecord, type SessionStoreErrorCode } from '../../../runtime/core/session-store.ts';
 import { sessionRecord } from './records.ts';
 
 function record(over: Partial<SessionRecord> = {}): SessionRecord {

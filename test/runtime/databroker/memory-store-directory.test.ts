@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryStore } from '../../../runtime/databroker/memory-store.ts';
-import { isSessionDirectory, SessionStoreError } from '../../../runtime/databroker/session-store.ts';
+import { isSessionDirectory, SessionStoreError } from '../../../runtime/core/session-store.ts';
 import { sessionRecord } from './records.ts';
 
 const T0 = 1_700_000_000_000;

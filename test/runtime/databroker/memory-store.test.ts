@@ -2,7 +2,7 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryStore, type MemoryStoreOptions } from '../../../runtime/databroker/memory-store.ts';
-import { SessionStoreError, newSessionId, type SessionRecord } from '../../../runtime/databroker/session-store.ts';
+import { SessionStoreError, newSessionId, type SessionRecord } from '../../../runtime/core/session-store.ts';
 import { sessionRecord } from './records.ts';
 import { storeContract } from './store-contract.ts';
 

@@ -10,7 +10,7 @@ import { renderDiffText } from '../../../cli/diff/render-text.ts';
 import { MemoryStore } from '../../../runtime/databroker/memory-store.ts';
 import { openSessionStore, storageChange } from '../../../runtime/databroker/open-store.ts';
 import { RedisStore } from '../../../runtime/databroker/redis-store.ts';
-import { createReloader } from '../../../runtime/run/reload.ts';
+import { createReloader } from '../../../runtime/generation/reload.ts';
 import { planOf, route } from '../../cli/diff/helpers.ts';
 
 const routes = [route('app.example.com', { allow_any_authenticated_user: true })];

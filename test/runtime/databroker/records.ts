@@ -1,5 +1,5 @@
 /** A session record for the store tests: a fresh id, a user with groups and nested claims. */
-import { newSessionId, type SessionRecord } from '../../../runtime/databroker/session-store.ts';
+import { newSessionId, type SessionRecord } from '../../../runtime/core/session-store.ts';
 
 /** A record created at `nowMs` that lives for a minute; `over` replaces any field. */
 export function sessionRecord(nowMs: number, over: Partial<SessionRecord> = {}): SessionRecord {

@@ -8,7 +8,7 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { deriveKey } from '../../../runtime/authn/keys.ts';
+import { deriveKey } from '../../../runtime/core/keys.ts';
 import { KeyLayout } from '../../../runtime/databroker/redis-keys.ts';
 import { ValueSeal } from '../../../runtime/databroker/redis-seal.ts';
 import { RedisStore } from '../../../runtime/databroker/redis-store.ts';

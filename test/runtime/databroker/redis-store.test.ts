@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisStore, type RedisStoreOptions } from '../../../runtime/databroker/redis-store.ts';
 import { LEVELS } from '../../../runtime/observe/log/run-log.ts';
-import type { StorageOperation } from '../../../runtime/databroker/session-store.ts';
+import type { StorageOperation } from '../../../runtime/core/session-store.ts';
 import { cli, startRedis, type RedisProcess } from '../../support/redis-server.ts';
 import { describeWithCommands } from '../../support/system.ts';
 import { sessionRecord } from './records.ts';

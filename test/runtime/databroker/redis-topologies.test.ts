@@ -6,10 +6,10 @@
  * count as waits (spec §6 `redis_wait_count_total`) on every topology.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deriveKey } from '../../../runtime/authn/keys.ts';
+import { deriveKey } from '../../../runtime/core/keys.ts';
 import { KeyLayout } from '../../../runtime/databroker/redis-keys.ts';
 import { RedisStore } from '../../../runtime/databroker/redis-store.ts';
-import { makeCa, issue } from '../../runtime/listen/pki.ts';
+import { makeCa, issue } from '../tls/pki.ts';
 import { fingerprint } from '../../../compiler/ir/material.ts';
 import { cli, startCluster, startRedis, startSentinelSet, type RedisCluster, type RedisProcess, type SentinelSet } from '../../support/redis-server.ts';
 import { describeWithCommands } from '../../support/system.ts';

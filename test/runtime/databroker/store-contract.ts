@@ -5,7 +5,7 @@
  * on the same backend (another svc process).
  */
 import { afterEach, expect, it } from 'vitest';
-import { isSessionDirectory, type SessionRecord, type SessionStore } from '../../../runtime/databroker/session-store.ts';
+import { isSessionDirectory, type SessionRecord, type SessionStore } from '../../../runtime/core/session-store.ts';
 import { sessionRecord } from './records.ts';
 
 export interface ContractTarget {
@@ -153,7 +153,7 @@ export function storeContract(target: ContractTarget): void {
 
   it('contract (directory): sessionIds lists the live sessions; a lease has one holder until it lapses', async () => {
     const s = await open();
-    // Every store svc opens serves the identity manager (runtime/identity/).
+    // Every store svc opens serves the identity manager (runtime/sessions/).
     if (!isSessionDirectory(s)) throw new Error('the store does not implement SessionDirectory');
     const live = [record(), record()];
     const gone = record();

@@ -1,6 +1,6 @@
 /**
  * What a store knows of its own reachability, at once (SessionStore.unreachable / onReachability:
- * the outage grace's "no sign-in into a dead store", runtime/authn/outage-grace.ts), and a sign-out the
+ * the outage grace's "no sign-in into a dead store", runtime/sessions/outage-grace.ts), and a sign-out the
  * store could not record still reaching the caches (onChange):
  * - the Redis store against a real redis-server: down when its connection goes, back when it returns;
  * - a cluster worker's store follows the primary's broadcasts, and a closed channel reads as down;
@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveStoreToWorkers, WorkerStore, type FromPrimaryStore, type StoreClusterPort, type StoreRequest, type StoreWorkerPort, type WorkerChannel } from '../../../runtime/databroker/ipc-store.ts';
 import { MemoryStore } from '../../../runtime/databroker/memory-store.ts';
 import { RedisStore } from '../../../runtime/databroker/redis-store.ts';
-import { SessionStoreError } from '../../../runtime/databroker/session-store.ts';
+import { SessionStoreError } from '../../../runtime/core/session-store.ts';
 import { startRedis, type RedisProcess } from '../../support/redis-server.ts';
 import { describeWithCommands } from '../../support/system.ts';
 import { grpcStore, startBroker } from './grpc-support.ts';

@@ -18,7 +18,7 @@ import { MemoryStore } from '../../../runtime/databroker/memory-store.ts';
 import { channelTarget, clientChannelOptions, GrpcClient, ROUND_ROBIN_SERVICE_CONFIG, type ClientTls } from '../../../runtime/grpc/client.ts';
 import { serviceCredentialKey } from '../../../runtime/grpc/credential.ts';
 import { DATABROKER_SERVICE, databrokerService } from '../../../runtime/grpc/proto.ts';
-import { generateSelfSigned } from '../../../runtime/listen/self-signed.ts';
+import { generateSelfSigned } from '../../../runtime/tls/self-signed.ts';
 import type { GrpcObserver } from '../../../runtime/observe/metrics/grpc.ts';
 import type { ServerTls } from '../../../runtime/grpc/server.ts';
 import { GRPC_TEST_SECRET, startBroker } from '../databroker/grpc-support.ts';

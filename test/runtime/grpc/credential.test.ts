@@ -2,7 +2,7 @@
 import { SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { AUDIENCE, checkCredential, CLOCK_TOLERANCE_S, CredentialChecker, CredentialMinter, ISSUER, serviceCredentialKey, TOKEN_LIFETIME_S } from '../../../runtime/grpc/credential.ts';
-import { deriveKey } from '../../../runtime/authn/keys.ts';
+import { deriveKey } from '../../../runtime/core/keys.ts';
 
 const SECRET = Buffer.alloc(32, 1); // test secret only
 const KEY = serviceCredentialKey(SECRET);

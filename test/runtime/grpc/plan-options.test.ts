@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { PlanSettings } from '../../../compiler/plan/types.ts';
 import { databrokerCertificateName, databrokerClientTls, grpcBindAddress, planCredentialKey, usesRemoteDatabroker } from '../../../runtime/grpc/plan-options.ts';
 import { serviceCredentialKey } from '../../../runtime/grpc/credential.ts';
-import { grpcChange } from '../../../runtime/run/grpc-databroker.ts';
+import { grpcChange } from '../../../runtime/generation/restart-checks.ts';
 import { BASE_SETTINGS, compileText, TEST_SECRET } from '../../support/compile-text.ts';
 
 function settings(extra: Record<string, unknown>): PlanSettings {

@@ -10,7 +10,7 @@ import { MemoryStore } from '../../../runtime/databroker/memory-store.ts';
 import { DATABROKER_SERVICE, databrokerService } from '../../../runtime/grpc/proto.ts';
 import { serviceCredentialKey } from '../../../runtime/grpc/credential.ts';
 import { GrpcClient } from '../../../runtime/grpc/client.ts';
-import { generateSelfSigned } from '../../../runtime/listen/self-signed.ts';
+import { generateSelfSigned } from '../../../runtime/tls/self-signed.ts';
 import { registerGrpc } from '../../../runtime/observe/metrics/grpc.ts';
 import { grpcStore, GRPC_TEST_SECRET, startBroker } from '../databroker/grpc-support.ts';
 import { sessionRecord } from '../databroker/records.ts';

@@ -12,7 +12,7 @@ import { ROUTE_FIELDS } from '../../../compiler/schema/config-schema.ts';
 import { SETTINGS } from '../../../compiler/settings/table.ts';
 import { assertSupported, CAPABILITIES, capabilityOf, errorLine, noteLine, partialUses, refusal, settingUses, UNSUPPORTED_SETTING, UnsupportedSettingsError } from '../../../runtime/plan/capabilities.ts';
 import { BASE_SETTINGS, compileText } from '../../support/compile-text.ts';
-import { makeCa, type Issued } from '../listen/pki.ts';
+import { makeCa, type Issued } from '../tls/pki.ts';
 
 const ROOT = join(import.meta.dirname, '../../..');
 type Schema = Record<string, unknown>;

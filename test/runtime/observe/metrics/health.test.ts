@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { failedChecks, healthBody, watchDatabroker } from '../../../../runtime/observe/metrics/health.ts';
-import type { SessionStore, StorePoolFigures } from '../../../../runtime/databroker/session-store.ts';
+import type { SessionStore, StorePoolFigures } from '../../../../runtime/core/session-store.ts';
 
 /** A store whose `get` answers or fails as `reachable` says. */
 function fakeStore(reachable: { value: boolean }): SessionStore {

@@ -5,9 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MemoryStore } from '../../../../runtime/databroker/memory-store.ts';
-import type { StorePoolFigures } from '../../../../runtime/databroker/session-store.ts';
-import { NO_IDENTITY_FIGURES, type IdentityManagerFigures } from '../../../../runtime/identity/figures.ts';
-import { observedStore } from '../../../../runtime/observe/metrics/observed-store.ts';
+import type { StorePoolFigures } from '../../../../runtime/core/session-store.ts';
+import { NO_IDENTITY_FIGURES, type IdentityManagerFigures } from '../../../../runtime/core/identity-figures.ts';
+import { observedStore } from '../../../../runtime/databroker/observed-store.ts';
 import { createMetrics } from '../../../../runtime/observe/metrics/registry.ts';
 import { sample } from '../../../e2e/metrics-support.ts';
 

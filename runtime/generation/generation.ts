@@ -1,0 +1,163 @@
+/**
+ * The generations `svc run` serves (docs/architecture.md §5 "Generations"): the parts a request reads, the
+ * provisioners that build them, and the store holding the current one. Request code reads
+ * `gen.index` (routes), `gen.auth` (authentication state), `gen.tls` (the listener's certificates
+ * and client-certificate checks; null on a plain-HTTP listener) and `gen.forward` (pools, upstream
+ * choice), all of the one generation it acquired.
+ */
+import type { PlanBody, PlanEnvelope } from '../../compiler/plan/types.ts';
+import { buildAuthState, type AuthState } from '../authn/auth-state.ts';
+import { ephemeralSigningKey, publicKeyBase64, type SigningKey } from '../authn/signing-key.ts';
+import type { ForwardState } from './forward-provisioner.ts';
+import type { UpstreamObserver } from '../observe/metrics/upstreams.ts';
+import type { ManagedCertificateSource } from '../tls/acme/manager.ts';
+import { listenerTls, loadTlsMaterial, type ListenerTls, type TlsMaterial } from '../tls/material.ts';
+import { readPemSource } from '../tls/pem.ts';
+import { cleanupGeneration, provisionGeneration, type Generation, type Provisioner, type Provisioners } from './provision.ts';
+import { PlanStore } from './plan-store.ts';
+import { forwardProvisioner } from './forward-provisioner.ts';
+
+/** The parts of a served generation, in the order they are provisioned. */
+export interface Parts {
+  /** Secrets, keys, identity provider and signer (runtime/authn/auth-state.ts). */
+  readonly auth: AuthState;
+  /** The listener's TLS material; null with `insecure_server`. */
+  readonly tls: ListenerTls | null;
+  /** Pools and upstream sets (runtime/generation/forward-provisioner.ts). */
+  readonly forward: ForwardState;
+}
+
+export type ServedGeneration = Generation<Parts>;
+export type ServedStore = PlanStore<Parts>;
+
+export interface PartsOptions {
+  /** `http` with `insecure_server`: no TLS material, and http origins allowed with insecure cookies. */
+  readonly scheme: 'http' | 'https';
+  /** The process's ephemeral signing key, for plans without `signing_key`. */
+  readonly ephemeralKey: () => SigningKey;
+  readonly log?: (entry: Record<string, unknown>) => void;
+  /** Told how each upstream exchange ended (metrics). */
+  readonly upstreamObserver?: UpstreamObserver;
+  /** Certificates obtained by autocert, when the plan sets `autocert` (runtime/tls/acme/). */
+  readonly managed?: ManagedCertificateSource;
+}
+
+/** The provisioners of a served generation: authentication, TLS material, forwarding. */
+export function provisioners(options: PartsOptions): Provisioners<Parts> {
+  const auth: Provisioner<AuthState> = {
+    name: 'auth',
+    provision: (plan, _index, previous, context) => (context.renewal && previous ? previous : buildAuthState(plan.body, options.scheme, previous, options.ephemeralKey)),
+    cleanup: () => undefined,
+  };
+  const tls: Provisioner<ListenerTls | null> = {
+    name: 'tls',
+    // A renewal reads rotated files as they now are (a plan file served as is while its
+    // certificates are renewed); a new plan's key files must match their fingerprints (pem.ts).
+    // A renewal that reads what is in service already keeps it, so the generation is kept too.
+    provision: async (plan, _index, previous, context) => {
+      if (options.scheme === 'http') return null;
+      const material = await loadTlsMaterial(plan.body, {
+        mode: context.renewal ? 'reload' : 'load',
+        ...(previous ? { previous: previous.material } : {}),
+        ...(options.managed ? { managed: options.managed } : {}),
+        // A route host the certificates as read no longer cover (a rotated file): a warn line.
+        ...(options.log ? { warn: options.log } : {}),
+      });
+      const text = materialText(plan.body, material);
+      if (context.renewal && previous && text === texts.get(previous.material)) return previous;
+      return listenerTls(material);
+    },
+    // Secure contexts are garbage-collected; generated certificates are shared through `selfSigned`.
+    cleanup: () => undefined,
+  };
+  return { auth, tls, forward: forwardProvisioner({ onUpstreamEvent: (route, event) => options.log?.({ msg: 'upstream', route, event }), ...(options.upstreamObserver ? { observer: options.upstreamObserver } : {}) }) };
+}
+
+/**
+ * What a listener's TLS material was read from, as one string to compare, kept with the material
+ * (call it as soon as the material is loaded): every certificate and key pair in plan order, the
+ * client CAs and the CRL.
+ */
+function materialText(body: PlanBody, material: TlsMaterial): string {
+  let text = texts.get(material);
+  if (text === undefined) {
+    const tls = body.settings.tls;
+    const sources = [tls.clientCa, tls.clientCrl, ...body.routes.map((r) => r.tls.downstreamClientCa)];
+    text = JSON.stringify([material.certificates.entries.map((e) => [e.certPem, e.keyPem]), sources.map((s) => (s ? readPemSource(s, 'tls') : null))]);
+    texts.set(material, text);
+  }
+  return text;
+}
+const texts = new WeakMap<TlsMaterial, string>();
+
+/**
+ * The ephemeral signing key of a process that makes its own: generated on first use and its public
+ * half logged (spec 2.6 rule 4: it is not published). A cluster worker uses the primary's instead.
+ */
+export function lazyEphemeralKey(log?: (entry: Record<string, unknown>) => void): () => SigningKey {
+  let key: SigningKey | undefined;
+  return () => {
+    if (!key) {
+      key = ephemeralSigningKey();
+      log?.({ msg: 'no signing_key: signing identity assertions with an ephemeral key', alg: key.alg, kid: key.kid, publicKey: publicKeyBase64(key) });
+    }
+    return key;
+  };
+}
+
+/** A built generation waiting for the decision: swapped in, or dropped. */
+export interface Prepared {
+  commit(): void;
+  abort(): void;
+  /**
+   * False when the plan and everything it reads are what is in service: `commit` keeps the
+   * generation (and its number). Undefined when not known (the cluster primary: its workers build).
+   */
+  readonly changed?: boolean;
+}
+
+/** The generations of this process: the store, and how the next generation is built and swapped. */
+export interface Generations {
+  readonly store: ServedStore;
+  /** Builds the generation of `plan` (throws `PlanRefusedError`); nothing is served from it until `commit`. */
+  prepare(plan: PlanEnvelope): Promise<Prepared>;
+  /** Cleans up the current generation (shutdown, after the listeners closed). */
+  close(): Promise<void>;
+}
+
+/** Builds the first generation of `plan` and the store serving it. Throws `PlanRefusedError`. */
+export async function startGenerations(plan: PlanEnvelope, options: PartsOptions): Promise<Generations> {
+  const list = provisioners(options);
+  const onError = (part: string, e: unknown) => options.log?.({ msg: 'generation cleanup failed', part, error: (e as Error).message });
+  const store = new PlanStore<Parts>(await provisionGeneration(list, plan, undefined), {
+    retire: (g, next) => void cleanupGeneration(list, g, next, onError),
+  });
+  return {
+    store,
+    prepare: async (next) => {
+      const base = store.current;
+      const g = await provisionGeneration(list, next, base);
+      // A renewal that found nothing new (the same files, or a plain-HTTP listener) swaps nothing:
+      // the generation in service, and its number, stay.
+      if (g.index === base.index && (Object.keys(list) as (keyof Parts)[]).every((k) => g[k] === base[k])) return { commit: () => undefined, abort: () => undefined, changed: false };
+      let settled = false;
+      return {
+        changed: true,
+        commit: () => {
+          if (settled) return;
+          settled = true;
+          // INVARIANT (build-fully-then-swap): a generation is prepared against the one in service;
+          // reloads run one at a time (runtime/generation/reload.ts), so nothing was swapped in between.
+          if (store.current !== base) throw new Error('a generation was swapped in while another was prepared');
+          store.swap(g);
+        },
+        abort: () => {
+          if (settled) return;
+          settled = true;
+          void cleanupGeneration(list, g, store.current, onError);
+        },
+      };
+    },
+    close: () => cleanupGeneration(list, store.current, undefined, onError),
+  };
+}

@@ -1,0 +1,366 @@
+/**
+ * Both cores (docs/architecture.md §5): a primary process compiles or loads the plan, watches its files, and
+ * runs N workers (node:cluster). The primary listens on the main address and hands each connection to
+ * a serving worker in turn, so that it alone decides when the address refuses connections (below). A reload is the one reload path
+ * (runtime/generation/reload.ts) with the workers as the place the generation is built: every plan goes
+ * to every worker as its checked JSON text; each verifies it again (schema, checksum), builds its
+ * generation and answers, and the primary commits only when every worker accepted (two phases), so
+ * the workers never serve different plans and never one the primary did not accept. A worker that
+ * dies is replaced and gets the committed plan. The session store lives in the primary (the one
+ * in-memory data broker of spec 2.6, or the Redis client): workers reach it over the cluster IPC
+ * channel (runtime/databroker/ipc-store.ts).
+ * The worker side is runtime/process/worker.ts, which loads no compiler code.
+ */
+import cluster, { type Worker } from 'node:cluster';
+import { createServer as createNetServer, type Socket } from 'node:net';
+import { availableParallelism } from 'node:os';
+import { watch, type FSWatcher } from 'chokidar';
+import { prettyJson } from '../../compiler/plan/canonical-json.ts';
+import type { PlanEnvelope } from '../../compiler/plan/types.ts';
+import { serveStoreToWorkers } from '../databroker/ipc-store.ts';
+import { exportEphemeralKey } from '../authn/signing-key.ts';
+import { aggregatedScrape } from '../observe/metrics/cluster.ts';
+import { watchDatabroker } from '../observe/metrics/health.ts';
+import { hasStorePool, openObservedStore } from '../databroker/observed-store.ts';
+import { metricsFor, startLoaderMetrics } from '../generation/run-metrics.ts';
+import { lazyEphemeralKey, type Prepared } from '../generation/generation.ts';
+import { createReloader, type ReloadResult } from '../generation/reload.ts';
+import { loadForRun, startIdentityManager, type RunOptions } from './run.ts';
+import { serveDatabrokerGrpc, type DatabrokerGrpc } from './grpc-databroker.ts';
+import { usesRemoteDatabroker } from '../grpc/plan-options.ts';
+import { isSessionDirectory } from '../core/session-store.ts';
+import { buildAuthState, type AuthState } from '../authn/auth-state.ts';
+import { managerSettings, type IdentityManager, type IdentityManagerSettings } from '../sessions/identity-manager.ts';
+import type { ConnectionMessage, ToPrimary, ToWorker } from './worker.ts';
+import { bind } from '../tls/bind.ts';
+
+export interface ClusterOptions extends RunOptions {
+  /** Workers to run; default: one per core. */
+  readonly workers?: number;
+}
+
+/** A worker refused a plan (or did not answer): the primary aborted the reload, nobody swapped. */
+export class WorkerRefusedError extends Error {
+  /** Stable code for this error class. */
+  readonly code = 'SVC_ERR_WORKER_REFUSED_PLAN';
+  constructor(message: string) {
+    super(message);
+    this.name = 'WorkerRefusedError';
+  }
+}
+
+/** How long the primary waits for a worker's answer to `prepare` before counting it a refusal. */
+const PREPARE_TIMEOUT_MS = 30_000;
+
+/**
+ * Runs the primary: forks workers, feeds them plans, replaces the dead. Resolves with a stop
+ * function once every worker listens.
+ */
+export async function runPrimary(
+  options: ClusterOptions,
+  workerArgs: readonly string[],
+): Promise<{ stop(): Promise<void>; now(): void; readonly port: number; readonly metricsPort: number | undefined; reload(): Promise<ReloadResult>; readonly identityManager: IdentityManager | undefined; readonly grpcAddress: string | undefined }> {
+  let committed = loadForRun(options);
+  options.onPlan?.(committed);
+  const count = Math.max(1, options.workers ?? availableParallelism());
+  let stopping = false;
+  let port = 0;
+  // Spec 2.6 rule 4, one key per svc: without signing_key every worker signs with this one.
+  const ephemeralKey = lazyEphemeralKey(options.log);
+  const keyFor = (p: PlanEnvelope) => (p.body.settings.identity.signingKey ? {} : { ephemeralKey: exportEphemeralKey(ephemeralKey()) });
+
+  // Default ('json') IPC serialization: session records are JSON values (see ipc-store.ts).
+  cluster.setupPrimary({ args: [...workerArgs], silent: false });
+  // Served before the first fork, so a worker's first store request always finds it.
+  // Metrics (metrics_address): the primary keeps the configuration and storage figures and serves
+  // one scrape aggregating every worker's (runtime/observe/metrics/cluster.ts). The identity
+  // manager and the store (below) are read at scrape time, after they started.
+  const metrics = metricsFor(committed, 'loader', { identityManager: () => manager?.figures(), ...(hasStorePool(committed.body.settings) ? { storePool: () => opened.pool() } : {}) });
+  // The plan's store lives here (memory: the one data broker; Redis: one client for every worker).
+  const opened = openObservedStore(committed.body.settings, metrics?.store ?? options.storeObserver, options.log, metrics?.grpc);
+  const sessions = opened.store;
+  const storeService = serveStoreToWorkers(sessions, cluster);
+  // The identity manager runs here, where the store is held, never in a worker (spec 2.4). It follows
+  // the committed plan: its provider client is built here from that plan, as a worker builds its own.
+  let auth: AuthState | undefined;
+  const idmSettings = (): IdentityManagerSettings => {
+    if (auth?.body !== committed.body) {
+      try {
+        auth = buildAuthState(committed.body, committed.body.settings.server.insecure ? 'http' : 'https', auth, ephemeralKey);
+      } catch (e) {
+        // The workers accepted this plan, so its secrets were readable a moment ago; try again next scan.
+        options.log?.({ msg: 'identity manager: cannot build the identity provider of the committed plan', error: (e as Error).message });
+        return auth ? managerSettings(auth) : { idp: null, directoryIntervalMs: committed.body.settings.idp.refreshDirectoryIntervalMs, directoryTimeoutMs: committed.body.settings.idp.refreshDirectoryTimeoutMs };
+      }
+    }
+    return managerSettings(auth);
+  };
+  const { manager } = startIdentityManager(sessions, idmSettings, options, usesRemoteDatabroker(committed.body.settings));
+  // Spec 1.4: the data broker is also served over gRPC, from here where the store is held (before
+  // any worker is forked: a listener that cannot bind stops svc at start).
+  let grpc: DatabrokerGrpc | undefined;
+  if (!usesRemoteDatabroker(committed.body.settings) && isSessionDirectory(sessions)) {
+    try {
+      grpc = await serveDatabrokerGrpc(committed.body, sessions, {
+        ...(options.grpcListen ? { listen: options.grpcListen } : {}),
+        ...(metrics ? { observer: metrics.grpc } : {}),
+        ...(options.log ? { log: options.log } : {}),
+      });
+    } catch (e) {
+      await manager?.close();
+      storeService.close();
+      await sessions.close();
+      throw e;
+    }
+  }
+
+  // Workers that take connections, in turn; connections wait here while none does (at start, or
+  // while the only one is being replaced).
+  const rotation: Worker[] = [];
+  let next = 0;
+  const queued: Socket[] = [];
+  const handOver = (socket: Socket): void => {
+    socket.on('error', () => undefined);
+    const live = rotation.filter((w) => w.isConnected());
+    if (live.length === 0) {
+      queued.push(socket);
+      return;
+    }
+    const w = live[next++ % live.length]!;
+    w.send({ type: 'connection' } satisfies ConnectionMessage, socket, (e) => {
+      if (e) socket.destroy();
+    });
+  };
+  const leaveRotation = (w: Worker) => {
+    const i = rotation.indexOf(w);
+    if (i >= 0) rotation.splice(i, 1);
+    // Stopping and no worker left to take a connection: refuse them from now on.
+    if (stopping && rotation.length === 0) closeAcceptor();
+  };
+  let acceptorClosed = false;
+  const closeAcceptor = () => {
+    if (acceptorClosed) return;
+    acceptorClosed = true;
+    acceptor.close();
+    for (const socket of queued.splice(0)) socket.destroy();
+  };
+
+  // The main address: this process listens on it and hands each connection to a serving worker in
+  // turn (workers bind nothing there). Node's own round robin cannot be told to stop accepting:
+  // while its last worker closed, a connection it was handing to that worker stayed open in the
+  // primary and unanswered until svc exited. Here the primary closes the address once the last
+  // worker has left the rotation (after the shutdown delay), so a new connection is served before
+  // that and refused (ECONNREFUSED) after it. `pauseOnConnect`: the primary reads nothing.
+  const acceptor = createNetServer({ pauseOnConnect: true }, (socket) => handOver(socket));
+  let address: { host: string; port: number };
+  try {
+    address = await bind(acceptor, options.listen ?? committed.body.settings.server.address);
+  } catch (e) {
+    await grpc?.close(0);
+    await manager?.close();
+    storeService.close();
+    await sessions.close();
+    throw e;
+  }
+  port = address.port;
+  // Workers that were sent the committed plan: the ones a reload asks. A worker that asks for its
+  // first plan while a reload is under way waits for the outcome and gets the plan committed then.
+  const started = new Set<Worker>();
+  let reloading = false;
+  const waiting: Worker[] = [];
+  const start = (w: Worker) => {
+    if (w.isDead()) return;
+    started.add(w);
+    w.send({ type: 'start', text: prettyJson(committed), ...keyFor(committed), listen: address } satisfies ToWorker);
+  };
+  const endReload = () => {
+    reloading = false;
+    for (const w of waiting.splice(0)) start(w);
+  };
+  const fork = (): Promise<void> =>
+    new Promise((resolve) => {
+      const w = cluster.fork({ SVC_CLUSTER_WORKER: '1' });
+      w.on('message', (m: ToPrimary) => {
+        // A message sent before the worker listens for it would be lost: it asks when ready.
+        if (m.type === 'ready') {
+          if (reloading) waiting.push(w);
+          else start(w);
+        } else if (m.type === 'listening') {
+          if (!stopping) {
+            rotation.push(w);
+            for (const socket of queued.splice(0)) handOver(socket);
+          }
+          resolve();
+        } else if (m.type === 'leaving') {
+          leaveRotation(w);
+          if (w.isConnected()) w.send({ type: 'left' } satisfies ToWorker);
+        } else if (m.type === 'refused' && m.id === undefined) options.log?.({ msg: 'worker refused its first plan', worker: w.process.pid, error: m.error });
+      });
+      w.once('exit', () => {
+        started.delete(w);
+        leaveRotation(w);
+      });
+    });
+  cluster.on('exit', (w, code, signal) => {
+    if (stopping) return;
+    options.log?.({ msg: 'worker died; replacing it', worker: w.process.pid, code, signal });
+    void fork();
+  });
+  await Promise.all(Array.from({ length: count }, fork));
+  const liveWorkers = () => Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && !w.isDead());
+  // The data broker's state for /healthz (never for readiness: every replica shares it).
+  const databroker = metrics ? watchDatabroker({ store: () => sessions, pool: () => opened.pool(), ...(options.log ? { log: options.log } : {}) }) : undefined;
+  const observed = metrics
+    ? await startLoaderMetrics(metrics, committed, {
+        scrape: aggregatedScrape(metrics.registry, liveWorkers),
+        // Ready: a plan is committed, svc is not draining, a worker serves the listener.
+        ready: { plan: () => true, draining: () => !stopping, listeners: () => liveWorkers().length > 0 },
+        health: { databroker: () => databroker!.state() },
+        ...(options.log ? { log: options.log } : {}),
+      })
+    : undefined;
+
+  let seq = 0;
+  /**
+   * Every started worker builds the plan's generation and answers; all accepted: commit (each
+   * swaps); any refused: abort (none swaps) and the reload fails naming the worker and its reason.
+   * A worker that dies meanwhile has no say: its replacement starts on whatever is committed.
+   */
+  const prepare = async (plan: PlanEnvelope): Promise<Prepared> => {
+    reloading = true;
+    const id = ++seq;
+    const voters = [...started].filter((w) => !w.isDead());
+    const message = { type: 'prepare', id, text: prettyJson(plan), ...keyFor(plan) } satisfies ToWorker;
+    let refusals: string[];
+    try {
+      const answers = await Promise.all(voters.map((w) => ask(w, id, message)));
+      refusals = answers.filter((a): a is string => a !== undefined);
+    } catch (e) {
+      endReload();
+      throw e;
+    }
+    const decide = (type: 'commit' | 'abort') => {
+      for (const w of voters) if (!w.isDead()) w.send({ type, id } satisfies ToWorker);
+    };
+    if (refusals.length > 0) {
+      decide('abort');
+      endReload();
+      throw new WorkerRefusedError(refusals.join('; '));
+    }
+    let settled = false;
+    return {
+      commit: () => {
+        if (settled) return;
+        settled = true;
+        committed = plan;
+        decide('commit');
+        endReload();
+      },
+      abort: () => {
+        if (settled) return;
+        settled = true;
+        decide('abort');
+        endReload();
+      },
+    };
+  };
+  const reloader = createReloader({
+    load: () => loadForRun(options),
+    current: () => committed,
+    prepare: (p) => (observed ? observed.prepare(p, committed, prepare) : prepare(p)),
+    ...(options.log ? { log: options.log } : {}),
+  });
+
+  let watcher: FSWatcher | undefined;
+  const source = options.planPath ?? options.configPath;
+  const files = (p: PlanEnvelope) => [...new Set([...(source !== undefined ? [source] : []), ...p.inputs])];
+  const reload = async (): Promise<ReloadResult> => {
+    const r = await reloader.reload();
+    observed?.reloaded(r);
+    if (r.ok && r.result === 'swapped') {
+      watcher?.add(files(committed));
+      options.onPlan?.(committed);
+    }
+    return r;
+  };
+  if (options.watch !== false) {
+    watcher = watch(files(committed), { ignoreInitial: true, awaitWriteFinish: { stabilityThreshold: 50, pollInterval: 10 } });
+    let timer: NodeJS.Timeout | undefined;
+    watcher.on('all', () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => void reload(), 30);
+    });
+    await new Promise<void>((resolve) => watcher!.once('ready', () => resolve()));
+  }
+
+  return {
+    port,
+    metricsPort: observed?.listener.address.port,
+    reload,
+    identityManager: manager,
+    grpcAddress: grpc ? `${grpc.address.host}:${grpc.address.port}` : undefined,
+    // Graceful: every worker drains its requests and exits (asked over IPC, not by a signal: a
+    // Ctrl-C reaches the workers too, and a worker counts a second signal as "stop at once"). Each
+    // worker waits the shutdown delay itself (its own --shutdown-delay: the primary's arguments).
+    // The metrics listener stays up until every worker is gone: /readyz answers 503 `draining`
+    // and /healthz 200 for the whole drain.
+    stop: async () => {
+      stopping = true;
+      if (rotation.length === 0) closeAcceptor();
+      await watcher?.close();
+      await manager?.close();
+      await Promise.all(
+        Object.values(cluster.workers ?? {}).map(
+          (w) =>
+            new Promise<void>((resolve) => {
+              if (!w || w.isDead()) return resolve();
+              w.once('exit', () => resolve());
+              if (w.isConnected()) w.send({ type: 'stop' } satisfies ToWorker);
+              else w.kill('SIGTERM');
+            }),
+        ),
+      );
+      closeAcceptor();
+      databroker?.close();
+      await observed?.close();
+      // Only after the workers are gone: a worker draining its requests may still need sessions.
+      await grpc?.close();
+      storeService.close();
+      await sessions.close();
+    },
+    now: () => {
+      stopping = true;
+      closeAcceptor();
+      for (const w of Object.values(cluster.workers ?? {})) {
+        if (!w || w.isDead()) continue;
+        if (w.isConnected()) w.send({ type: 'exit' } satisfies ToWorker);
+        else w.kill('SIGKILL');
+      }
+    },
+  };
+}
+
+/**
+ * Sends `prepare` to one worker and waits for its answer: undefined when it accepted (or died, and
+ * so has no say), else why it refused.
+ */
+function ask(w: Worker, id: number, message: ToWorker): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const pid = w.process.pid;
+    const done = (answer: string | undefined) => {
+      clearTimeout(timer);
+      w.off('message', onMessage);
+      w.off('exit', onExit);
+      resolve(answer);
+    };
+    const onMessage = (m: ToPrimary) => {
+      if (m.type === 'prepared' && m.id === id) done(undefined);
+      else if (m.type === 'refused' && m.id === id) done(`worker ${pid} refused the plan: ${m.error}`);
+    };
+    const onExit = () => done(undefined);
+    const timer = setTimeout(() => done(`worker ${pid} did not answer within ${PREPARE_TIMEOUT_MS / 1000} s`), PREPARE_TIMEOUT_MS);
+    w.on('message', onMessage);
+    w.once('exit', onExit);
+    w.send(message);
+  });
+}

@@ -1,0 +1,300 @@
+/**
+ * The one gate (docs/architecture.md §5): every way into svc — a plain request, a websocket or SPDY upgrade,
+ * a CONNECT tunnel, over HTTP/1.1 or HTTP/2 — is admitted or refused here, by the same checks in
+ * the same order:
+ *
+ *   HTTP/1.0 (505) → more than `MAX_HEADER_FIELDS` header fields (431) → canonical request, once (400) → the connection's certificate covers the host
+ *   (421) → session (cookie, or programmatic bearer token) → decision core: svc's own endpoints,
+ *   route, policy, upstream choice through the route's upstream set (load balancing, health,
+ *   ejection) → client certificate of the route or of `client_ca` (495) → upstream TLS options.
+ *
+ * The entry points (handler.ts, upgrade.ts, connect.ts) differ only in what they do with an
+ * admission: stream a response, switch protocols after the upstream's 101, or open a tunnel.
+ *
+ * INVARIANT (one-gate): no entry point decides, looks up a session or chooses an upstream itself.
+ * INVARIANT (no-bytes-before-gate): an entry point reads nothing from the client for the upstream
+ * before `admit` has answered.
+ */
+import type { Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
+import type { Dispatcher } from 'undici';
+import type { RequestObserver } from '../observe/metrics/registry.ts';
+import type { Route } from '../../compiler/plan/types.ts';
+import type { AuthState } from '../authn/auth-state.ts';
+import type { ResolvedSession } from '../sessions/session-cache.ts';
+import { STORE_UNAVAILABLE, type Authn, type SessionLookup } from '../authn/service.ts';
+import { canonicalize, connectAuthority, decide, decideConnect, type Canonical } from '../request/decide.ts';
+import type { Decision, DecisionRequest, RequestHeaders } from '../core/types.ts';
+import type { CompiledRoute } from '../plan/index.ts';
+import type { Duplex } from 'node:stream';
+import type { ServedGeneration, ServedStore } from '../generation/generation.ts';
+import type { CanonicalRequest } from '../request/canonical-request.ts';
+import type { UpstreamOutcome } from '../core/types.ts';
+import type { PoolOptions } from '../upstream/pools.ts';
+import type { RequestTrace } from '../observe/trace/request-trace.ts';
+import type { PolicyOracle } from '../request/decide.ts';
+import type { RemoteAuthorizer } from '../authorize/remote-authorizer.ts';
+import { authorizeUnavailableDecision, decideWithAuthorizer } from '../authorize/remote-policy.ts';
+import { roleAnswers } from './role.ts';
+
+/** The ways into svc. */
+export type EntryKind = 'request' | 'upgrade' | 'connect';
+
+/** One request at the door, as its listener received it. */
+export interface Entry {
+  readonly kind: EntryKind;
+  readonly method: string;
+  /** The request target as received; for CONNECT the `host:port` authority. */
+  readonly target: string;
+  readonly headers: RequestHeaders;
+  /** `1.0`, `1.1` or `2.0`. */
+  readonly httpVersion: string;
+  /** The client's connection (its peer address, and on TLS listeners its certificate and SNI). */
+  readonly socket: Socket | undefined;
+  /** The request time (ms since the epoch); now when absent. Tests pin it. */
+  readonly nowMs?: number;
+  /** The load balancer's sample in [0, 1) for routes without an upstream set; random when absent. */
+  readonly upstreamSample?: number;
+  /**
+   * The request's spans when it is traced (the session lookup and the route decision are spans under
+   * it). A request entry always has the property, undefined when untraced: one object shape for
+   * traced and untraced requests, so the rare sampled one does not deoptimize the gate's code.
+   */
+  readonly trace?: RequestTrace | undefined;
+}
+
+/** What a listener tells the gate about its connections. Fixed for the listener's life. */
+export interface GateOptions {
+  /** `https` on a TLS listener, `http` with `insecure_server`. */
+  readonly scheme: 'http' | 'https';
+  /** Sessions and svc's own endpoints; without it every request is anonymous. */
+  readonly authn?: Authn;
+  /** Told how every request, upgrade and tunnel ended (metrics); absent without a metrics listener. */
+  readonly observe?: RequestObserver;
+  /**
+   * The proxy role (`services: proxy`): route policies are decided by the authorize service, through
+   * its cache (runtime/authorize/remote-authorizer.ts), never by this process.
+   */
+  readonly authorizer?: RemoteAuthorizer;
+}
+
+/** The upstream an allowed forward goes to: chosen through the route's upstream set. */
+export interface ChosenUpstream {
+  /** Index into the route's `to` list. */
+  readonly index: number;
+  /** The pool of `https` routes' upstreams (undefined for `tcp+https` routes). */
+  readonly pool: Dispatcher | undefined;
+  /** How to reach it over TLS (the route's `tls_*` settings and `certificate_authority`). */
+  readonly tls: PoolOptions;
+  /** Tells the load balancer and outlier detection once how the exchange ended. */
+  readonly done: (outcome: UpstreamOutcome) => void;
+}
+
+/** Refused at the door, before or beside the decision core. */
+export interface Refusal {
+  readonly admitted: false;
+  readonly status: 421 | 431 | 495 | 505;
+  readonly problem: 'http-1.0-unsupported' | 'too-many-headers' | 'misdirected-request' | 'client-certificate-required';
+}
+
+/**
+ * The most header fields a request may carry (rule book §9): more is refused with 431, never
+ * truncated (a truncated request would be decided and forwarded without the fields past the
+ * limit). HTTP/2 pseudo-headers are not counted; each value of a repeated field is. The listeners
+ * let every field through to here (serve.ts: Node's own limit, which truncates, is off).
+ */
+export const MAX_HEADER_FIELDS = 1000;
+
+/** Whether `headers` holds more than `MAX_HEADER_FIELDS` fields. */
+function tooManyHeaders(headers: RequestHeaders): boolean {
+  let n = 0;
+  for (const name in headers) {
+    if (name.charCodeAt(0) === 0x3a) continue; // `:authority` & co. are HTTP/2's framing
+    n += headers[name]?.length ?? 0;
+    if (n > MAX_HEADER_FIELDS) return true;
+  }
+  return false;
+}
+
+/** The decision core's answer for a request that passed the door, with what the entry point needs. */
+export interface Admission {
+  readonly admitted: true;
+  readonly decision: Decision;
+  /** The canonical request (null for CONNECT, whose target is an authority). */
+  readonly canonical: CanonicalRequest | null;
+  readonly session: ResolvedSession | null;
+  /** True when the session store could not be reached (then `session` is null, and means "unknown"). */
+  readonly storeUnavailable: boolean;
+  /** The generation's authentication state (undefined without `authn`). */
+  readonly auth: AuthState | undefined;
+  /** Set exactly when `decision.outcome` is `allow` for a forward route. */
+  readonly upstream: ChosenUpstream | undefined;
+}
+
+export type GateResult = Refusal | Admission;
+
+const NO_OUTCOME = (): void => undefined;
+
+/**
+ * Admits or refuses one entry under generation `gen`. Calls `then` exactly once: synchronously when
+ * the session is cached (the common request), after the store answers otherwise. Never throws for
+ * any request; a session lookup that fails makes the request anonymous (fail closed), and one that
+ * could not reach the store answers 503 where a session matters (`withoutStore`).
+ */
+export function admit(gen: ServedGeneration, entry: Entry, options: GateOptions, then: (result: GateResult) => void): void {
+  if (entry.httpVersion === '1.0') return then(REFUSED_HTTP_10);
+  if (tooManyHeaders(entry.headers)) return then(REFUSED_TOO_MANY_HEADERS);
+  const authority = entry.kind === 'connect' ? entry.target : undefined;
+  let canonical: Canonical | undefined;
+  let host: string;
+  if (authority === undefined) {
+    canonical = canonicalize(gen.index, { target: entry.target, headers: entry.headers, scheme: options.scheme });
+    host = canonical.ok ? canonical.request.host : '';
+  } else host = connectAuthority(authority) ?? '';
+
+  const tls = gen.tls;
+  const socket = tls ? (entry.socket as TLSSocket | undefined) : undefined;
+  // Spec §7: a request for a host this connection's certificate does not cover (HTTP/2 connection
+  // coalescing) is misdirected; the client retries on a new connection.
+  if (tls && socket && host !== '' && !tls.servesHost(socket, host)) return then(REFUSED_MISDIRECTED);
+
+  const authn = options.authn;
+  const auth = authn ? gen.auth : undefined;
+  let lookup: SessionLookup = null;
+  // A CONNECT carries no cookie: its credential is a programmatic token bound to its tcp route.
+  const trace = entry.trace;
+  const lookupSpan = trace && authn && auth && host !== '' ? trace.child('session lookup') : undefined;
+  if (authn && auth && host !== '') lookup = authority === undefined ? authn.resolve(auth, entry.headers, host) : authn.resolveTunnel(auth, entry.headers, host);
+  const decide = (session: ResolvedSession | null, oracle?: PolicyOracle) => (trace ? tracedDecision(trace, gen, entry, options, canonical, session, auth, oracle) : decideEntry(gen, entry, options, canonical, session, auth, oracle));
+  const decideWith = (session: Awaited<SessionLookup>): void => {
+    const authorizer = options.authorizer;
+    // All-in-one (the hot path): the core decides the policy itself, nothing allocated here.
+    if (authorizer === undefined) return then(session === STORE_UNAVAILABLE ? withoutStore(decide(null)) : decide(session));
+    const known = session === STORE_UNAVAILABLE ? null : session;
+    const finish = (r: GateResult) => then(session === STORE_UNAVAILABLE ? withoutStore(r) : r);
+    // The proxy role: the cached verdict, else the authorize service's (remote-policy.ts).
+    const r = decideWithAuthorizer(authorizer, known?.record.id ?? '', gen.plan, (policy) => decide(known, policy), authorizeUnavailable);
+    if (r instanceof Promise) void r.then(finish);
+    else finish(r);
+  };
+  if (lookup instanceof Promise)
+    void lookup.then((session) => {
+      lookupSpan?.end();
+      decideWith(session);
+    });
+  else {
+    lookupSpan?.end();
+    decideWith(lookup);
+  }
+}
+
+/** The gate's answer when the authorize service could not decide: 503, no upstream (remote-policy.ts). */
+function authorizeUnavailable(placeholder: GateResult, err: unknown): GateResult {
+  if (!placeholder.admitted) return placeholder;
+  return { ...placeholder, decision: authorizeUnavailableDecision(placeholder.decision, err), upstream: undefined };
+}
+
+/** `decideEntry` as the `route decision` span of a traced request. */
+function tracedDecision(trace: RequestTrace, gen: ServedGeneration, entry: Entry, options: GateOptions, canonical: Canonical | undefined, session: ResolvedSession | null, auth: AuthState | undefined, oracle?: PolicyOracle): GateResult {
+  const span = trace.child('route decision');
+  const r = decideEntry(gen, entry, options, canonical, session, auth, oracle);
+  span.setAttribute('svc.decision', r.admitted ? r.decision.outcome : r.problem);
+  span.end();
+  return r;
+}
+
+/**
+ * The answer while the session store is unreachable: a request that would need a session (sign in,
+ * or a policy that refuses anonymous users) is 503 `session-store-unavailable` instead, never a
+ * sign-in redirect or a 403 (the user was not signed out); public routes are served; svc's own
+ * endpoints learn it through `storeUnavailable`.
+ */
+function withoutStore(r: GateResult): GateResult {
+  if (!r.admitted) return r;
+  const d = r.decision;
+  if (d.outcome === 'unauthenticated' || d.outcome === 'deny') {
+    return { ...r, decision: { outcome: 'unavailable', status: 503, route: d.route, reasons: [SESSION_STORE_UNAVAILABLE] }, storeUnavailable: true };
+  }
+  return { ...r, storeUnavailable: true };
+}
+
+/** The reason of a 503 while the session store is unreachable. */
+export const SESSION_STORE_UNAVAILABLE = 'session-store-unavailable';
+
+const REFUSED_HTTP_10: Refusal = { admitted: false, status: 505, problem: 'http-1.0-unsupported' };
+const REFUSED_TOO_MANY_HEADERS: Refusal = { admitted: false, status: 431, problem: 'too-many-headers' };
+const REFUSED_MISDIRECTED: Refusal = { admitted: false, status: 421, problem: 'misdirected-request' };
+const REFUSED_CERTIFICATE: Refusal = { admitted: false, status: 495, problem: 'client-certificate-required' };
+
+function decideEntry(gen: ServedGeneration, entry: Entry, options: GateOptions, canonical: Canonical | undefined, session: ResolvedSession | null, auth: AuthState | undefined, policy?: PolicyOracle): GateResult {
+  const tls = gen.tls;
+  const socket = tls ? (entry.socket as TLSSocket | undefined) : undefined;
+  const forward = gen.forward;
+  let picked: { readonly index: number; readonly done: (outcome: UpstreamOutcome) => void } | undefined;
+  const peer = entry.socket?.remoteAddress ?? '';
+  const request: DecisionRequest = { method: entry.method, target: entry.target, scheme: options.scheme, headers: entry.headers, peer, nowMs: entry.nowMs ?? Date.now(), upstreamSample: entry.upstreamSample ?? Math.random() };
+  const pickUpstream = forward.pick ? (r: CompiledRoute) => (picked = forward.pick!(r, peer, entry.method))?.index : undefined;
+  const clientCertificate = tls && socket ? (route: Route) => tls.clientCertificate(route, socket) : undefined;
+  const identity = session?.identity ?? null;
+  const decided =
+    canonical === undefined
+      ? decideConnect(gen.index, request, identity, { pickUpstream, clientCertificate, policy })
+      : decide(gen.index, request, identity, { reasons: false, canonical, pickUpstream, clientCertificate, policy });
+  // A split deployment's roles each answer their part only (role.ts).
+  const decision = roleAnswers(gen.plan.body.settings.mode.services, decided);
+  if (decision !== decided) picked?.done({});
+
+  if (tls && socket) {
+    const scope = clientCertificateScope(gen, decision);
+    if (scope !== undefined && tls.required(scope) && !tls.clientCertificate(scope, socket)?.valid) {
+      picked?.done({});
+      return REFUSED_CERTIFICATE;
+    }
+  }
+  let upstream: ChosenUpstream | undefined;
+  if (decision.outcome === 'allow') {
+    const route = gen.index.body.routes[decision.route.index]!;
+    const index = picked?.index ?? upstreamIndexOf(route, decision.upstream.url);
+    upstream = { index, pool: forward.pools[decision.route.index]?.[index], tls: forward.upstreamTls(decision.route.index), done: picked?.done ?? NO_OUTCOME };
+  }
+  return { admitted: true, decision, canonical: canonical?.ok ? canonical.request : null, session, storeUnavailable: false, auth, upstream };
+}
+
+/**
+ * Whose client CA a decision answers under: its route's (`tls_downstream_client_ca`, else the global
+ * `client_ca`); `null` for the forward-auth check, which requires the global `client_ca` (its callers
+ * are the proxies, authenticated by their certificates: docs/security.md S13); `undefined` when none applies.
+ * The sign-in endpoints stay open to browsers, which sign in there (docs/forward-auth.md).
+ */
+function clientCertificateScope(gen: ServedGeneration, d: Decision): Route | null | undefined {
+  if (d.outcome === 'internal') return d.endpoint.service === 'forward_auth' ? null : undefined;
+  if ('route' in d && d.outcome !== 'unavailable') return gen.index.body.routes[d.route.index];
+  return undefined;
+}
+
+/** Without a load balancer, the upstream the core chose is found back by its URL's origin. */
+function upstreamIndexOf(route: Route, url: string): number {
+  if (route.action.kind !== 'forward') return 0;
+  const i = route.action.upstreams.findIndex((u) => url.startsWith(`${u.scheme}://${u.host}`));
+  return i < 0 ? 0 : i;
+}
+
+/**
+ * Admits an entry that lives as long as `stream` (an upgrade's connection, a tunnel's connection or
+ * HTTP/2 stream): the generation it is decided under is held until the stream closes. `then` is not
+ * called for a stream that went away meanwhile (the upstream chosen for it is released instead).
+ */
+export function admitForStream(store: ServedStore, stream: Duplex, entry: Entry, options: GateOptions, then: (gen: ServedGeneration, result: GateResult) => void): void {
+  const gen = store.acquire();
+  let released = false;
+  stream.once('close', () => {
+    if (released) return;
+    released = true;
+    store.release(gen);
+  });
+  stream.on('error', () => stream.destroy());
+  admit(gen, entry, options, (r) => {
+    if (!stream.destroyed) then(gen, r);
+    else if (r.admitted) r.upstream?.done({});
+  });
+}

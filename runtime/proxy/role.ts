@@ -1,0 +1,25 @@
+/**
+ * What each role of a split deployment answers (spec 1.3, docs/distributed.md): the proxy serves
+ * routes and svc's own endpoints on route hosts (the sign-in hand-off, sign-out, forward auth), never
+ * the authenticate service's; the authenticate service serves only its own host's endpoints
+ * (sign-in, callback, sign-out, user info, JWKS) and no route. Anything else is 404, as a request
+ * for a host svc does not serve. All-in-one (`services: all`) answers everything.
+ */
+import type { PlanSettings } from '../../compiler/plan/types.ts';
+import type { Decision } from '../core/types.ts';
+
+const NOT_HERE: Decision = { outcome: 'not_found', status: 404, reasons: ['no-route'] };
+
+/** `decision`, or 404 when this role does not serve what it decided. */
+export function roleAnswers(services: PlanSettings['mode']['services'], decision: Decision): Decision {
+  switch (services) {
+    case 'proxy':
+      return decision.outcome === 'internal' && decision.endpoint.service === 'authenticate' ? NOT_HERE : decision;
+    case 'authenticate':
+      // Bad requests stay 400 (they were refused before any host was served).
+      if (decision.outcome === 'bad_request') return decision;
+      return decision.outcome === 'internal' && decision.endpoint.service === 'authenticate' ? decision : NOT_HERE;
+    default:
+      return decision;
+  }
+}

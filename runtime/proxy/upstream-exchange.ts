@@ -1,0 +1,191 @@
+/**
+ * One forwarded exchange with an upstream, as undici's dispatch handler: the upstream's response
+ * goes chunk by chunk into the client's response, with the route's header edits and the request id.
+ *
+ * - A slow client pauses the upstream read until its socket drains (back-pressure; never a whole
+ *   body buffered).
+ * - The route timeout (`timeoutMs`, 0: none) spans the whole exchange; undici's own headers and
+ *   body timeouts are set by the caller.
+ * - Failures before the response head: 502 (refused, reset) or 504 (timeout) with the request id.
+ *   After it: the client's response is cut, never a short body that looks complete.
+ * - A client that goes away aborts the upstream request, even one still queued in the pool; over
+ *   HTTP/2 (`Http2UpstreamExchange`) a stream the client resets too, at once (rapid reset,
+ *   CVE-2023-44487: docs/security.md), though Node reports such a response as finished.
+ * - `done` hears once how the exchange ended, for the load balancer and outlier detection.
+ *
+ * One object per request, its methods on the prototype: no promise, body stream, pipe or set of
+ * per-request closures, which the profiles showed as garbage-collection time.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import type { Span } from '@opentelemetry/api';
+import type { Dispatcher } from 'undici';
+import type { Route } from '../../compiler/plan/types.ts';
+import { sendError } from '../authn/error-page.ts';
+import type { UpstreamOutcome } from '../core/types.ts';
+import { editResponseHeaders, responseDropSet } from '../request/response-headers.ts';
+import { writeHead } from '../authn/write-head.ts';
+
+type Req = IncomingMessage | Http2ServerRequest;
+type Res = ServerResponse | Http2ServerResponse;
+type Why = 'timeout' | 'client';
+
+/** Why svc aborted an upstream exchange (the reason undici reports back to the handler). */
+class UpstreamAbort extends Error {
+  constructor(readonly why: Why) {
+    super(why === 'timeout' ? 'route timeout' : 'client went away');
+  }
+}
+
+export class UpstreamExchange implements Dispatcher.DispatchHandler {
+  readonly #route: Route;
+  readonly #req: Req;
+  readonly #res: Res;
+  readonly #requestId: string;
+  readonly #done: ((o: UpstreamOutcome) => void) | undefined;
+  readonly #log: ((entry: Record<string, unknown>) => void) | undefined;
+  readonly #timer: NodeJS.Timeout | undefined;
+  /** The upstream exchange's span when the request is traced. */
+  readonly #span: Span | undefined;
+  #controller: Dispatcher.DispatchController | undefined;
+  /** Why svc ended the exchange; applied to the controller as soon as undici hands it over. */
+  #aborted: Why | undefined;
+  #finished = false;
+  #status = 0;
+  /** The upstream answered before the request body was read whole. */
+  #early = false;
+
+  constructor(route: Route, req: Req, res: Res, requestId: string, done: ((o: UpstreamOutcome) => void) | undefined, log: ((entry: Record<string, unknown>) => void) | undefined, span?: Span) {
+    this.#span = span;
+    this.#route = route;
+    this.#req = req;
+    this.#res = res;
+    this.#requestId = requestId;
+    this.#done = done;
+    this.#log = log;
+    this.#timer = route.timeoutMs > 0 ? setTimeout(onRouteTimeout, route.timeoutMs, this) : undefined;
+    // One listener for both ends: 'close' follows 'finish' on a completed response.
+    res.once('close', () => this.clientClosed());
+  }
+
+  /** Whether the client's response was delivered whole (HTTP/1.1: Node's own answer). */
+  protected delivered(res: Res): boolean {
+    return res.writableFinished;
+  }
+
+  /** Ends the exchange from svc's side (route timeout, client gone). */
+  abort(why: Why): void {
+    if (this.#aborted) return;
+    this.#aborted = why;
+    this.#controller?.abort(new UpstreamAbort(why));
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.#controller = controller;
+    if (this.#aborted) controller.abort(new UpstreamAbort(this.#aborted));
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
+    if (statusCode < 200) return; // informational (103 Early Hints): not passed on
+    this.#status = statusCode;
+    const edited = editResponseHeaders(this.#route, headers, responseDropSet(headers['connection']));
+    edited['x-request-id'] = this.#requestId;
+    // An upstream that answers before reading the whole request body: the rest of the body is
+    // never read, so the connection cannot carry another request; close it after the answer.
+    const req = this.#req;
+    this.#early = 'complete' in req && !req.complete;
+    if (this.#early && 'shouldKeepAlive' in this.#res) this.#res.shouldKeepAlive = false;
+    writeHead(this.#res, statusCode, edited);
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    const res = this.#res;
+    if (res.destroyed) return;
+    if (!(res as NodeJS.WritableStream).write(chunk) && !controller.paused) {
+      controller.pause();
+      res.once('drain', () => controller.resume());
+    }
+  }
+
+  onResponseEnd(): void {
+    this.#res.end();
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+    const res = this.#res;
+    const aborted = this.#aborted;
+    if (res.headersSent) {
+      // Mid-body: the client gets a cut response, never a silently short one.
+      this.#finish(aborted === 'client' ? {} : { error: aborted === 'timeout' ? 'timeout' : 'reset' });
+      res.destroy();
+      return;
+    }
+    const kind = aborted ?? classify(err);
+    this.#finish(kind === 'client' ? {} : { error: kind === 'timeout' ? 'timeout' : 'connect' });
+    if (kind === 'client') return;
+    this.#log?.({ msg: 'upstream error', requestId: this.#requestId, error: err.message, code: (err as { code?: string }).code });
+    sendError(res, kind === 'timeout' ? 504 : 502, this.#requestId, kind === 'timeout' ? 'upstream-timeout' : 'upstream-unreachable', this.#req.headers['accept'], false);
+  }
+
+  /** The client's response closed: finished, or cut (the client left, reset its stream, svc stopped). */
+  protected clientClosed(): void {
+    if (this.delivered(this.#res)) {
+      this.#finish({ status: this.#status });
+      if (this.#early && !this.#req.complete) this.#req.destroy();
+      return;
+    }
+    this.abort('client');
+    this.#finish({}); // the client left: nothing learned about the upstream
+  }
+
+  #finish(outcome: UpstreamOutcome): void {
+    if (this.#finished) return;
+    this.#finished = true;
+    clearTimeout(this.#timer);
+    this.#done?.(outcome);
+    const span = this.#span;
+    if (span) {
+      if (outcome.status !== undefined) span.setAttribute('http.response.status_code', outcome.status);
+      if (outcome.error !== undefined) span.setStatus({ code: 2, message: outcome.error });
+      span.end();
+    }
+  }
+}
+
+function onRouteTimeout(exchange: UpstreamExchange): void {
+  exchange.abort('timeout');
+}
+
+function classify(err: unknown): 'timeout' | 'upstream' {
+  const code = (err as { code?: string }).code;
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') return 'timeout';
+  return 'upstream';
+}
+
+/**
+ * The exchange of an HTTP/2 stream. After the client resets a stream (RST_STREAM), Node closes its
+ * writable side itself, so `writableFinished` is true on a response nobody received, and the
+ * response's `destroyed` is undefined: the stream's `aborted` flag (set when it closed before svc
+ * ended its side) tells a cut stream. A stream already closed when the exchange starts (reset while
+ * the gate or the identity assertion ran) aborts the upstream request before it is sent.
+ */
+export class Http2UpstreamExchange extends UpstreamExchange {
+  constructor(route: Route, req: Req, res: Http2ServerResponse, requestId: string, done: ((o: UpstreamOutcome) => void) | undefined, log: ((entry: Record<string, unknown>) => void) | undefined, span?: Span) {
+    super(route, req, res, requestId, done, log, span);
+    if (http2Closed(res)) this.clientClosed();
+  }
+
+  protected override delivered(res: Res): boolean {
+    return res.writableFinished && !(res as Http2ServerResponse).stream.aborted;
+  }
+}
+
+/** Whether an HTTP/2 response can no longer be written: its stream closed (reset, timed out, or its session gone). */
+export function http2Closed(res: Http2ServerResponse): boolean {
+  return res.stream.closed || res.stream.destroyed;
+}
+
+/** Whether an HTTP/2 response was cut: closed before it was delivered whole (see Http2UpstreamExchange). */
+export function http2Cut(res: Http2ServerResponse): boolean {
+  return !res.writableFinished || res.stream.aborted;
+}
