@@ -76,6 +76,7 @@ export function policyReads(policy: PolicyIR): PolicyReads {
         break;
       default: {
         const unlisted: never = name;
+        // A bug in svc (a criterion added without its read set): plain Error.
         throw new Error(`policy-reads: criterion ${String(unlisted)} is not listed`);
       }
     }

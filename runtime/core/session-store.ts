@@ -4,6 +4,7 @@
  * (docs/security.md S30).
  */
 import { randomBytes } from 'node:crypto';
+import { SvcError } from './errors.ts';
 
 /** One server-side session. Stores keep it immutable; readers must not rely on identity (`===`). */
 export interface SessionRecord {
@@ -75,12 +76,10 @@ export function newSessionId(): string {
 }
 
 /** A store misuse or failure, with a stable `code`. */
-export class SessionStoreError extends Error {
-  readonly code: SessionStoreErrorCode;
+export class SessionStoreError extends SvcError<SessionStoreErrorCode> {
   constructor(code: SessionStoreErrorCode, message: string, options?: ErrorOptions) {
-    super(message, options);
+    super(code, message, options);
     this.name = 'SessionStoreError';
-    this.code = code;
   }
 }
 

@@ -12,6 +12,7 @@ import type { GrpcObserver } from '../observe/metrics/grpc.ts';
 import { databrokerClientTls, planCredentialKey, usesRemoteDatabroker } from '../grpc/plan-options.ts';
 import { GrpcStore } from './grpc-store.ts';
 import { MemoryStore } from './memory-store.ts';
+import { RedisConfigError } from './redis-options.ts';
 import { RedisStore } from './redis-store.ts';
 import type { SessionStore, StoreObserver } from '../core/session-store.ts';
 
@@ -46,7 +47,7 @@ export function openSessionStore(settings: PlanSettings, options: OpenStoreOptio
 /** `shared_secret`, or `cookie_secret` standing in (runtime/core/keys.ts), decoded. */
 function storeSecret(settings: PlanSettings): Buffer {
   const secret = settings.mode.sharedSecret ?? settings.cookie.secret;
-  if (secret === null) throw new Error('the Redis session store needs shared_secret (or cookie_secret) to seal what it stores');
+  if (secret === null) throw new RedisConfigError('the Redis session store needs shared_secret (or cookie_secret) to seal what it stores');
   const what = settings.mode.sharedSecret ? 'shared_secret' : 'cookie_secret';
   return Buffer.from(resolveSecretText(secret, what).trim(), 'base64');
 }

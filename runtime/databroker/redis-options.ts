@@ -11,6 +11,7 @@ import type { ClusterOptions, RedisOptions } from 'ioredis';
 import type { ConnectionOptions } from 'node:tls';
 import { durationMs, parseRedisUrl, type ParsedRedisUrl } from '../../compiler/plan/redis-url.ts';
 import type { PlanSettings } from '../../compiler/plan/types.ts';
+import { SvcError } from '../core/errors.ts';
 import { readPemSource } from '../tls/pem.ts';
 import { resolvePem, resolveSecretText } from '../plan/secrets.ts';
 
@@ -23,10 +24,9 @@ export type RedisTarget =
   | { readonly kind: 'cluster'; readonly nodes: { host: string; port: number }[]; readonly options: ClusterOptions };
 
 /** A storage configuration svc cannot use. The message never holds the connection string or a password. */
-export class RedisConfigError extends Error {
-  readonly code = 'SVC_ERR_REDIS_CONFIG';
+export class RedisConfigError extends SvcError<'SVC_ERR_REDIS_CONFIG'> {
   constructor(message: string) {
-    super(message);
+    super('SVC_ERR_REDIS_CONFIG', message);
     this.name = 'RedisConfigError';
   }
 }

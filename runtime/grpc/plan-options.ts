@@ -23,15 +23,16 @@ import { loadTlsMaterial, type TlsMaterial } from '../tls/material.ts';
 import { resolveSecretText } from '../plan/secrets.ts';
 import type { ClientTls } from './client.ts';
 import { serviceCredentialKey } from './credential.ts';
+import { SvcError } from '../core/errors.ts';
 import type { ServerTls } from './server.ts';
 
 /** The default URL of the all-in-one data broker (compiler/ir/lower-settings.ts). */
 export const LOCAL_DATABROKER_URL = 'http://localhost:5443/';
 
-/** The service credential key of this deployment. Throws when neither secret is set. */
+/** The service credential key of this deployment. Throws `SVC_ERR_GRPC_CONFIG` when neither secret is set. */
 export function planCredentialKey(settings: PlanSettings): Uint8Array {
   const secret = settings.mode.sharedSecret ?? settings.cookie.secret;
-  if (secret === null) throw new Error('gRPC between svc services needs shared_secret (the same on every service)');
+  if (secret === null) throw new SvcError('SVC_ERR_GRPC_CONFIG', 'gRPC between svc services needs shared_secret (the same on every service)');
   const what = settings.mode.sharedSecret ? 'shared_secret' : 'cookie_secret';
   return serviceCredentialKey(Buffer.from(resolveSecretText(secret, what).trim(), 'base64'));
 }

@@ -16,6 +16,7 @@ import type { GrpcObserver } from '../observe/metrics/grpc.ts';
 import { CredentialChecker, METADATA_KEY, type CredentialProblem } from './credential.ts';
 import { serverKeepaliveOptions, type KeepaliveTiming } from './keepalive.ts';
 import { RateLimitedLog } from './rate-limited-log.ts';
+import { SvcError } from '../core/errors.ts';
 
 /** A certificate chain and its key, PEM, for the server's TLS. */
 export interface ServerTls {
@@ -70,6 +71,7 @@ export async function startGrpcServer(options: GrpcServerOptions, services: read
     const implementation: grpc.UntypedServiceImplementation = {};
     for (const [method, attrs] of Object.entries(service.definition)) {
       const handler = service.handlers[method];
+      // A caller's bug (a service definition without its handler): plain Error.
       if (handler === undefined) throw new Error(`no handler for ${service.name}/${method}`);
       implementation[method] = attrs.responseStream ? guardStream(service.name, method, attrs, handler as grpc.handleServerStreamingCall<any, any>) : guardUnary(service.name, method, attrs, handler as grpc.handleUnaryCall<any, any>);
     }
@@ -149,7 +151,7 @@ export async function startGrpcServer(options: GrpcServerOptions, services: read
   const credentials = options.tls === null ? grpc.ServerCredentials.createInsecure() : grpc.ServerCredentials.createSsl(null, [{ cert_chain: Buffer.from(options.tls.cert), private_key: Buffer.from(options.tls.key) }], false);
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(options.address, credentials, (err, bound) => {
-      if (err) reject(new Error(`cannot listen for gRPC on ${options.address}: ${err.message}`, { cause: err }));
+      if (err) reject(new SvcError('SVC_ERR_GRPC_LISTEN', `cannot listen for gRPC on ${options.address}: ${err.message}`, { cause: err }));
       else resolve(bound);
     });
   });

@@ -17,6 +17,7 @@
  * Runtime code: cluster workers check every plan with it, so it imports no compiler code (types only).
  */
 import type { PlanBody, PlanEnvelope, PlanSettings, Route } from '../../compiler/plan/types.ts';
+import { SvcError } from '../core/errors.ts';
 
 /** The stable code of a refused setting (docs/running.md). */
 export const UNSUPPORTED_SETTING = 'SVC_ERR_UNSUPPORTED_SETTING';
@@ -352,10 +353,9 @@ export function refusalEntries(plan: Pick<PlanEnvelope, 'body' | 'sourceMap'>): 
 }
 
 /** Why a plan is refused: the error lines of {@link refusal}. */
-export class UnsupportedSettingsError extends Error {
-  readonly code = UNSUPPORTED_SETTING;
+export class UnsupportedSettingsError extends SvcError<typeof UNSUPPORTED_SETTING> {
   constructor(message: string) {
-    super(message);
+    super(UNSUPPORTED_SETTING, message);
     this.name = 'UnsupportedSettingsError';
   }
 }

@@ -10,15 +10,15 @@ import { Ajv } from 'ajv';
 import { createRequire } from 'node:module';
 import type { PlanEnvelope } from '../../compiler/plan/types.ts';
 import { deepFreeze } from '../../compiler/plan/deep-freeze.ts';
+import { SvcError } from '../core/errors.ts';
 
-/** Why a plan was refused. `code` is stable (docs/architecture.md §7). */
-export class PlanLoadError extends Error {
-  constructor(
-    readonly code: 'SVC_ERR_PLAN_READ' | 'SVC_ERR_PLAN_JSON' | 'SVC_ERR_PLAN_VERSION' | 'SVC_ERR_PLAN_SCHEMA' | 'SVC_ERR_PLAN_CHECKSUM',
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
+/** The codes of {@link PlanLoadError}. */
+export type PlanLoadErrorCode = 'SVC_ERR_PLAN_READ' | 'SVC_ERR_PLAN_JSON' | 'SVC_ERR_PLAN_VERSION' | 'SVC_ERR_PLAN_SCHEMA' | 'SVC_ERR_PLAN_CHECKSUM';
+
+/** Why a plan was refused, with a stable code (runtime/core/errors.ts). */
+export class PlanLoadError extends SvcError<PlanLoadErrorCode> {
+  constructor(code: PlanLoadErrorCode, message: string, options?: { cause?: unknown }) {
+    super(code, message, options);
     this.name = 'PlanLoadError';
   }
 }

@@ -7,14 +7,12 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Secret } from '../../compiler/plan/types.ts';
+import { SvcError } from '../core/errors.ts';
 
-export class SecretError extends Error {
-  constructor(
-    readonly code: 'SVC_ERR_SECRET_MISSING' | 'SVC_ERR_SECRET_CHANGED',
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
+/** A secret the plan refers to that is missing, or changed since the plan was compiled. */
+export class SecretError extends SvcError<'SVC_ERR_SECRET_MISSING' | 'SVC_ERR_SECRET_CHANGED'> {
+  constructor(code: 'SVC_ERR_SECRET_MISSING' | 'SVC_ERR_SECRET_CHANGED', message: string, options?: { cause?: unknown }) {
+    super(code, message, options);
     this.name = 'SecretError';
   }
 }

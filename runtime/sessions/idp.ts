@@ -10,6 +10,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import * as oidc from 'openid-client';
 import type { PlanSettings } from '../../compiler/plan/types.ts';
+import { SvcError } from '../core/errors.ts';
 import { parseEmail } from '../policy/email.ts';
 import type { SessionRecord } from '../core/session-store.ts';
 
@@ -24,8 +25,11 @@ export const PROVIDER_DEFAULTS: Readonly<Record<string, { readonly url: string |
   github: { url: null, scopes: ['openid', 'profile', 'email'], switchPrompt: 'login' },
 };
 
+/** The codes of {@link IdentityProviderError}. */
+export type IdentityProviderErrorCode = 'SVC_ERR_IDP_UNAVAILABLE' | 'SVC_ERR_IDP_CONFIG' | 'SVC_ERR_IDP_CALLBACK' | 'SVC_ERR_IDP_REFRESH' | 'SVC_ERR_IDP_USERINFO';
+
 /** Why the identity provider could not be used; shown to the user as a 502 with this code. */
-export class IdentityProviderError extends Error {
+export class IdentityProviderError extends SvcError<IdentityProviderErrorCode> {
   constructor(
     /**
      * `SVC_ERR_IDP_UNAVAILABLE`: the provider could not answer (unreachable, timeout, 5xx, 429 rate
@@ -34,14 +38,14 @@ export class IdentityProviderError extends Error {
      * `SVC_ERR_IDP_USERINFO`: the userinfo endpoint refused the access token or answered for another
      * subject. `SVC_ERR_IDP_CONFIG`, `SVC_ERR_IDP_CALLBACK`: sign-in problems.
      */
-    readonly code: 'SVC_ERR_IDP_UNAVAILABLE' | 'SVC_ERR_IDP_CONFIG' | 'SVC_ERR_IDP_CALLBACK' | 'SVC_ERR_IDP_REFRESH' | 'SVC_ERR_IDP_USERINFO',
+    code: IdentityProviderErrorCode,
     message: string,
     options?: ErrorOptions & {
       /** The provider's `Retry-After`, in ms, when it sent one with a 429 or 503. */
       readonly retryAfterMs?: number;
     },
   ) {
-    super(message, options);
+    super(code, message, options);
     this.name = 'IdentityProviderError';
     this.retryAfterMs = options?.retryAfterMs;
   }

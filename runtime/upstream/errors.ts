@@ -1,7 +1,8 @@
 /**
- * Errors of the upstream set. Each is a class with a stable `code` (docs/architecture.md §7); tests
- * and logs key on the code, never on the message.
+ * Errors of the upstream set. Each is a class with a stable `code` from the runtime error registry
+ * (runtime/core/errors.ts, docs/diagnostics.md); tests and logs key on the code, never on the message.
  */
+import { SvcError } from '../core/errors.ts';
 
 /** Codes of {@link UpstreamConfigError}: the route cannot be served as given. */
 export type UpstreamConfigErrorCode =
@@ -14,13 +15,9 @@ export type UpstreamConfigErrorCode =
  * Thrown by `createUpstreamSet` when the route's upstream settings cannot be used (the compiler
  * should have refused them; this is the runtime's own guard, so it is a bug or a hand-edited plan).
  */
-export class UpstreamConfigError extends Error {
-  constructor(
-    readonly code: UpstreamConfigErrorCode,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
+export class UpstreamConfigError extends SvcError<UpstreamConfigErrorCode> {
+  constructor(code: UpstreamConfigErrorCode, message: string, options?: { cause?: unknown }) {
+    super(code, message, options);
     this.name = 'UpstreamConfigError';
   }
 }
@@ -44,13 +41,9 @@ export type HealthCheckErrorCode =
  * One failed active health check. Probes reject with it; the health monitor counts it toward
  * `unhealthy_threshold` and keeps its `code` for the snapshot.
  */
-export class HealthCheckError extends Error {
-  constructor(
-    readonly code: HealthCheckErrorCode,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
+export class HealthCheckError extends SvcError<HealthCheckErrorCode> {
+  constructor(code: HealthCheckErrorCode, message: string, options?: { cause?: unknown }) {
+    super(code, message, options);
     this.name = 'HealthCheckError';
   }
 }

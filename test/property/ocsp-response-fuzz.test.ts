@@ -8,7 +8,8 @@
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { OcspSubject } from '../../runtime/tls/ocsp/request.ts';
-import { checkResponse, OcspResponseError } from '../../runtime/tls/ocsp/response.ts';
+import { checkResponse } from '../../runtime/tls/ocsp/response.ts';
+import { OcspResponseError } from '../../runtime/tls/errors.ts';
 import { ca, issue, respond, subjectOf, type Made } from '../runtime/tls/ocsp/ocsp-pki.ts';
 
 let subject: OcspSubject;

@@ -23,7 +23,8 @@ const hasUserAndPassword = (pair: Buffer): boolean => {
  * Prepares `metrics_basic_auth` (its base64 text) for comparison. Fails closed: a credential
  * without a colon, or with an empty user name or password (`prometheus:`, `:`), throws instead of
  * protecting `/metrics` with a guessable pair. The compiler refuses these (SVC3040, SVC3041); this
- * covers a plan built elsewhere, so the listener does not start (docs/observability.md).
+ * covers a plan built elsewhere, so the listener does not start (docs/observability.md); the listener
+ * reports it as `SVC_ERR_METRICS_MATERIAL` (listener.ts `readMaterial`).
  */
 export function basicCredential(base64Text: string): BasicCredential {
   const pair = Buffer.from(base64Text.trim(), 'base64');

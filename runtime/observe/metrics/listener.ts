@@ -17,6 +17,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { SecureContextOptions } from 'node:tls';
 import type { HostPort, PlanEnvelope, PlanSettings } from '../../../compiler/plan/types.ts';
+import { SvcError } from '../../core/errors.ts';
 import { bind } from '../../tls/bind.ts';
 import { MIN_TLS_VERSION } from '../../tls/material.ts';
 import { readKey, readPemSource, type ReadMode } from '../../tls/pem.ts';
@@ -52,10 +53,9 @@ interface Material {
 }
 
 /** A metrics setting that cannot be used (a secret that is missing or changed, a file that cannot be read). */
-export class MetricsMaterialError extends Error {
-  readonly code = 'SVC_ERR_METRICS_MATERIAL';
+export class MetricsMaterialError extends SvcError<'SVC_ERR_METRICS_MATERIAL'> {
   constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
+    super('SVC_ERR_METRICS_MATERIAL', message, options);
     this.name = 'MetricsMaterialError';
   }
 }
@@ -82,6 +82,7 @@ function readMaterial(m: PlanSettings['metrics'], mode: ReadMode): Material {
 export async function startMetricsListener(plan: PlanEnvelope, options: MetricsListenerOptions): Promise<MetricsListener> {
   const settings = plan.body.settings.metrics;
   const want = options.listen ?? settings.address;
+  // A caller's bug (only a plan with metrics_address starts the listener): plain Error.
   if (!want) throw new Error('startMetricsListener: the plan sets no metrics_address');
   let material = readMaterial(settings, 'load');
 

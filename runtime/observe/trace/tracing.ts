@@ -17,6 +17,7 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { AlwaysOnSampler, BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { ZipkinExporter } from '@opentelemetry/exporter-zipkin';
 import type { PlanSettings } from '../../../compiler/plan/types.ts';
+import { SvcError } from '../../core/errors.ts';
 import { serviceLabel } from '../service-label.ts';
 import { ApmExporter } from './apm-exporter.ts';
 import { JaegerThriftExporter } from './jaeger-exporter.ts';
@@ -87,7 +88,7 @@ function exporterFor(t: PlanSettings['tracing'], service: string): SpanExporter 
       return new ZipkinExporter({ url: t.zipkinEndpoint!, serviceName: service });
     case 'jaeger':
       // Spans go to the collector only; the compiler asks for it besides the agent (spec 2.3).
-      if (t.jaegerCollectorEndpoint === null) throw new Error(`jaeger: spans are sent to tracing_jaeger_collector_endpoint only, not to the agent at ${t.jaegerAgentEndpoint?.host ?? '?'}`);
+      if (t.jaegerCollectorEndpoint === null) throw new SvcError('SVC_ERR_TRACING_CONFIG', `jaeger: spans are sent to tracing_jaeger_collector_endpoint only, not to the agent at ${t.jaegerAgentEndpoint?.host ?? '?'}`);
       return new JaegerThriftExporter(t.jaegerCollectorEndpoint, service);
     case 'apm':
       return new ApmExporter(t.apmAddress, service);
@@ -95,7 +96,7 @@ function exporterFor(t: PlanSettings['tracing'], service: string): SpanExporter 
       // The service name travels as the resource's `service.name`, as OTLP carries it.
       return otlpExporter(t.otlpEndpoint);
     default:
-      throw new Error(`no exporter for tracing provider ${String(t.provider)}`);
+      throw new SvcError('SVC_ERR_TRACING_CONFIG', `no exporter for tracing provider ${String(t.provider)}`);
   }
 }
 

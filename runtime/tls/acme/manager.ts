@@ -273,7 +273,7 @@ export class AutocertManager implements ManagedCertificateSource {
     }
     const text = `${issued.keyPem.trim()}\n${issued.chainPem.trim()}\n`;
     const parsed = parseStored(name, text);
-    if (!parsed) throw new Error(`the CA returned a certificate svc cannot read for ${name}`);
+    if (!parsed) throw new AcmeFailure('ca-error', name, `the CA returned a certificate svc cannot read for ${name}`);
     this.storage.write(this.storage.certificatePath(name), text);
     s.text = text;
     this.#install(name, s, parsed);

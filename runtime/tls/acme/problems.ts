@@ -5,6 +5,8 @@
  * retried with back-off (manager.ts); none stops svc.
  */
 
+import { SvcError } from '../../core/errors.ts';
+
 export type AcmeFailureKind = 'rate-limited' | 'challenge-failed' | 'account-refused' | 'ca-error';
 
 /** Which step of an order failed. */
@@ -21,8 +23,7 @@ export interface AcmeProblem {
   readonly detail: string;
 }
 
-export class AcmeFailure extends Error {
-  readonly code = 'SVC_ERR_ACME';
+export class AcmeFailure extends SvcError<'SVC_ERR_ACME'> {
   /** For `challenge-failed`: the CA's problem for each challenge tried, in the order tried. */
   readonly problems: readonly AcmeProblem[];
   constructor(
@@ -31,7 +32,7 @@ export class AcmeFailure extends Error {
     message: string,
     options?: { cause?: unknown; problems?: readonly AcmeProblem[] },
   ) {
-    super(message, options);
+    super('SVC_ERR_ACME', message, options);
     this.name = 'AcmeFailure';
     this.problems = options?.problems ?? [];
   }

@@ -10,6 +10,7 @@ import { createHash, X509Certificate, type KeyObject } from 'node:crypto';
 import { CertID, OCSPRequest, Request, TBSRequest } from '@peculiar/asn1-ocsp';
 import { AsnArray, AsnConvert, AsnPropTypes, AsnType, AsnTypeTypes, OctetString } from '@peculiar/asn1-schema';
 import { AlgorithmIdentifier, AuthorityInfoAccessSyntax, Certificate, id_pe_authorityInfoAccess } from '@peculiar/asn1-x509';
+import { OcspResponseError } from '../errors.ts';
 
 export const SHA1 = '1.3.14.3.2.26';
 const TLS_FEATURE = '1.3.6.1.5.5.7.1.24';
@@ -72,7 +73,7 @@ export function ocspSubject(leafDer: Buffer, issuerDer: Buffer): OcspSubject | u
   const url = ocspUrl(leaf);
   if (url === undefined) return undefined;
   const issuer = new X509Certificate(issuerDer);
-  if (!leaf.checkIssued(issuer) || !leaf.verify(issuer.publicKey)) throw new Error('the chain does not hold the issuer of the certificate');
+  if (!leaf.checkIssued(issuer) || !leaf.verify(issuer.publicKey)) throw new OcspResponseError('the chain does not hold the issuer of the certificate');
   const l = AsnConvert.parse(leafDer, Certificate);
   const i = AsnConvert.parse(issuerDer, Certificate).tbsCertificate;
   // RFC 6960 §4.1.1: the hash of the issuer's DER-encoded name, and of its public key's BIT STRING value.

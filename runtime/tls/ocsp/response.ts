@@ -13,6 +13,7 @@
 import { verify, X509Certificate, type KeyObject } from 'node:crypto';
 import { BasicOCSPResponse, id_kp_OCSPSigning, id_pkix_ocsp_basic, OCSPResponse, OCSPResponseStatus, type CertID } from '@peculiar/asn1-ocsp';
 import { AsnConvert } from '@peculiar/asn1-schema';
+import { OcspResponseError } from '../errors.ts';
 import { SHA1, type OcspSubject } from './request.ts';
 
 /** How far ahead of our clock a responder's `thisUpdate` may be. */
@@ -30,17 +31,6 @@ const SIGNATURE_DIGESTS: Record<string, string | null> = {
   '1.2.840.10045.4.3.4': 'sha512',
   '1.3.101.112': null,
 };
-
-export class OcspResponseError extends Error {
-  constructor(
-    message: string,
-    /** True when the responder said the certificate is revoked. */
-    readonly revoked = false,
-  ) {
-    super(message);
-    this.name = 'OcspResponseError';
-  }
-}
 
 /** A response fit to staple. */
 export interface CheckedResponse {

@@ -22,7 +22,8 @@
  *   Node passes only certificates of svc's own contexts).
  */
 import { createHash } from 'node:crypto';
-import { checkResponse, OcspResponseError, type CheckedResponse } from './response.ts';
+import { OcspResponseError } from '../errors.ts';
+import { checkResponse, type CheckedResponse } from './response.ts';
 import { ocspSubject, type OcspSubject } from './request.ts';
 
 export interface StaplerOptions {
@@ -188,9 +189,9 @@ export class OcspStapler {
       body: subject.request,
       signal: AbortSignal.timeout(this.#options.fetchTimeoutMs ?? 10_000),
     });
-    if (res.status !== 200) throw new Error(`the responder answered HTTP ${res.status}`);
+    if (res.status !== 200) throw new OcspResponseError(`the responder answered HTTP ${res.status}`);
     const body = Buffer.from(await res.arrayBuffer());
-    if (body.length > MAX_RESPONSE_BYTES) throw new Error('the response is too large');
+    if (body.length > MAX_RESPONSE_BYTES) throw new OcspResponseError('the response is too large');
     return body;
   }
 }

@@ -10,7 +10,8 @@ import { id_kp_OCSPSigning, OCSPRequest, OCSPResponseStatus } from '@peculiar/as
 import { AsnConvert } from '@peculiar/asn1-schema';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { OcspSubject } from '../../../../runtime/tls/ocsp/request.ts';
-import { checkResponse, OcspResponseError } from '../../../../runtime/tls/ocsp/response.ts';
+import { checkResponse } from '../../../../runtime/tls/ocsp/response.ts';
+import { OcspResponseError } from '../../../../runtime/tls/errors.ts';
 import { ca, issue, respond, statusOnly, subjectOf, wrap, type Made } from './ocsp-pki.ts';
 
 const DAY = 86_400_000;

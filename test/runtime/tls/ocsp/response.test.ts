@@ -12,7 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ocspSubject, type OcspSubject } from '../../../../runtime/tls/ocsp/request.ts';
-import { checkResponse, OcspResponseError } from '../../../../runtime/tls/ocsp/response.ts';
+import { checkResponse } from '../../../../runtime/tls/ocsp/response.ts';
+import { OcspResponseError } from '../../../../runtime/tls/errors.ts';
 import { describeWithCommands } from '../../../support/system.ts';
 
 describeWithCommands(['openssl'], 'OCSP request and response checks', () => {
