@@ -15,7 +15,7 @@
 /** Code → what it means, one line each, grouped by the floor that raises it. */
 export const RUNTIME_ERRORS = {
   // plan/
-  SVC_ERR_PLAN_READ: 'The plan file cannot be read.',
+  SVC_ERR_PLAN_READ: 'The plan file cannot be read. Retired: an unreadable plan file is `SVC_ERR_PLAN_INVALID`; listed so the code is never reused.',
   SVC_ERR_PLAN_JSON: 'The plan file is not JSON.',
   SVC_ERR_PLAN_VERSION: 'The plan\'s format version is not one this svc reads.',
   SVC_ERR_PLAN_SCHEMA: 'The plan does not match schemas/plan.schema.json.',

@@ -43,8 +43,3 @@ export function serverKeepaliveOptions(timing: KeepaliveTiming = KEEPALIVE): Cha
     'grpc.keepalive_timeout_ms': timing.timeoutMs,
   };
 }
-
-/** svc's client keepalive options. */
-export const CLIENT_KEEPALIVE_OPTIONS: ChannelOptions = clientKeepaliveOptions();
-/** svc's server keepalive options. */
-export const SERVER_KEEPALIVE_OPTIONS: ChannelOptions = serverKeepaliveOptions();

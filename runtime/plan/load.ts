@@ -1,5 +1,5 @@
 /**
- * Loads a plan file for the runtime and the review tools: JSON parse, envelope and format version,
+ * Checks plan text for the runtime and the review tools: JSON parse, envelope and format version,
  * schema check (schemas/plan.schema.json), checksum recomputed over the canonical JSON of the body
  * (RFC 8785, the `canonicalize` package, independent of the compiler's writer), deep freeze.
  * A plan that fails any check is refused with a coded error; nothing is guessed or defaulted.
@@ -13,7 +13,7 @@ import { deepFreeze } from '../../compiler/plan/deep-freeze.ts';
 import { SvcError } from '../core/errors.ts';
 
 /** The codes of {@link PlanLoadError}. */
-export type PlanLoadErrorCode = 'SVC_ERR_PLAN_READ' | 'SVC_ERR_PLAN_JSON' | 'SVC_ERR_PLAN_VERSION' | 'SVC_ERR_PLAN_SCHEMA' | 'SVC_ERR_PLAN_CHECKSUM';
+export type PlanLoadErrorCode = 'SVC_ERR_PLAN_JSON' | 'SVC_ERR_PLAN_VERSION' | 'SVC_ERR_PLAN_SCHEMA' | 'SVC_ERR_PLAN_CHECKSUM';
 
 /** Why a plan was refused, with a stable code (runtime/core/errors.ts). */
 export class PlanLoadError extends SvcError<PlanLoadErrorCode> {
@@ -56,15 +56,4 @@ export function parsePlan(text: string, origin = 'plan'): PlanEnvelope {
   const checksum = `sha256:${createHash('sha256').update(canonicalize(plan.body) ?? '').digest('hex')}`;
   if (checksum !== plan.checksum) throw new PlanLoadError('SVC_ERR_PLAN_CHECKSUM', `${origin}: checksum mismatch: the plan says ${plan.checksum} but its body hashes to ${checksum} (edited by hand?)`);
   return deepFreeze(plan);
-}
-
-/** Reads and checks a plan file. Throws `PlanLoadError`. */
-export function loadPlanFile(path: string): PlanEnvelope {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    throw new PlanLoadError('SVC_ERR_PLAN_READ', `${path}: cannot read: ${(e as Error).message}`, { cause: e });
-  }
-  return parsePlan(text, path);
 }

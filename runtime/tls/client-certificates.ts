@@ -130,7 +130,7 @@ function readFacts(cert: X509Certificate): IssuerFacts {
 }
 
 /** The SHA-256 fingerprint svc uses for certificates: lower-case hex, no colons. */
-export function certificateFingerprint(cert: X509Certificate): string {
+function certificateFingerprint(cert: X509Certificate): string {
   return cert.fingerprint256.replaceAll(':', '').toLowerCase();
 }
 
@@ -269,27 +269,13 @@ export class ClientTrust {
 }
 
 /**
- * Verifies a presented chain against CA and CRL PEM documents (each may hold several blocks).
- * A convenience over `ClientTrust`; build the trust once where the same CAs serve many requests.
- */
-export async function verifyClientCertificate(
-  peerCertChain: readonly X509Certificate[],
-  caPems: readonly string[],
-  crlPems: readonly string[] = [],
-  now: Date = new Date(),
-): Promise<ClientCertificateResult> {
-  const trust = await ClientTrust.create(caPems, crlPems.flatMap((p) => parseCrls(p, 'client_crl')));
-  return trust.verify(peerCertChain, now);
-}
-
-/**
  * The certificate chain a TLS peer presented: its certificate, then the issuers Node reports.
  * Empty when it presented none. On the server side Node reports the client's certificate only,
  * not the intermediates the client sent, so a client CA that signs through an intermediate must
  * list that intermediate in `client_ca` / `tls_downstream_client_ca` (as spec §2.5 asks for
  * `certificate_authority`).
  */
-export function peerCertificateChain(socket: TLSSocket): X509Certificate[] {
+function peerCertificateChain(socket: TLSSocket): X509Certificate[] {
   const leaf = socket.getPeerX509Certificate();
   if (!leaf) return [];
   const out = [leaf];

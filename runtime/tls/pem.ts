@@ -47,14 +47,6 @@ export function readKey(secret: Secret, what: string, mode: ReadMode): string {
   }
 }
 
-/** The files a source or secret is read from (empty for inline and env material). */
-export function filesOf(material: PemSource | Secret | null): string[] {
-  if (material === null) return [];
-  if ('file' in material) return [material.file];
-  if ('ref' in material && material.ref.startsWith('file:')) return [material.ref.slice('file:'.length)];
-  return [];
-}
-
 const BLOCK = (label: string): RegExp => new RegExp(`-----BEGIN ${label}-----[\\s\\S]+?-----END ${label}-----`, 'g');
 
 /** Every `label` block of a PEM bundle (`CERTIFICATE`, `X509 CRL`), in order. */

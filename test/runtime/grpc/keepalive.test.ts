@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryStore } from '../../../runtime/databroker/memory-store.ts';
 import { clientChannelOptions, GrpcClient } from '../../../runtime/grpc/client.ts';
 import { serviceCredentialKey } from '../../../runtime/grpc/credential.ts';
-import { CLIENT_KEEPALIVE_OPTIONS, clientKeepaliveOptions, KEEPALIVE, SERVER_KEEPALIVE_OPTIONS, serverKeepaliveOptions, type KeepaliveTiming } from '../../../runtime/grpc/keepalive.ts';
+import { clientKeepaliveOptions, KEEPALIVE, serverKeepaliveOptions, type KeepaliveTiming } from '../../../runtime/grpc/keepalive.ts';
 import { DATABROKER_SERVICE, databrokerService } from '../../../runtime/grpc/proto.ts';
 import { serverOptions } from '../../../runtime/grpc/server.ts';
 import { GRPC_TEST_SECRET, startBroker } from '../databroker/grpc-support.ts';
@@ -134,11 +134,11 @@ const isRevoked = (c: GrpcClient) => c.unary<{ id: string }, { value: boolean }>
 describe('gRPC keepalive', () => {
   it("svc's clients and servers are built with the keepalive options (30 s, answered within 10 s)", () => {
     expect(KEEPALIVE).toEqual({ timeMs: 30_000, timeoutMs: 10_000 });
-    expect(CLIENT_KEEPALIVE_OPTIONS).toEqual({ 'grpc.keepalive_time_ms': 30_000, 'grpc.keepalive_timeout_ms': 10_000, 'grpc.keepalive_permit_without_calls': 1 });
-    expect(SERVER_KEEPALIVE_OPTIONS).toEqual({ 'grpc.keepalive_time_ms': 30_000, 'grpc.keepalive_timeout_ms': 10_000 });
-    expect(clientChannelOptions({ tls: null, dnsRoundRobin: true })).toMatchObject(CLIENT_KEEPALIVE_OPTIONS);
-    expect(clientChannelOptions({ tls: null, dnsRoundRobin: false })).toMatchObject(CLIENT_KEEPALIVE_OPTIONS);
-    expect(serverOptions({})).toMatchObject(SERVER_KEEPALIVE_OPTIONS);
+    expect(clientKeepaliveOptions()).toEqual({ 'grpc.keepalive_time_ms': 30_000, 'grpc.keepalive_timeout_ms': 10_000, 'grpc.keepalive_permit_without_calls': 1 });
+    expect(serverKeepaliveOptions()).toEqual({ 'grpc.keepalive_time_ms': 30_000, 'grpc.keepalive_timeout_ms': 10_000 });
+    expect(clientChannelOptions({ tls: null, dnsRoundRobin: true })).toMatchObject(clientKeepaliveOptions());
+    expect(clientChannelOptions({ tls: null, dnsRoundRobin: false })).toMatchObject(clientKeepaliveOptions());
+    expect(serverOptions({})).toMatchObject(serverKeepaliveOptions());
     // The builders shorten both together (what the tests below use).
     expect(clientKeepaliveOptions({ timeMs: 50, timeoutMs: 20 })).toMatchObject({ 'grpc.keepalive_time_ms': 50, 'grpc.keepalive_timeout_ms': 20 });
     expect(serverKeepaliveOptions({ timeMs: 50, timeoutMs: 20 })).toMatchObject({ 'grpc.keepalive_time_ms': 50, 'grpc.keepalive_timeout_ms': 20 });

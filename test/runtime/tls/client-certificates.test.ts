@@ -7,7 +7,7 @@ import { X509Certificate } from 'node:crypto';
 import tls from 'node:tls';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { PlanBody } from '../../../compiler/plan/types.ts';
-import { ClientCertificatePolicy, ClientTrust, parseCrls, verifyClientCertificate, type ClientCertificateResult } from '../../../runtime/tls/client-certificates.ts';
+import { ClientCertificatePolicy, ClientTrust, parseCrls, type ClientCertificateResult } from '../../../runtime/tls/client-certificates.ts';
 import { TlsMaterialError } from '../../../runtime/tls/errors.ts';
 import { loadTlsMaterial, secureContextOptions } from '../../../runtime/tls/material.ts';
 import { issue, makeCa, makeCrl, type Issued } from './pki.ts';
@@ -177,7 +177,10 @@ describe('ClientCertificatePolicy', () => {
   });
 });
 
-describe('verifyClientCertificate', () => {
+describe('ClientTrust.verify', () => {
+  /** A chain checked against CA and CRL PEM documents, with a trust built for it. */
+  const verifyClientCertificate = async (chain: readonly X509Certificate[], caPems: readonly string[], crlPems: readonly string[] = []): Promise<ClientCertificateResult> =>
+    (await ClientTrust.create(caPems, crlPems.flatMap((p) => parseCrls(p, 'client_crl')))).verify(chain);
   const chainOf = (...i: Issued[]) => i.map((x) => new X509Certificate(x.certPem));
 
   it('verifies a chain against CA and CRL PEM documents', async () => {
