@@ -23,8 +23,8 @@ interface Entry {
   readonly until: number;
 }
 
-export const DEFAULT_DECISION_TTL_MS = 30_000;
-export const DEFAULT_DECISION_ENTRIES = 100_000;
+const DEFAULT_DECISION_TTL_MS = 30_000;
+const DEFAULT_DECISION_ENTRIES = 100_000;
 
 export class DecisionCache {
   readonly #entries = new Map<string, Entry>();

@@ -30,7 +30,7 @@ import { SessionStoreError, type SessionRecord, type SessionStore, type SessionS
 import { deepFreeze } from '../../compiler/plan/deep-freeze.ts';
 
 /** The store operations a worker may ask the primary for. */
-export const STORE_OPS = ['get', 'put', 'delete', 'isRevoked', 'consumeOnce'] as const;
+const STORE_OPS = ['get', 'put', 'delete', 'isRevoked', 'consumeOnce'] as const;
 /** One of {@link STORE_OPS}. */
 export type StoreOp = (typeof STORE_OPS)[number];
 
@@ -69,9 +69,9 @@ export interface StoreReachability {
 export type FromPrimaryStore = StoreReply | StoreChanged | StoreFlushed | StoreReachability;
 
 /** Default time a worker waits for the primary's answer. */
-export const DEFAULT_STORE_TIMEOUT_MS = 2_000;
+const DEFAULT_STORE_TIMEOUT_MS = 2_000;
 /** Default cap on a worker's unanswered requests; past it calls fail at once (bounded memory). */
-export const DEFAULT_MAX_PENDING = 10_000;
+const DEFAULT_MAX_PENDING = 10_000;
 
 // Every SessionStoreErrorCode, checked exhaustive by the compiler: a reply carrying any other code
 // is malformed and reads as unavailable.
@@ -226,7 +226,7 @@ export interface WorkerChannel {
 }
 
 /** Returns the channel of this process to its cluster primary (`process.send` / `'message'`). */
-export function processChannel(): WorkerChannel {
+function processChannel(): WorkerChannel {
   return {
     send(message, onError) {
       if (typeof process.send !== 'function' || !process.connected) throw unavailable('no IPC channel to the primary');

@@ -42,7 +42,7 @@ export function reconnectDelayMs(attempt: number): number {
 }
 
 /** The parsed connection string of `storage` (the secret is resolved here, never logged). */
-export function parsedConnection(storage: StorageSettings): ParsedRedisUrl {
+function parsedConnection(storage: StorageSettings): ParsedRedisUrl {
   if (storage.connectionString === null) throw new RedisConfigError('databroker_storage_connection_string is not set');
   const parsed = parseRedisUrl(resolveSecretText(storage.connectionString, 'databroker_storage_connection_string'));
   // The compiler checked it; a plan edited by hand gets the problem without the URL.

@@ -33,7 +33,7 @@ import { RateLimitedLog } from './rate-limited-log.ts';
 /** The trailer a server sets on an error that is its own answer (not "unreachable"). */
 export const ERROR_CODE_TRAILER = 'svc-error-code';
 
-export const MAX_RECONNECT_BACKOFF_MS = 1_000;
+const MAX_RECONNECT_BACKOFF_MS = 1_000;
 const FIRST_RETRY_DELAY_MS = 50;
 
 export interface ClientTls {
@@ -61,7 +61,7 @@ export interface GrpcClientOptions {
 }
 
 /** `host:port` of a service URL. */
-export function grpcTarget(url: string): string {
+function grpcTarget(url: string): string {
   if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) return url;
   const u = new URL(url);
   const port = u.port || (u.protocol === 'https:' ? '443' : '80');
@@ -92,7 +92,7 @@ export function clientChannelOptions(options: Pick<GrpcClientOptions, 'tls' | 'd
 }
 
 /** True when `error` means the service was not reached (worth trying another URL or again). */
-export function isUnreachable(error: Partial<grpc.ServiceError>): boolean {
+function isUnreachable(error: Partial<grpc.ServiceError>): boolean {
   return error.code === grpc.status.UNAVAILABLE && (error.metadata?.get(ERROR_CODE_TRAILER).length ?? 0) === 0;
 }
 

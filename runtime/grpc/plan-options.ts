@@ -27,7 +27,7 @@ import { SvcError } from '../core/errors.ts';
 import type { ServerTls } from './server.ts';
 
 /** The default URL of the all-in-one data broker (compiler/ir/lower-settings.ts). */
-export const LOCAL_DATABROKER_URL = 'http://localhost:5443/';
+const LOCAL_DATABROKER_URL = 'http://localhost:5443/';
 
 /** The service credential key of this deployment. Throws `SVC_ERR_GRPC_CONFIG` when neither secret is set. */
 export function planCredentialKey(settings: PlanSettings): Uint8Array {
@@ -86,7 +86,7 @@ export function databrokerCertificateName(settings: PlanSettings): string {
 }
 
 /** The name the authorize service's certificate is chosen for. */
-export function authorizeCertificateName(settings: PlanSettings): string {
+function authorizeCertificateName(settings: PlanSettings): string {
   return hostOf(settings.authorize.internalServiceUrl ?? undefined) ?? hostOf(settings.authorize.serviceUrls[0]) ?? 'localhost';
 }
 

@@ -9,7 +9,7 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 
 /** The directory holding `svc/…/*.proto` (the include root). */
-export const PROTO_ROOT = fileURLToPath(new URL('../../schemas/proto/', import.meta.url));
+const PROTO_ROOT = fileURLToPath(new URL('../../schemas/proto/', import.meta.url));
 
 const LOAD_OPTIONS: protoLoader.Options = { keepCase: true, longs: Number, enums: String, bytes: Buffer, defaults: false, oneofs: true, includeDirs: [PROTO_ROOT] };
 

@@ -29,7 +29,7 @@ export interface BuildInfo {
 }
 
 /** The revision when none can be found. */
-export const UNKNOWN_REVISION = 'unknown';
+const UNKNOWN_REVISION = 'unknown';
 
 let cached: BuildInfo | undefined;
 

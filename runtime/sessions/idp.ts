@@ -15,7 +15,7 @@ import { parseEmail } from '../policy/email.ts';
 import type { SessionRecord } from '../core/session-store.ts';
 
 /** Defaults of the built-in provider names (spec 2.4); `oidc` is the generic provider. */
-export const PROVIDER_DEFAULTS: Readonly<Record<string, { readonly url: string | null; readonly scopes: readonly string[]; readonly switchPrompt: string }>> = {
+const PROVIDER_DEFAULTS: Readonly<Record<string, { readonly url: string | null; readonly scopes: readonly string[]; readonly switchPrompt: string }>> = {
   oidc: { url: null, scopes: ['openid', 'profile', 'email', 'offline_access'], switchPrompt: 'login' },
   // Google and Microsoft offer an account chooser (`select_account`); Google refuses `login`.
   google: { url: 'https://accounts.google.com', scopes: ['openid', 'profile', 'email'], switchPrompt: 'select_account' },
@@ -280,7 +280,7 @@ export function identityEmail(claims: Readonly<Record<string, unknown>>, trustUn
 }
 
 /** A user's groups from the provider's `groups` claim (ID token or userinfo): a list of strings, or one string. */
-export function groupsClaim(claims: Readonly<Record<string, unknown>>): string[] {
+function groupsClaim(claims: Readonly<Record<string, unknown>>): string[] {
   const g = claims['groups'];
   return Array.isArray(g) ? g.filter((x): x is string => typeof x === 'string') : typeof g === 'string' ? [g] : [];
 }

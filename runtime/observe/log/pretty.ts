@@ -15,7 +15,7 @@
 import build from 'pino-pretty';
 
 /** The fields shown right after the message, in this order, when the entry has them. */
-export const FIRST: readonly string[] = ['status', 'host', 'path', 'route', 'user', 'decision'];
+const FIRST: readonly string[] = ['status', 'host', 'path', 'route', 'user', 'decision'];
 
 /** What the line leaves out: the prefix shows time and level; the service label is the process's. */
 const LEFT_OUT = new Set(['level', 'time', 'service', 'pid', 'hostname']);

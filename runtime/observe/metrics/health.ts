@@ -27,13 +27,13 @@ export type ReadinessChecks = Readonly<Record<string, ReadinessCheck>>;
 export type HealthDetail = Readonly<Record<string, () => string>>;
 
 /** How long the data broker may take to answer a probe. */
-export const DATABROKER_PROBE_TIMEOUT_MS = 2_000;
+const DATABROKER_PROBE_TIMEOUT_MS = 2_000;
 
 /** How often the data broker is probed when its state is not known otherwise (a data broker service). */
-export const DATABROKER_PROBE_INTERVAL_MS = 5_000;
+const DATABROKER_PROBE_INTERVAL_MS = 5_000;
 
 /** A check that the store answers a read (of an id no session can have) in time. */
-export function storeAnswers(store: () => SessionStore | undefined): ReadinessCheck {
+function storeAnswers(store: () => SessionStore | undefined): ReadinessCheck {
   return async () => {
     const s = store();
     if (!s) return false;

@@ -68,7 +68,7 @@ export interface CaClientSettings {
  * creating one at once end with the same key: the file is published with `link`, which fails
  * when another instance published first, and then that one is read.
  */
-export async function accountKey(storage: AutocertStorage): Promise<string> {
+async function accountKey(storage: AutocertStorage): Promise<string> {
   const existing = storage.read(storage.accountKeyPath);
   if (existing !== undefined) return existing;
   const key = (await acme.crypto.createPrivateEcdsaKey('P-256')).toString();

@@ -4,8 +4,8 @@
  */
 import type { PlanSettings } from '../../../compiler/plan/types.ts';
 
-export const LETSENCRYPT_PRODUCTION = 'https://acme-v02.api.letsencrypt.org/directory';
-export const LETSENCRYPT_STAGING = 'https://acme-staging-v02.api.letsencrypt.org/directory';
+const LETSENCRYPT_PRODUCTION = 'https://acme-v02.api.letsencrypt.org/directory';
+const LETSENCRYPT_STAGING = 'https://acme-staging-v02.api.letsencrypt.org/directory';
 
 export function directoryUrl(autocert: PlanSettings['autocert']): string {
   if (autocert.caUrl !== null) return autocert.caUrl;

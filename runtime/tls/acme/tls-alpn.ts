@@ -15,7 +15,7 @@
 import type tls from 'node:tls';
 import type { ChallengeResponder } from './challenges.ts';
 
-export const ACME_TLS_ALPN = 'acme-tls/1';
+const ACME_TLS_ALPN = 'acme-tls/1';
 
 const answered = new WeakSet<tls.TLSSocket>();
 

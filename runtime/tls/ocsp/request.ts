@@ -51,7 +51,7 @@ function isMustStaple(cert: Certificate): boolean {
 }
 
 /** The first OCSP responder URL of the certificate's Authority Information Access, if any. */
-export function ocspUrl(leaf: X509Certificate): string | undefined {
+function ocspUrl(leaf: X509Certificate): string | undefined {
   const v = extensionValue(AsnConvert.parse(leaf.raw, Certificate), id_pe_authorityInfoAccess);
   if (!v) return undefined;
   for (const d of AsnConvert.parse(v, AuthorityInfoAccessSyntax)) {

@@ -15,9 +15,9 @@ import { weightedRandom } from './random.ts';
 import type { Balancer, BalancerInput } from './types.ts';
 
 /** Envoy's default `least_request_lb_config.choice_count`. */
-export const DEFAULT_CHOICE_COUNT = 2;
+const DEFAULT_CHOICE_COUNT = 2;
 /** Envoy's default `least_request_lb_config.active_request_bias`. */
-export const DEFAULT_ACTIVE_REQUEST_BIAS = 1;
+const DEFAULT_ACTIVE_REQUEST_BIAS = 1;
 
 /** LEAST_REQUEST over `upstreams` with the route's `least_request_lb_config` (null → defaults). */
 export function createLeastRequestBalancer(upstreams: readonly Upstream[], config: Route['lb']['leastRequest'], random: Random): Balancer {

@@ -18,7 +18,7 @@ import { weightedRandom } from './random.ts';
 import type { Balancer, BalancerInput } from './types.ts';
 
 /** Envoy's default `maglev_lb_config.table_size` (a prime). */
-export const DEFAULT_MAGLEV_TABLE_SIZE = 65_537;
+const DEFAULT_MAGLEV_TABLE_SIZE = 65_537;
 /** Envoy's upper bound for `table_size`. */
 export const MAX_MAGLEV_TABLE_SIZE = 5_000_011;
 
@@ -66,7 +66,7 @@ export function buildMaglevTable(keys: readonly string[], weights: readonly numb
 }
 
 /** The upstream for `hashKey` in a built table. */
-export function maglevLookup(table: Int32Array, hashKey: string): number {
+function maglevLookup(table: Int32Array, hashKey: string): number {
   return table[Number(xxHash64(hashKey) % BigInt(table.length))] as number;
 }
 

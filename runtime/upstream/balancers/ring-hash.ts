@@ -23,7 +23,7 @@ import { weightedRandom } from './random.ts';
 import type { Balancer, BalancerInput } from './types.ts';
 
 /** Envoy's defaults for `ring_hash_lb_config`. */
-export const DEFAULT_RING_HASH = { minimumRingSize: 1024, maximumRingSize: 8_388_608, hashFunction: 'XX_HASH' } as const;
+const DEFAULT_RING_HASH = { minimumRingSize: 1024, maximumRingSize: 8_388_608, hashFunction: 'XX_HASH' } as const;
 
 /** A built ring: point hashes ascending, and the upstream index owning each point. */
 export interface Ring {
@@ -32,7 +32,7 @@ export interface Ring {
 }
 
 /** The 64-bit hash function named by `ring_hash_lb_config.hash_function`. */
-export function ringHashFunction(name: 'XX_HASH' | 'MURMUR_HASH_2'): (key: string) => bigint {
+function ringHashFunction(name: 'XX_HASH' | 'MURMUR_HASH_2'): (key: string) => bigint {
   return name === 'MURMUR_HASH_2' ? (key) => murmurHash64A(key) : (key) => xxHash64(key);
 }
 
@@ -75,7 +75,7 @@ export function buildRing(
 }
 
 /** The upstream owning the first point at or after `h`, wrapping to the first point. */
-export function ringLookup(ring: Ring, h: bigint): number {
+function ringLookup(ring: Ring, h: bigint): number {
   let lo = 0;
   let hi = ring.hashes.length;
   while (lo < hi) {

@@ -12,7 +12,7 @@ const R = 47n;
 const MASK = 0xffffffffffffffffn;
 
 /** libstdc++'s `std::hash` seed, which Envoy's `MurmurHash::murmurHash2` uses by default. */
-export const STD_HASH_SEED = 0xc70f6907n;
+const STD_HASH_SEED = 0xc70f6907n;
 
 const encoder = new TextEncoder();
 

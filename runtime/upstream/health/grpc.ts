@@ -29,7 +29,7 @@ export interface HealthCheckResponse {
 }
 
 /** Where the health proto lives (runtime/upstream/health/health.proto). */
-export const HEALTH_PROTO_PATH = fileURLToPath(new URL('./health.proto', import.meta.url));
+const HEALTH_PROTO_PATH = fileURLToPath(new URL('./health.proto', import.meta.url));
 
 let service: grpc.ServiceDefinition | undefined;
 

@@ -20,7 +20,7 @@ import type { ProbeTls, Prober } from './types.ts';
 export type HttpCheck = Extract<HealthCheck['check'], { kind: 'http' }>;
 
 /** `user-agent` of health-check requests, so upstream logs can tell them apart. */
-export const HEALTH_CHECK_USER_AGENT = 'svc-health-check';
+const HEALTH_CHECK_USER_AGENT = 'svc-health-check';
 
 const DEFAULT_EXPECTED: HttpCheck['expectedStatuses'] = [{ start: 200, end: 300 }];
 

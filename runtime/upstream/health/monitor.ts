@@ -51,7 +51,7 @@ export function nextCheckState(
 }
 
 /** The upstream's status from its checks' states (all healthy → healthy; any unhealthy → unhealthy). */
-export function combineStatus(states: readonly CheckState[]): HealthStatus {
+function combineStatus(states: readonly CheckState[]): HealthStatus {
   if (states.some((s) => s.status === 'unhealthy')) return 'unhealthy';
   if (states.some((s) => s.status === 'pending')) return 'pending';
   return 'healthy';
