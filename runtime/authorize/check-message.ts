@@ -4,6 +4,7 @@
  * absent), and their checked readings.
  */
 import type { Verdict } from '../core/types.ts';
+import type { RuntimeErrorCode } from '../core/errors.ts';
 import type { PolicyAnswer } from './decision-cache.ts';
 
 export interface CheckRequestMessage {
@@ -29,7 +30,7 @@ export interface CheckResponseMessage {
 }
 
 /** The trailer code of a route the authorize service does not have (index and digest). */
-export const ROUTE_MISMATCH = 'SVC_ERR_ROUTE_MISMATCH';
+export const ROUTE_MISMATCH = 'SVC_ERR_ROUTE_MISMATCH' satisfies RuntimeErrorCode;
 
 const VERDICT_OF: Readonly<Record<string, Verdict>> = { ALLOW: 'allow', DENY: 'deny', UNAUTHENTICATED: 'unauthenticated' };
 const MESSAGE_OF: Readonly<Record<Verdict, NonNullable<CheckResponseMessage['verdict']>>> = { allow: 'ALLOW', deny: 'DENY', unauthenticated: 'UNAUTHENTICATED' };

@@ -17,10 +17,10 @@
  * Runtime code: cluster workers check every plan with it, so it imports no compiler code (types only).
  */
 import type { PlanBody, PlanEnvelope, PlanSettings, Route } from '../../compiler/plan/types.ts';
-import { SvcError } from '../core/errors.ts';
+import { SvcError, type RuntimeErrorCode } from '../core/errors.ts';
 
 /** The stable code of a refused setting (docs/running.md). */
-export const UNSUPPORTED_SETTING = 'SVC_ERR_UNSUPPORTED_SETTING';
+export const UNSUPPORTED_SETTING = 'SVC_ERR_UNSUPPORTED_SETTING' satisfies RuntimeErrorCode;
 
 /** What a `used` test sees: the plan body, and whether a config key was written (not defaulted). */
 export interface UseContext {
