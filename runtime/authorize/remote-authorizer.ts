@@ -1,5 +1,5 @@
 /**
- * The proxy's side of the authorize service (`services: proxy`, spec 1.3): the policy verdict of a
+ * The proxy's side of the authorize service (`services: proxy`, docs/distributed.md): the policy verdict of a
  * route for a request, from the decision cache (decision-cache.ts) when it holds one, else asked
  * over gRPC (schemas/proto/svc/authorize/v1/authorize.proto) and then cached.
  *

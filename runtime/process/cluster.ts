@@ -7,7 +7,7 @@
  * generation and answers, and the primary commits only when every worker accepted (two phases), so
  * the workers never serve different plans and never one the primary did not accept. A worker that
  * dies is replaced and gets the committed plan. The session store lives in the primary (the one
- * in-memory data broker of spec 2.6, or the Redis client): workers reach it over the cluster IPC
+ * in-memory data broker (docs/scale-out.md), or the Redis client): workers reach it over the cluster IPC
  * channel (runtime/databroker/ipc-store.ts).
  * The worker side is runtime/process/worker.ts, which loads no compiler code.
  */
@@ -80,7 +80,7 @@ export async function runPrimary(
   const opened = openObservedStore(committed.body.settings, metrics?.store ?? options.storeObserver, options.log, metrics?.grpc);
   const sessions = opened.store;
   const storeService = serveStoreToWorkers(sessions, cluster);
-  // The identity manager runs here, where the store is held, never in a worker (spec 2.4). It follows
+  // The identity manager runs here, where the store is held, never in a worker (docs/authentication.md "Keeping sessions fresh"). It follows
   // the committed plan: its provider client is built here from that plan, as a worker builds its own.
   let auth: AuthState | undefined;
   const idmSettings = (): IdentityManagerSettings => {

@@ -48,7 +48,7 @@ export function upstreamRequest(index: PlanIndex, r: CompiledRoute, input: Forwa
   if (upstream.path !== '') path = upstream.path + path.slice(1);
   // INVARIANT (one-canonical-request): what is forwarded is normal again after the string splices
   // (slashes merged, no dot segment) and stays under the route's forwarded prefix, so the upstream
-  // reads the path svc matched and judged (issue 13 §4).
+  // reads the path svc matched and judged (docs/decisions.md §6).
   const normal = renormalizedPath(path);
   if (normal === undefined || !normal.startsWith(r.forwardBases[input.upstreamIndex] ?? '/')) return null;
   path = normal;
