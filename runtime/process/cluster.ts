@@ -65,7 +65,7 @@ export async function runPrimary(
   const count = Math.max(1, options.workers ?? availableParallelism());
   let stopping = false;
   let port = 0;
-  // Spec 2.6 rule 4, one key per svc: without signing_key every worker signs with this one.
+  // One key per svc (docs/authentication.md "Identity for upstreams"): without signing_key every worker signs with this one.
   const ephemeralKey = lazyEphemeralKey(options.log);
   const keyFor = (p: PlanEnvelope) => (p.body.settings.identity.signingKey ? {} : { ephemeralKey: exportEphemeralKey(ephemeralKey()) });
 
@@ -96,7 +96,7 @@ export async function runPrimary(
     return managerSettings(auth);
   };
   const { manager } = startIdentityManager(sessions, idmSettings, options, usesRemoteDatabroker(committed.body.settings));
-  // Spec 1.4: the data broker is also served over gRPC, from here where the store is held (before
+  // The data broker is also served over gRPC, from here where the store is held (before
   // any worker is forked: a listener that cannot bind stops svc at start).
   let grpc: DatabrokerGrpc | undefined;
   if (!usesRemoteDatabroker(committed.body.settings) && isSessionDirectory(sessions)) {

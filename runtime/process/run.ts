@@ -196,7 +196,7 @@ export async function run(options: RunOptions): Promise<Running> {
   let grpc: DatabrokerGrpc | undefined;
   let authorizer: RemoteAuthorizer | undefined;
   try {
-    // Spec 1.4: the all-in-one process also serves its data broker over gRPC (for tools and extra
+    // The all-in-one process also serves its data broker over gRPC (for tools and extra
     // proxies), unless it is itself a client of a data broker service.
     if (!usesRemoteDatabroker(plan.body.settings) && isSessionDirectory(sessions)) {
       grpc = await serveDatabrokerGrpc(plan.body, sessions, {

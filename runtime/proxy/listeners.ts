@@ -269,7 +269,7 @@ export async function serve(store: ServedStore, options: ServeOptions = {}): Pro
     const challenges = options.acmeChallenges;
     redirect = createServer(serverOptions(settings), (req, res) => {
       if (challenges && answerHttp01(challenges, req, res)) return;
-      // Spec: http → https on the same host, path and query, from the canonical target (redirect.ts).
+      // http → https on the same host, path and query, from the canonical target (redirect.ts).
       const location = httpsRedirectLocation(req.url ?? '/', req.headers.host, address.port);
       if (location === null) {
         res.writeHead(400, { connection: 'close' }).end();
