@@ -6,7 +6,7 @@
  * What is sent and what keys the cache is exactly what the route's policy reads (policy-reads.ts):
  * the session id only when it reads the identity, the headers it reads, and so on.
  *
- * INVARIANT (fail closed): an authorize service that cannot be reached within `grpc_client_timeout`,
+ * INVARIANT (fail-closed): an authorize service that cannot be reached within `grpc_client_timeout`,
  * that does not have the route (another plan), or that answers something malformed, rejects with
  * {@link AuthorizeUnavailable}; the gate answers 503, never forwards.
  */

@@ -9,7 +9,7 @@
  * Put/Delete this client makes tells its own `onChange` listeners when the broker says it changed
  * a live record (the broker does not echo it on this client's Watch).
  *
- * INVARIANT (fail closed): a broker that cannot be reached within `timeoutMs` (`grpc_client_timeout`,
+ * INVARIANT (fail-closed): a broker that cannot be reached within `timeoutMs` (`grpc_client_timeout`,
  * runtime/grpc/client.ts retries and fails over meanwhile), or answers something malformed, rejects
  * with `SVC_ERR_SESSION_STORE_UNAVAILABLE`; the gate answers 503 (never "signed out", never "allowed").
  */
