@@ -7,7 +7,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import type { ExplainOptions } from './explain-command.ts';
 
-/** Commander reads `-config` as bundled short flags; the spec's flag is single-dash, so rewrite it. */
+/** Commander reads `-config` as bundled short flags; the documented flag is single-dash, so rewrite it. */
 function normalizeArgs(argv: readonly string[]): string[] {
   return argv.map((a) => (a === '-config' ? '--config' : a.startsWith('-config=') ? `--config=${a.slice(8)}` : a));
 }

@@ -1,5 +1,5 @@
 /**
- * Programmatic login for a `tcp+https` route (spec 5.6, docs/tcp.md): `svc tcp` listens on a
+ * Programmatic login for a `tcp+https` route (docs/tcp.md): `svc tcp` listens on a
  * loopback port for the callback, asks svc's listener for a sign-in URL with the route's
  * `host:port` as `Host`, shows the URL (or opens a browser), and takes the token from the one
  * callback that carries the nonce it generated.

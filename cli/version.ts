@@ -1,5 +1,5 @@
 /**
- * `svc --version`: the release in the spec's form, `MAJOR.MINOR.PATCH+GITHASH` (§9), and the Node
+ * `svc --version`: the release as `MAJOR.MINOR.PATCH+GITHASH` (docs/deploy.md "Installing the package"), and the Node
  * version it runs on. runtime/observe/build-info.ts says where the version and the hash are read
  * (a checkout's git, else the revision recorded when the package was built or packed, else `unknown`).
  */

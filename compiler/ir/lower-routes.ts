@@ -1,5 +1,5 @@
 /**
- * Stage 5 (routes): lowers each route of spec 2.7 into the plan's typed form. Lowering is lenient
+ * Stage 5 (routes): lowers each route (docs/configuration.md "Route fields") into the plan's typed form. Lowering is lenient
  * about cross-field mistakes (several host rewrites, several path matchers, ...): it picks one and
  * the validate stage reports the mistake, so every error is reported once, by its own rule.
  * Value syntax (URLs, durations, PEM) is reported here.
@@ -18,7 +18,7 @@ import { hasControlChar, lowerDuration } from './values.ts';
 
 type Raw = Record<string, unknown>;
 
-/** `to` entries may end with `,<weight>` (spec 2.7). */
+/** `to` entries may end with `,<weight>`. */
 /** `Host` and `:` pseudo-headers in `set_request_headers` are the route-sets-host-header rule's to report. */
 function isHostOrPseudoHeader(name: string): boolean {
   return name.startsWith(':') || name.trim().toLowerCase() === 'host';

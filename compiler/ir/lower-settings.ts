@@ -1,5 +1,5 @@
 /**
- * Stage 5 (settings): lowers the global settings of spec 2.3 to 2.6 into the plan's typed form:
+ * Stage 5 (settings): lowers the global settings (docs/configuration.md "Settings") into the plan's typed form:
  * durations in ms, URLs parsed, addresses split, secrets as references, PEM files read and checked,
  * mode-dependent defaults applied (all-in-one: gRPC on `:5443`, insecure gRPC, `http1`, localhost
  * authorize and data broker URLs).
@@ -14,7 +14,7 @@ import { parseRedisUrl } from './redis.ts';
 import { decodeBase64, hasControlChar, isHeaderName, lowerDuration, lowerHostPort, lowerUrl } from './values.ts';
 import { headerMap } from './headers.ts';
 
-/** Default global response headers (spec 2.5, `set_response_headers` rule 3). */
+/** Default global response headers (`set_response_headers`, docs/decisions.md §8). */
 export const DEFAULT_RESPONSE_HEADERS: Readonly<Record<string, string>> = {
   'X-Content-Type-Options': 'nosniff',
   'X-Frame-Options': 'SAMEORIGIN',
@@ -91,7 +91,7 @@ export function lowerSettings(data: Record<string, unknown>, cx: LowerCtx): Plan
     else if (buf.length !== 32) cx.r.report(D.SecretWrongSize, v.at, { key: v.name, bytes: buf.length }, v.name);
     return v.secret;
   };
-  // `metrics_basic_auth`: base64 of `username:password` (spec 2.3); the runtime compares the pair.
+  // `metrics_basic_auth`: base64 of `username:password`; docs/configuration.md "Settings"; the runtime compares the pair.
   const basicAuth = (key: string, fileKey: string): Secret | null => {
     const v = secretSource(key, fileKey, cx, get);
     if (!v) return null;
@@ -353,7 +353,7 @@ export function lowerSettings(data: Record<string, unknown>, cx: LowerCtx): Plan
 }
 
 /**
- * `autocert_dir` default (spec 2.3): the installation's own when it names one
+ * `autocert_dir` default (docs/autocert.md "Storage directory"): the installation's own when it names one
  * (`SVC_DEFAULT_AUTOCERT_DIR`, `/data/autocert` in svc's container image: a packager's default, not
  * an operator's setting, so it never draws "has no effect" without `autocert`), else under the XDG
  * data home, else `$HOME/.local/share/svc`.

@@ -1,5 +1,5 @@
 /**
- * Value syntax of spec 2.2: durations, URLs, `host:port` addresses. Each parser returns the lowered
+ * Value syntax (docs/configuration.md): durations, URLs, `host:port` addresses. Each parser returns the lowered
  * value, or undefined after reporting why it could not.
  */
 import * as D from '../diagnostics/codes/settings.ts';
@@ -11,7 +11,7 @@ const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, ms: 1
 const DURATION = /^(?:(\d+(?:\.\d+)?|\.\d+)(ns|us|µs|ms|s|m|h))+$/;
 
 /**
- * The syntax of spec 2.2's value kinds as JSON-schema patterns (ECMA-262, `u` flag), for
+ * The syntax of the value kinds as JSON-schema patterns (ECMA-262, `u` flag), for
  * compiler/schema/config-schema.ts: the published schema says what lowering accepts, from the same
  * regular expressions. A value outside a pattern is always rejected by lowering too; lowering is
  * stricter only where a pattern cannot say it (a duration above 2^53 ms, a URL the WHATWG parser
@@ -56,7 +56,7 @@ export function hasControlChar(s: string): boolean {
   return /[\u0000-\u001f\u007f-\u009f]/.test(s);
 }
 
-/** Parses a URL that must carry a scheme and a host (spec 2.2). Returns the WHATWG-serialized form. */
+/** Parses a URL that must carry a scheme and a host. Returns the WHATWG-serialized form. */
 export function lowerUrl(v: string, key: string, at: Span | undefined, r: Reporter, schemes?: readonly string[]): URL | undefined {
   if (hasControlChar(v)) {
     r.report(D.ControlCharacter, at, { key }, key);

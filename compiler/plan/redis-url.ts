@@ -1,5 +1,5 @@
 /**
- * Redis connection strings of spec 2.6: `redis://[user:pass@]host:port/[db]`,
+ * Redis connection strings (docs/scale-out.md "Connection strings"): `redis://[user:pass@]host:port/[db]`,
  * `redis+sentinel://[:pass@]host:port[,host:port...]/[master[/db]][?params]`,
  * `redis+cluster://[user:pass@]host:port[,host:port...]/[?params]`, and the `rediss` TLS forms.
  * Hand-written because WHATWG URL parsing rejects comma-separated host lists.

@@ -277,12 +277,12 @@ export interface Route {
    */
   readonly allowEncodedPathCharacters: boolean;
   /**
-   * `allow_path_parameters` (issue 13 §5 opt-in): a target with a raw `;` in its path (`/a;v=1`)
+   * `allow_path_parameters` (opt-in, docs/decisions.md §1): a target with a raw `;` in its path (`/a;v=1`)
    * may reach this route; anything else refuses it with 400 `target-path-parameter`.
    */
   readonly allowPathParameters: boolean;
   /**
-   * `path_case` (issue 13 §5): how the route's `path`, `prefix` or `regex` compares letters with the
+   * `path_case` (docs/decisions.md §3): how the route's `path`, `prefix` or `regex` compares letters with the
    * canonical path; `insensitive` folds ASCII case on both sides. Default `sensitive`.
    */
   readonly pathCase: 'sensitive' | 'insensitive';

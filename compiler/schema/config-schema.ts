@@ -86,7 +86,7 @@ const healthCheck = obj({
   grpc_health_check: obj({ service_name: str, authority: str }),
 });
 
-/** Fields of a route (spec 2.7) and of its redirect object (2.8). */
+/** Fields of a route (docs/configuration.md "Route fields") and of its redirect object (docs/decisions.md §7). */
 export const ROUTE_FIELDS: Record<string, Schema> = {
   from: str,
   to: either(str, strList),
@@ -97,7 +97,7 @@ export const ROUTE_FIELDS: Record<string, Schema> = {
     port_redirect: { type: 'integer', minimum: 1, maximum: 65535 },
     path_redirect: str,
     prefix_rewrite: str,
-    // Only the redirects browsers follow (issue 18): 300, 304, 305 and the rest are refused where written.
+    // Only the redirects browsers follow: 300, 304, 305 and the rest are refused where written.
     response_code: { type: 'integer', enum: [301, 302, 303, 307, 308] },
     strip_query: bool,
   }),

@@ -1,7 +1,7 @@
 import type { SettingSpec } from './types.ts';
 
 /**
- * Every global setting of spec sections 2.3 to 2.6, with its kind, default and place in the plan.
+ * Every global setting (docs/configuration.md "Settings"), with its kind, default and place in the plan.
  * Keys lowered by their own code (`routes`, `policy`, `certificates`, `set_response_headers`,
  * `jwt_claims_headers`, the cert-or-file pairs) are `special` here so the schema and the env layer
  * still know them. Mode-dependent defaults (all-in-one) are applied in lower/settings.ts.
@@ -134,7 +134,7 @@ export const COMMA_LIST_SETTINGS: ReadonlySet<string> = new Set(['jwt_claims_hea
 
 export const SETTINGS_BY_KEY: ReadonlyMap<string, SettingSpec> = new Map(SETTINGS.map((s) => [s.key, s]));
 
-/** Keys removed in the spec's release notes, with what to use instead. */
+/** Keys removed in earlier releases (docs/configuration.md "Removed keys"), with what to use instead. */
 export const REMOVED_KEYS: Readonly<Record<string, string>> = {
   headers: 'use `set_response_headers`',
   signing_key_algorithm: 'remove it: the algorithm is inferred from `signing_key`',

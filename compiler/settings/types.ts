@@ -20,7 +20,7 @@ export type SettingKind =
   | 'keyB64' // a base64 PEM private key (secret)
   | 'special'; // lowered by its own code (routes, policy, certificates, headers)
 
-/** One configuration key of spec sections 2.3 to 2.6. */
+/** One global configuration key (docs/configuration.md "Settings"). */
 export interface SettingSpec {
   readonly key: string;
   readonly kind: SettingKind;

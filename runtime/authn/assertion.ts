@@ -1,5 +1,5 @@
 /**
- * The `x-svc-jwt-assertion` signer (SERVICE.md 5.4, 2.5 `jwt_claims_headers`): a JWT saying who the
+ * The `x-svc-jwt-assertion` signer (`jwt_claims_headers`; docs/authentication.md "Identity for upstreams"): a JWT saying who the
  * user is, signed with the signing key, for one upstream audience. Signing costs tens of
  * microseconds, so each token is signed once per (session, audience) and served from a cache until
  * shortly before it expires.

@@ -1,5 +1,5 @@
 /**
- * Where programmatic login (spec 5.6) may send its token: a local client's callback. docs/security.md S05:
+ * Where programmatic login (docs/authentication.md "Programmatic login") may send its token: a local client's callback. docs/security.md S05:
  * tokens go only to loopback or to host names listed in `programmatic_redirect_domain_whitelist`
  * (default `localhost`, which means the loopback addresses `localhost`, `127.0.0.1` and `[::1]`),
  * compared exactly after WHATWG URL parsing; never to user info, never to another scheme than

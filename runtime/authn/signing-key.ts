@@ -1,5 +1,5 @@
 /**
- * The key that signs the upstream attestation JWT (`x-svc-jwt-assertion`, SERVICE.md 2.6 "Signing
+ * The key that signs the upstream attestation JWT (`x-svc-jwt-assertion`, docs/authentication.md "Identity for upstreams", "Signing
  * key rules", 4 "Signing keys", 5.4): loaded from the configured `signing_key` PEM, or generated at
  * start when there is none. ECDSA (P-256, P-384, P-521) and RSA (2048 bits or more) only; the
  * algorithm follows from the key. The public half is published as a JWKS unless the key is ephemeral.
@@ -62,7 +62,7 @@ export function loadSigningKey(pem: string): SigningKey {
   return fromPrivateKey(privateKey, false);
 }
 
-/** A fresh ES256 key for a run without signing_key (spec 2.6 rule 4). */
+/** A fresh ES256 key for a run without signing_key (docs/authentication.md "Identity for upstreams"). */
 export function ephemeralSigningKey(): SigningKey {
   return fromPrivateKey(generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey, true);
 }
@@ -86,14 +86,14 @@ export function importEphemeralKey(pem: string): SigningKey {
   return fromPrivateKey(privateKey, true);
 }
 
-/** The base64 (standard) DER SPKI of the public key, for the log line spec 2.6 rule 4 asks for. */
+/** The base64 (standard) DER SPKI of the public key, for the log line docs/authentication.md "Identity for upstreams" describes. */
 export function publicKeyBase64(key: SigningKey): string {
   return createPublicKey(key.privateKey).export({ type: 'spki', format: 'der' }).toString('base64');
 }
 
 const EMPTY_JWKS = Object.freeze({ keys: Object.freeze([]) as readonly Readonly<Record<string, string>>[] });
 
-/** The JWKS document: { keys: [publicJwk] }, or { keys: [] } for an ephemeral key (spec: not published). */
+/** The JWKS document: { keys: [publicJwk] }, or { keys: [] } for an ephemeral key (not published). */
 export function jwksDocument(key: SigningKey): { readonly keys: readonly Readonly<Record<string, string>>[] } {
   return key.ephemeral ? EMPTY_JWKS : Object.freeze({ keys: Object.freeze([key.publicJwk]) });
 }
@@ -136,7 +136,7 @@ function algorithmOf(key: KeyObject): SigningAlgorithm {
     if (bits < MIN_RSA_BITS) throw new SigningKeyError(`signing_key: RSA key of ${bits} bits is too small; use at least ${MIN_RSA_BITS}`);
     return 'RS256';
   }
-  // rsa-pss keys cannot sign RS256 (PKCS#1 v1.5); Ed25519/Ed448 are refused by the spec (2.6 rule 1).
+  // rsa-pss keys cannot sign RS256 (PKCS#1 v1.5); Ed25519/Ed448 are refused (SVC3012, docs/diagnostics.md).
   throw new SigningKeyError(`signing_key: ${type ?? 'unknown'} keys are not supported; use an ECDSA (P-256, P-384, P-521) or RSA key`);
 }
 

@@ -1,5 +1,5 @@
 /**
- * The proxy's cache of the authorize service's answers (distributed mode, spec 1.3): a short-lived,
+ * The proxy's cache of the authorize service's answers (docs/distributed.md "The proxy's decision cache"): a short-lived,
  * bounded map from what a route's policy reads of a request (policy-reads.ts) to the verdict.
  *
  * INVARIANTS:

@@ -1,5 +1,5 @@
 /**
- * The proxy role's authorize client from the plan (spec 2.3, 2.5): `authorize_service_url(s)` (several
+ * The proxy role's authorize client from the plan (docs/distributed.md): `authorize_service_url(s)` (several
  * are balanced and failed over), the credential from `shared_secret`, TLS unless `grpc_insecure`
  * (checked against `authorize_internal_service_url`'s host or `override_certificate_name`),
  * `grpc_client_timeout` and `grpc_client_dns_roundrobin`.

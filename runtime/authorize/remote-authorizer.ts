@@ -1,12 +1,12 @@
 /**
- * The proxy's side of the authorize service (`services: proxy`, spec 1.3): the policy verdict of a
+ * The proxy's side of the authorize service (`services: proxy`, docs/distributed.md): the policy verdict of a
  * route for a request, from the decision cache (decision-cache.ts) when it holds one, else asked
  * over gRPC (schemas/proto/svc/authorize/v1/authorize.proto) and then cached.
  *
  * What is sent and what keys the cache is exactly what the route's policy reads (policy-reads.ts):
  * the session id only when it reads the identity, the headers it reads, and so on.
  *
- * INVARIANT (fail closed): an authorize service that cannot be reached within `grpc_client_timeout`,
+ * INVARIANT (fail-closed): an authorize service that cannot be reached within `grpc_client_timeout`,
  * that does not have the route (another plan), or that answers something malformed, rejects with
  * {@link AuthorizeUnavailable}; the gate answers 503, never forwards.
  */

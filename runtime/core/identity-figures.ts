@@ -1,5 +1,5 @@
 /**
- * The identity manager's figures (spec §6 identity-manager metrics), kept by the identity manager
+ * The identity manager's figures (the identity-manager metrics of docs/observability.md "Metric reference"), kept by the identity manager
  * (runtime/sessions/) and exported by the observability layer. Times are ms since the epoch; 0 means
  * "never". Counters only grow.
  */

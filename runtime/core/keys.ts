@@ -5,7 +5,7 @@
  *
  * - `cookie_secret` keys what lives in the user's browser: the session cookie (its own derivation in
  *   session-cookie.ts), the sign-in flow cookie and the sign-out CSRF token.
- * - `shared_secret` keys what one svc service hands another (spec 5.3): signed redirect parameters,
+ * - `shared_secret` keys what one svc service hands another (docs/grpc.md "The credential"): signed redirect parameters,
  *   sign-in hand-offs, programmatic tokens, and the Redis session store's sealing and key-name keys
  *   (runtime/databroker/redis-seal.ts). Without one, `cookie_secret` stands in.
  */

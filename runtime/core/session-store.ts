@@ -95,7 +95,7 @@ export type SessionStoreErrorCode =
   | 'SVC_ERR_SESSION_STORE_UNAVAILABLE';
 
 /**
- * What the identity manager needs from a store beyond single sessions (spec 2.4): the live session
+ * What the identity manager needs from a store beyond single sessions (docs/authentication.md "Keeping sessions fresh"): the live session
  * ids to refresh, and a lease so that exactly one process among all those sharing the store runs
  * the refresh at a time. The memory store and the Redis store implement it; a cluster worker's
  * view of the primary's store does not (the identity manager runs where the store is held).
@@ -119,11 +119,11 @@ export function isSessionDirectory(store: SessionStore): store is SessionStore &
   return typeof s.sessionIds === 'function' && typeof s.acquireLease === 'function' && typeof s.releaseLease === 'function';
 }
 
-/** The storage operations timed for `storage_operation_duration_ms` (spec §6). */
+/** The storage operations timed for `storage_operation_duration_ms` (docs/observability.md "Metric reference"). */
 export type StorageOperation = 'get' | 'put' | 'delete' | 'isRevoked' | 'consumeOnce' | 'sessionIds' | 'acquireLease' | 'releaseLease';
 
 /**
- * Receives the figures a store keeps for spec §6 (the observability layer exports them). Calls are
+ * Receives the figures a store keeps for docs/observability.md "Metric reference" (the observability layer exports them). Calls are
  * synchronous and must not throw; a store without an observer keeps nothing.
  */
 export interface StoreObserver {
@@ -131,7 +131,7 @@ export interface StoreObserver {
   operation(operation: StorageOperation, result: 'ok' | 'error', backend: 'memory' | 'redis', durationMs: number): void;
 }
 
-/** A remote store's connection-pool figures at one instant (spec §6 `redis_*`). */
+/** A remote store's connection-pool figures at one instant (`redis_*`, docs/observability.md "Metric reference"). */
 export interface StorePoolFigures {
   /** Open connections (`redis_conns`). */
   readonly conns: number;

@@ -1,7 +1,7 @@
 /**
  * The decision core's contract: what goes in (a request as the listener saw it, an identity or
  * none) and what comes out (route, outcome, reasons, the upstream request or the redirect). Pure
- * data, no sockets: the server (issue 4), `svc explain`, `svc test`, the reference interpreter and
+ * data, no sockets: the server, `svc explain`, `svc test`, the reference interpreter and
  * the benchmarks all speak these types.
  */
 
@@ -37,7 +37,7 @@ export interface DecisionRequest {
   readonly clientCertificate?: { readonly fingerprint: string; readonly valid: boolean };
   /**
    * A number in [0, 1) choosing among a route's upstreams by weight (cumulative weights in listed
-   * order); 0 when absent. Load-balancing policies (issue 4) supply it.
+   * order); 0 when absent. Load-balancing policies (docs/running.md "Load balancing and health") supply it.
    */
   readonly upstreamSample?: number;
 }

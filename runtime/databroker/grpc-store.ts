@@ -1,7 +1,7 @@
 /**
  * A {@link SessionStore} & {@link SessionDirectory} that is a client of a data broker service over
  * gRPC (grpc-service.ts, or any implementation of schemas/proto/svc/databroker/v1/databroker.proto):
- * what a proxy or authenticate service uses in distributed mode (spec 1.3, 2.6). Same contract as
+ * what a proxy or authenticate service uses in distributed mode (docs/distributed.md). Same contract as
  * the memory store (test/runtime/databroker/store-contract.ts).
  *
  * Changes: one Watch stream, reopened whenever it ends (with a short backoff). Its loss and every
@@ -9,7 +9,7 @@
  * Put/Delete this client makes tells its own `onChange` listeners when the broker says it changed
  * a live record (the broker does not echo it on this client's Watch).
  *
- * INVARIANT (fail closed): a broker that cannot be reached within `timeoutMs` (`grpc_client_timeout`,
+ * INVARIANT (fail-closed): a broker that cannot be reached within `timeoutMs` (`grpc_client_timeout`,
  * runtime/grpc/client.ts retries and fails over meanwhile), or answers something malformed, rejects
  * with `SVC_ERR_SESSION_STORE_UNAVAILABLE`; the gate answers 503 (never "signed out", never "allowed").
  */

@@ -1,5 +1,5 @@
 /**
- * The session store of `svc run --workers N` (spec 2.6: the in-memory data broker is ONE instance).
+ * The session store of `svc run --workers N` (docs/scale-out.md: the in-memory data broker is ONE instance).
  * The primary holds the only {@link SessionStore} and answers its workers over the node:cluster IPC
  * channel ({@link serveStoreToWorkers}); each worker talks to it through a {@link WorkerStore}.
  *

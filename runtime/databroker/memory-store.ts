@@ -1,5 +1,5 @@
 /**
- * The in-memory data broker (spec 2.6: one instance, nothing shared between processes).
+ * The in-memory data broker (docs/scale-out.md: one instance, nothing shared between processes).
  *
  * Memory stays bounded: expired records and revocation marks are swept lazily on access and by an
  * unref'd timer that {@link MemoryStore.close} stops; at `maxRecords` the record closest to expiry

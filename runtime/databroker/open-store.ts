@@ -1,6 +1,6 @@
 /**
- * The session store a plan asks for (`databroker_storage_type`): memory (one process tree, spec
- * 2.6) or Redis (shared by every instance; docs/scale-out.md); or, when the plan names a data
+ * The session store a plan asks for (`databroker_storage_type`): memory (one process tree) or Redis
+ * (shared by every instance; docs/scale-out.md); or, when the plan names a data
  * broker service (`databroker_service_url(s)`, runtime/grpc/plan-options.ts `usesRemoteDatabroker`),
  * a client of it over gRPC (docs/distributed.md). Made once per process tree, by the
  * single process (serve.ts) or the cluster primary (cluster.ts); a reload that changes the storage

@@ -1,5 +1,5 @@
 /**
- * From the plan's storage settings to ioredis options: every URL shape of spec 2.6 (standalone,
+ * From the plan's storage settings to ioredis options: every URL shape of docs/scale-out.md "Connection strings" (standalone,
  * sentinel, cluster, each plain or TLS), with `databroker_storage_ca_file`, `_cert_file`,
  * `_key_file` and `_tls_skip_verify`, and the URL parameters `dial_timeout` and `read_timeout`.
  *

@@ -1,5 +1,5 @@
 /**
- * The Redis data broker (spec 2.6, docs/scale-out.md): sessions shared by every svc instance that
+ * The Redis data broker (docs/scale-out.md): sessions shared by every svc instance that
  * uses the same Redis (standalone, sentinel or cluster) and the same `shared_secret`.
  *
  * Semantics are the memory store's (test/runtime/databroker/store-contract.ts runs against both):
@@ -414,7 +414,7 @@ export class RedisStore implements SessionStore, SessionDirectory {
     return () => this.#reachabilityListeners.delete(listener);
   }
 
-  /** Connection figures (spec §6 `redis_*`); the wait figures are redis-waits.ts's, for both connections. */
+  /** Connection figures (`redis_*`, docs/observability.md "Metric reference"); the wait figures are redis-waits.ts's, for both connections. */
   poolFigures(): StorePoolFigures {
     const clients: Redis[] = [...(this.#client instanceof Cluster ? this.#client.nodes() : [this.#client]), ...(this.#sub instanceof Cluster ? this.#sub.nodes() : [this.#sub])];
     const conns = clients.filter((c) => c.status === 'ready').length;

@@ -1,5 +1,5 @@
 /**
- * The wait figures of spec §6 (`redis_wait_count_total`, `redis_wait_duration_ms_total`: commands
+ * The wait figures (docs/observability.md "Metric reference") (`redis_wait_count_total`, `redis_wait_duration_ms_total`: commands
  * that waited for a connection, and how long). ioredis keeps one connection per server (per node on
  * a cluster) and no pool, so "waiting for a connection" means: the command was issued while its
  * client was not `ready` (not yet connected, reconnecting, or finding a new master or slot map).

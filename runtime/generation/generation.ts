@@ -92,7 +92,7 @@ const texts = new WeakMap<TlsMaterial, string>();
 
 /**
  * The ephemeral signing key of a process that makes its own: generated on first use and its public
- * half logged (spec 2.6 rule 4: it is not published). A cluster worker uses the primary's instead.
+ * half logged (it is not published: docs/authentication.md "Identity for upstreams"). A cluster worker uses the primary's instead.
  */
 export function lazyEphemeralKey(log?: (entry: Record<string, unknown>) => void): () => SigningKey {
   let key: SigningKey | undefined;

@@ -27,7 +27,7 @@ export type Generation<P extends object = Record<never, never>> = GenerationHead
 export interface ProvisionContext {
   /**
    * The plan is the one the previous generation serves (same checksum): this generation exists to
-   * read files the plan refers to again (certificates renewed in place, spec §1.5). A part that
+   * read files the plan refers to again (certificates renewed in place, docs/running.md "TLS"). A part that
    * reads no such file returns `previous` as it is.
    */
   readonly renewal: boolean;

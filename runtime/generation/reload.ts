@@ -6,7 +6,7 @@
  * failure keeps the plan in service and says why.
  *
  * An unchanged checksum swaps no plan (`config unchanged; plan <checksum> kept`), but it is still
- * prepared as a renewal: TLS files renewed in place are read again (spec §1.5), and a cluster's
+ * prepared as a renewal: TLS files renewed in place are read again (docs/running.md "TLS"), and a cluster's
  * workers do the same. A renewal that finds the files as they were keeps the generation in service,
  * number included; only renewed TLS material makes a new one.
  *

@@ -9,7 +9,7 @@
  * by themselves with a short backoff (at most {@link MAX_RECONNECT_BACKOFF_MS}), so a service
  * that comes back is used again within about a second.
  *
- * `dnsRoundRobin` (`grpc_client_dns_roundrobin`, spec 2.3, default true): each URL's host name is
+ * `dnsRoundRobin` (`grpc_client_dns_roundrobin`, default true; docs/grpc.md "Balancing and dead peers"): each URL's host name is
  * resolved through DNS (again when a connection is lost, at most every 30 s) and the calls sent to
  * that URL are balanced round robin over every address it resolves to that is connected
  * (grpc-js `round_robin`); false: one address per URL, the first that connects (`pick_first`).

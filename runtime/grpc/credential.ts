@@ -1,5 +1,5 @@
 /**
- * The credential every gRPC call between svc services carries (spec 2.3 `shared_secret`, issue 16):
+ * The credential every gRPC call between svc services carries (`shared_secret`, docs/grpc.md "The credential"):
  * a short-lived HS256 JWT in the `authorization: Bearer …` metadata, signed with a key derived from
  * `shared_secret` for this purpose only (runtime/core/keys.ts), so no other svc token verifies as
  * it and it verifies as no other token.

@@ -1,13 +1,13 @@
 /**
- * What a plan says about gRPC between svc services (spec 2.3 `grpc_*`, `shared_secret`,
+ * What a plan says about gRPC between svc services (docs/grpc.md; `grpc_*`, `shared_secret`,
  * `databroker_service_url(s)`, `databroker_internal_service_url(s)`, `certificate_authority`,
  * `override_certificate_name`), as options for server.ts and client.ts.
  *
  * - The credential key is derived from `shared_secret`, or `cookie_secret` standing in when only
  *   that is set (all-in-one mode), as the Redis store's seal does: every service of a deployment
  *   must have the same one.
- * - `grpc_address` with no host (the default `:5443`) listens on loopback in all-in-one mode (spec
- *   1.4: the all-in-one data broker is for tools and extra proxies on the same machine) and on every
+ * - `grpc_address` with no host (the default `:5443`) listens on loopback in all-in-one mode (docs/grpc.md:
+ *   the all-in-one data broker is for tools and extra proxies on the same machine) and on every
  *   interface otherwise.
  * - `grpc_insecure: false` means TLS on both ends: the server presents the certificate chosen for
  *   the host of the first `databroker_internal_service_url` (as the HTTPS listener chooses one: a

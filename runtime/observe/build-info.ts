@@ -1,6 +1,6 @@
 /**
  * What this svc build is (`svc --version`, `svc_build_info`): the version from package.json, the git
- * revision it came from, and the release in the form `MAJOR.MINOR.PATCH+GITHASH` (spec §9), e.g.
+ * revision it came from, and the release in the form `MAJOR.MINOR.PATCH+GITHASH` (docs/deploy.md "Installing the package"), e.g.
  * `0.1.0+1a2b3c4d5e6f`.
  *
  * The revision, first found of:
@@ -22,9 +22,9 @@ export interface BuildInfo {
   readonly version: string;
   /** The git revision (12 hex digits from a checkout), or `unknown`. */
   readonly revision: string;
-  /** `version+revision`: the release in the spec's form (§9). */
+  /** `version+revision`: the release in its documented form (docs/deploy.md). */
   readonly release: string;
-  /** `process.version` without the `v` (the spec's "Go version" label, for a Node program). */
+  /** `process.version` without the `v` (the "Go version" label of peers, for a Node program). */
   readonly nodeVersion: string;
 }
 
@@ -43,7 +43,7 @@ export function buildInfo(): BuildInfo {
   return cached;
 }
 
-/** `MAJOR.MINOR.PATCH+GITHASH` (spec §9); `+unknown` when the revision is not known. */
+/** `MAJOR.MINOR.PATCH+GITHASH` (docs/deploy.md "Installing the package"); `+unknown` when the revision is not known. */
 export function releaseOf(version: string, revision: string): string {
   return `${version}+${REVISION.test(revision) ? revision : UNKNOWN_REVISION}`;
 }

@@ -1,5 +1,5 @@
 /**
- * The `service` label of svc's logs, metrics and traces (spec 1.9): `svc` in all-in-one mode
+ * The `service` label of svc's logs, metrics and traces (docs/observability.md, docs/tracing.md): `svc` in all-in-one mode
  * (`services: all`), `svc-<service>` in distributed mode (`svc-proxy`, `svc-authorize`,
  * `svc-authenticate`, `svc-databroker`). One function so that the three always agree.
  */

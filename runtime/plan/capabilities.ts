@@ -78,7 +78,7 @@ const set = (key: string) => (cx: UseContext) => cx.explicit(key);
 /** Upgrades (websocket, SPDY) to an https upstream: they open their own TLS connection (runtime/proxy/upgrade.ts). */
 
 export const CAPABILITIES: readonly Capability[] = [
-  // Mode: every role (spec 1.3, docs/distributed.md): `all` (with the data broker also served over
+  // Mode: every role (docs/distributed.md): `all` (with the data broker also served over
   // gRPC), `databroker` (runtime/process/databroker-run.ts), `authorize` (runtime/process/authorize-run.ts),
   // `proxy` (routes, policies asked of the authorize service: runtime/authorize/) and `authenticate`
   // (its own host's endpoints only: runtime/proxy/role.ts).
@@ -217,7 +217,7 @@ export const CAPABILITIES: readonly Capability[] = [
   honoured(['tracing_sample_rate'], 'settings.tracing.sampleRate'),
   honoured(['tracing_apm_address'], 'settings.tracing.apmAddress'),
   honoured(['tracing_jaeger_collector_endpoint'], 'settings.tracing.jaegerCollectorEndpoint'),
-  // The compiler asks for both jaeger endpoints (spec 2.3); spans go to the collector only.
+  // The compiler asks for both jaeger endpoints (docs/tracing.md "Exporters"); spans go to the collector only.
   {
     support: 'partial',
     keys: ['tracing_jaeger_agent_endpoint'],

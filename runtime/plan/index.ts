@@ -61,7 +61,7 @@ export interface PlanIndex {
   readonly tcpHosts: ReadonlyMap<string, readonly CompiledRoute[]>;
   /** Canonical hosts with at least one route that takes encoded path characters (S07 opt-in). */
   readonly rawPathHosts: ReadonlySet<string>;
-  /** Canonical hosts with at least one route that takes `;` path parameters (issue 13 §5 opt-in). */
+  /** Canonical hosts with at least one route that takes `;` path parameters (opt-in, docs/decisions.md §1). */
   readonly pathParameterHosts: ReadonlySet<string>;
   /** Canonical hosts that are svc's own services. */
   readonly internalHosts: ReadonlyMap<string, 'authenticate' | 'forward_auth'>;

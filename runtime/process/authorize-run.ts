@@ -1,5 +1,5 @@
 /**
- * `svc run` with `services: authorize` (spec 1.3, 4 rule 2, docs/distributed.md): decides route
+ * `svc run` with `services: authorize` (docs/distributed.md): decides route
  * policies for proxies over gRPC on `grpc_address`, and nothing else: no HTTP listener (TCP health
  * checks only; the metrics listener, when set, serves `/metrics`, `/healthz` and `/readyz`). Sessions
  * are read from the data broker service (`databroker_service_url(s)`). Reloads follow the config as

@@ -7,7 +7,7 @@
  * generation and answers, and the primary commits only when every worker accepted (two phases), so
  * the workers never serve different plans and never one the primary did not accept. A worker that
  * dies is replaced and gets the committed plan. The session store lives in the primary (the one
- * in-memory data broker of spec 2.6, or the Redis client): workers reach it over the cluster IPC
+ * in-memory data broker (docs/scale-out.md), or the Redis client): workers reach it over the cluster IPC
  * channel (runtime/databroker/ipc-store.ts).
  * The worker side is runtime/process/worker.ts, which loads no compiler code.
  */
@@ -65,7 +65,7 @@ export async function runPrimary(
   const count = Math.max(1, options.workers ?? availableParallelism());
   let stopping = false;
   let port = 0;
-  // Spec 2.6 rule 4, one key per svc: without signing_key every worker signs with this one.
+  // One key per svc (docs/authentication.md "Identity for upstreams"): without signing_key every worker signs with this one.
   const ephemeralKey = lazyEphemeralKey(options.log);
   const keyFor = (p: PlanEnvelope) => (p.body.settings.identity.signingKey ? {} : { ephemeralKey: exportEphemeralKey(ephemeralKey()) });
 
@@ -80,7 +80,7 @@ export async function runPrimary(
   const opened = openObservedStore(committed.body.settings, metrics?.store ?? options.storeObserver, options.log, metrics?.grpc);
   const sessions = opened.store;
   const storeService = serveStoreToWorkers(sessions, cluster);
-  // The identity manager runs here, where the store is held, never in a worker (spec 2.4). It follows
+  // The identity manager runs here, where the store is held, never in a worker (docs/authentication.md "Keeping sessions fresh"). It follows
   // the committed plan: its provider client is built here from that plan, as a worker builds its own.
   let auth: AuthState | undefined;
   const idmSettings = (): IdentityManagerSettings => {
@@ -96,7 +96,7 @@ export async function runPrimary(
     return managerSettings(auth);
   };
   const { manager } = startIdentityManager(sessions, idmSettings, options, usesRemoteDatabroker(committed.body.settings));
-  // Spec 1.4: the data broker is also served over gRPC, from here where the store is held (before
+  // The data broker is also served over gRPC, from here where the store is held (before
   // any worker is forked: a listener that cannot bind stops svc at start).
   let grpc: DatabrokerGrpc | undefined;
   if (!usesRemoteDatabroker(committed.body.settings) && isSessionDirectory(sessions)) {

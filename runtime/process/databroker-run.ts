@@ -1,7 +1,7 @@
 /**
- * `svc run` with `services: databroker` (spec 1.3, docs/distributed.md): serves the session store
+ * `svc run` with `services: databroker` (docs/distributed.md): serves the session store
  * (memory or Redis, `databroker_storage_type`) over gRPC on `grpc_address`, and nothing else: no
- * HTTP listener. The identity manager runs here, where the store is held (spec 2.4); the metrics
+ * HTTP listener. The identity manager runs here, where the store is held (docs/authentication.md "Keeping sessions fresh"); the metrics
  * listener (`metrics_address`) serves its figures, readiness (this process can serve: never its store,
  * which every replica shares) and liveness with the store's state. Reloads follow the config as in
  * all-in-one mode (the identity provider settings the identity manager uses); a reload that changes

@@ -58,7 +58,7 @@ export type IdentityManagerTuning = Pick<IdentityManagerOptions, 'leaseTtlMs' | 
  * The identity manager of a process holding a session store (the single `svc run` process, the
  * cluster primary, the data broker role), with the refresher it shares with the request path; none
  * when the store cannot list sessions and hold a lease, or is a data broker service's (`remote`: the
- * data broker role runs the manager where the sessions are; spec 2.4).
+ * data broker role runs the manager where the sessions are; docs/authentication.md "Keeping sessions fresh").
  */
 export function startIdentityManager(
   sessions: SessionStore,
@@ -81,7 +81,7 @@ export interface Running {
   readonly store: ServedStore;
   /** The session store this process uses (the data broker: memory, Redis, or a data broker service's client). */
   readonly sessions: SessionStore;
-  /** The identity manager (its figures are spec §6 metrics); undefined when the store cannot hold one. */
+  /** The identity manager (its figures are metrics: docs/observability.md "Metric reference"); undefined when the store cannot hold one. */
   readonly identityManager: IdentityManager | undefined;
   readonly listening: Listening;
   /** The data broker served over gRPC (`grpc_address`), unless this process uses a data broker service. */
@@ -181,7 +181,7 @@ export async function run(options: RunOptions): Promise<Running> {
     ...(autocert ? { managed: autocert } : {}),
   });
   const store = (served = generations.store);
-  // One memory data broker per process (spec 2.6), unless the caller gives the store; with metrics
+  // One memory data broker per process (docs/scale-out.md), unless the caller gives the store; with metrics
   // it is timed here (storage_operation_duration_ms) and probed for readiness.
   const opened = options.sessionStore ? undefined : openObservedStore(plan.body.settings, metrics?.store ?? options.storeObserver, options.log, metrics?.grpc);
   const sessions: SessionStore = options.sessionStore ?? opened!.store;
@@ -196,7 +196,7 @@ export async function run(options: RunOptions): Promise<Running> {
   let grpc: DatabrokerGrpc | undefined;
   let authorizer: RemoteAuthorizer | undefined;
   try {
-    // Spec 1.4: the all-in-one process also serves its data broker over gRPC (for tools and extra
+    // The all-in-one process also serves its data broker over gRPC (for tools and extra
     // proxies), unless it is itself a client of a data broker service.
     if (!usesRemoteDatabroker(plan.body.settings) && isSessionDirectory(sessions)) {
       grpc = await serveDatabrokerGrpc(plan.body, sessions, {

@@ -177,7 +177,7 @@ export async function runWorker(options: WorkerOptions): Promise<ServingWorker> 
   }
   generations = served = g;
   autocertOf = autocert;
-  // Sessions live in the primary's one store (spec 2.6); this worker reaches it over IPC.
+  // Sessions live in the primary's one store (docs/scale-out.md); this worker reaches it over IPC.
   const sessionStore = new WorkerStore();
   // The proxy role: each worker asks the authorize service itself and keeps its own decision cache.
   const authorizer = plan.body.settings.mode.services === 'proxy' ? openAuthorizer(plan.body.settings, sessionStore, { ...(metrics ? { observer: metrics.grpc } : {}), ...(options.log ? { log: options.log } : {}) }) : undefined;

@@ -154,7 +154,7 @@ export function admit(gen: ServedGeneration, entry: Entry, options: GateOptions,
 
   const tls = gen.tls;
   const socket = tls ? (entry.socket as TLSSocket | undefined) : undefined;
-  // Spec §7: a request for a host this connection's certificate does not cover (HTTP/2 connection
+  // docs/decisions.md §9: a request for a host this connection's certificate does not cover (HTTP/2 connection
   // coalescing) is misdirected; the client retries on a new connection.
   if (tls && socket && host !== '' && !tls.servesHost(socket, host)) return then(REFUSED_MISDIRECTED);
 

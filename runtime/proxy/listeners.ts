@@ -49,7 +49,7 @@ export interface ServeOptions extends Omit<HandlerOptions, 'scheme' | 'authn' | 
   readonly storeOutageGraceMs?: number;
   /** Counts the requests served from that grace (`svc_sessions_served_stale_total`). */
   readonly graceObserver?: GraceObserver;
-  /** Told every storage operation of the store this process opens (spec §6 figures). */
+  /** Told every storage operation of the store this process opens (figures of docs/observability.md "Metric reference"). */
   readonly storeObserver?: StoreObserver;
   /** Pending ACME challenges to answer (`autocert`): TLS-ALPN-01 here, HTTP-01 on the redirect listener. */
   readonly acmeChallenges?: ChallengeResponder;
@@ -168,7 +168,7 @@ export async function serve(store: ServedStore, options: ServeOptions = {}): Pro
   const settings = store.current.plan.body.settings;
   const insecure = settings.server.insecure;
   // The plan's store (one memory data broker per process, or the shared Redis) unless `svc run` or
-  // the cluster primary provides it (spec 2.6). Its storage settings are fixed while svc runs (storageChange).
+  // the cluster primary provides it (docs/scale-out.md). Its storage settings are fixed while svc runs (storageChange).
   const sessions = options.sessionStore ?? openSessionStore(settings, { ...(options.storeObserver ? { observer: options.storeObserver } : {}), ...(options.log ? { log: options.log } : {}) });
   const authn = new Authn(sessions, { scheme: insecure ? 'http' : 'https', ...(options.log ? { log: options.log } : {}), ...(options.sessionRefresher ? { refresher: options.sessionRefresher } : {}), ...(options.storeOutageGraceMs !== undefined ? { storeOutageGraceMs: options.storeOutageGraceMs } : {}), ...(options.graceObserver ? { graceObserver: options.graceObserver } : {}) });
 
@@ -269,7 +269,7 @@ export async function serve(store: ServedStore, options: ServeOptions = {}): Pro
     const challenges = options.acmeChallenges;
     redirect = createServer(serverOptions(settings), (req, res) => {
       if (challenges && answerHttp01(challenges, req, res)) return;
-      // Spec: http → https on the same host, path and query, from the canonical target (redirect.ts).
+      // http → https on the same host, path and query, from the canonical target (redirect.ts).
       const location = httpsRedirectLocation(req.url ?? '/', req.headers.host, address.port);
       if (location === null) {
         res.writeHead(400, { connection: 'close' }).end();

@@ -1,6 +1,6 @@
 /**
  * The PROXY protocol, versions 1 and 2 (haproxy.org proxy-protocol.txt), for `use_proxy_protocol`
- * (spec §2.3: *require* the header on incoming connections). The header is read from the raw TCP
+ * (the PROXY protocol specification, haproxy.org proxy-protocol.txt §2.3: *require* the header on incoming connections). The header is read from the raw TCP
  * socket before TLS or HTTP sees a byte; the bytes after it are pushed back (`unshift`) for the
  * TLS/HTTP server the socket is then handed to.
  *
@@ -35,7 +35,7 @@ export type ParseResult =
 
 const V1_PREFIX = Buffer.from('PROXY ', 'latin1');
 const V2_SIGNATURE = Buffer.from([0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51, 0x55, 0x49, 0x54, 0x0a]);
-/** A v1 line is at most 107 bytes with its CRLF (spec §2.1). */
+/** A v1 line is at most 107 bytes with its CRLF (proxy-protocol.txt §2.1). */
 const V1_MAX = 107;
 /** Default cap for a v2 header with its TLVs; the format allows up to 16 + 65535. */
 export const DEFAULT_MAX_HEADER_BYTES = 4096;
@@ -112,7 +112,7 @@ function parseV2(buf: Buffer, maxBytes: number): ParseResult {
   if (cmd === 0) return { status: 'done', info: { local: true }, length };
   const family = famProto >> 4;
   const proto = famProto & 0x0f;
-  // UNSPEC and UNIX carry no IP address: the receiver uses the real connection (spec §2.2).
+  // UNSPEC and UNIX carry no IP address: the receiver uses the real connection (proxy-protocol.txt §2.2).
   if (family === 0 || family === 3) return { status: 'done', info: { local: true }, length };
   if (proto !== 1) return invalid('v2 transport is not STREAM');
   const a = buf.subarray(16, length);

@@ -1,5 +1,5 @@
 /**
- * What each role of a split deployment answers (spec 1.3, docs/distributed.md): the proxy serves
+ * What each role of a split deployment answers (docs/distributed.md): the proxy serves
  * routes and svc's own endpoints on route hosts (the sign-in hand-off, sign-out, forward auth), never
  * the authenticate service's; the authenticate service serves only its own host's endpoints
  * (sign-in, callback, sign-out, user info, JWKS) and no route. Anything else is 404, as a request

@@ -5,13 +5,13 @@
  * the route enables that protocol (`allow_websockets`, `allow_spdy`), never before authorization
  * (docs/security.md S20). `h2c` and any other protocol are refused.
  *
- * Smuggling discipline (issue 13 §1): svc writes its own request head to the upstream first and
+ * Smuggling discipline (docs/security.md S21): svc writes its own request head to the upstream first and
  * relays nothing from the client until the upstream has answered `101`. Any other answer is given to
  * the client as a plain response and the connection closes: it never becomes a tunnel, so bytes the
  * client sent behind its upgrade request are never read upstream as a request of their own.
  *
  * The route's timeout bounds the handshake and the tunnel's life, its idle timeout the silence; the
- * global timeouts do not apply (spec 2.7 `allow_websockets`).
+ * global timeouts do not apply (`allow_websockets`, docs/running.md "Websockets and SPDY").
  */
 import { randomUUID } from 'node:crypto';
 import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';

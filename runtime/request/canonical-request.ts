@@ -12,7 +12,7 @@
  *    (`A-Z a-z 0-9 - . _ ~`) are decoded (so `%2e%2e` is `..`, S06); every other escape is kept with
  *    upper-case hex;
  *    a raw `;` in the path (a path parameter, `/admin;x`, `/..;/admin`, which Java and some Node
- *    servers strip before routing) is refused too (issue 13 §5);
+ *    servers strip before routing) is refused too (docs/decisions.md §1);
  * 3. runs of `/` are merged into one (S08);
  * 4. dot segments are removed as RFC 3986 §5.2.4 does; `..` never climbs above the root.
  * The query is kept verbatim (after the checks of step 1 and the escape checks of step 2 minus the
@@ -49,7 +49,7 @@ export interface CanonicalOptions {
   readonly keepForbiddenEscapes?: boolean;
   /**
    * Keep a raw `;` in the path instead of refusing the target: the form routes with
-   * `allow_path_parameters` match on and forward (issue 13 §5 opt-in).
+   * `allow_path_parameters` match on and forward (opt-in, docs/decisions.md §1).
    */
   readonly keepPathParameters?: boolean;
   /**
@@ -210,7 +210,7 @@ export function removeDotSegments(path: string): string {
  * Re-normalizes a path after rewrites and the `to` join (docs/decisions.md §6 step 5, docs/architecture.md §2.2):
  * runs of `/` are merged, as the canonical request merges them; `undefined` when a segment is a dot
  * segment (`.` or `..`, a dot also written `%2E`/`%2e`), which an upstream would resolve to a path
- * other than the one svc matched and judged (issue 13 §4). One scan, no allocation for a path that is
+ * other than the one svc matched and judged (docs/decisions.md §6). One scan, no allocation for a path that is
  * already normal (nearly every request).
  */
 export function renormalizedPath(path: string): string | undefined {

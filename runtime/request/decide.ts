@@ -24,7 +24,7 @@ export interface DecideOptions {
    */
   readonly reasons?: boolean;
   /**
-   * The load balancer (issue 4): picks the upstream of an allowed forward request (an index into
+   * The load balancer (docs/running.md "Load balancing and health"): picks the upstream of an allowed forward request (an index into
    * the route's `to` list), or `undefined` when none is healthy (→ 503 `no-healthy-upstream`).
    * Without it the request's `upstreamSample` picks by weight.
    */
@@ -52,7 +52,7 @@ export type PolicyOracle = (route: CompiledRoute, input: PolicyInput) => { reado
 
 /**
  * A request's canonical form (docs/architecture.md §2.2), or the 400 decision for a request that has none.
- * `rawForm`: the S07 opt-in form (forbidden escapes kept), `pathParameters`: the issue 13 §5 opt-in
+ * `rawForm`: the S07 opt-in form (forbidden escapes kept), `pathParameters`: the `allow_path_parameters` opt-in (docs/decisions.md §1)
  * form (a raw `;` kept); each is kept only when the route it reaches takes it.
  */
 export type Canonical = { readonly ok: true; readonly request: CanonicalRequest; readonly rawForm: boolean; readonly pathParameters: boolean } | { readonly ok: false; readonly decision: Decision & { readonly outcome: 'bad_request' } };
@@ -69,7 +69,7 @@ export function canonicalize(index: PlanIndex, request: Pick<DecisionRequest, 't
   const c = canonicalRequest(request.target, hostValues?.[0], request.scheme, { authority });
   if (c.ok) return { ok: true, request: c.request, rawForm: false, pathParameters: false };
   if ((c.problem === 'target-forbidden-escape' && index.rawPathHosts.size > 0) || (c.problem === 'target-path-parameter' && index.pathParameterHosts.size > 0)) {
-    // The opt-ins (S07, issue 13 §5): the raw form may reach a route that takes it; any other
+    // The opt-ins (S07, docs/decisions.md §1): the raw form may reach a route that takes it; any other
     // route still refuses it (`run`). Both kept at once, so a target using both is judged once.
     const raw = canonicalRequest(request.target, hostValues?.[0], request.scheme, { keepForbiddenEscapes: index.rawPathHosts.size > 0, keepPathParameters: index.pathParameterHosts.size > 0, authority });
     if (raw.ok) {

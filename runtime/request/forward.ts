@@ -44,11 +44,11 @@ export function upstreamRequest(index: PlanIndex, r: CompiledRoute, input: Forwa
 
   let path = r.rewritePath ? r.rewritePath(req.path) : req.path;
   if (!path.startsWith('/')) path = `/${path}`;
-  // Spec 2.7 rule 2, literally: the `to` path and the request path without its first slash.
+  // docs/decisions.md §6, literally: the `to` path and the request path without its first slash.
   if (upstream.path !== '') path = upstream.path + path.slice(1);
   // INVARIANT (one-canonical-request): what is forwarded is normal again after the string splices
   // (slashes merged, no dot segment) and stays under the route's forwarded prefix, so the upstream
-  // reads the path svc matched and judged (issue 13 §4).
+  // reads the path svc matched and judged (docs/decisions.md §6).
   const normal = renormalizedPath(path);
   if (normal === undefined || !normal.startsWith(r.forwardBases[input.upstreamIndex] ?? '/')) return null;
   path = normal;

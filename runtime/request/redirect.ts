@@ -1,5 +1,5 @@
 /**
- * The `Location` of a redirect route (spec 2.8, docs/decisions.md §7), built from the canonical
+ * The `Location` of a redirect route (docs/decisions.md §7), built from the canonical
  * request and the route's redirect options, never from other request headers; and the `Location`
  * of the http→https redirect listener (`http_redirect_addr`), built the same way.
  */

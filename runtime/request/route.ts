@@ -1,5 +1,5 @@
 /**
- * Route matching (spec 2.7, docs/decisions.md §2–3): svc's own endpoints first, then the routes
+ * Route matching (docs/decisions.md §2–3): svc's own endpoints first, then the routes
  * answering the canonical host, in listed order; the first whose path matcher holds wins.
  * INVARIANT (match-once): the route chosen here is the one whose policy is evaluated and whose
  * upstream is used; nothing downstream matches again (docs/security.md S11).

@@ -1,5 +1,5 @@
 /**
- * The identity manager's figures as they are counted (spec §6; read through {@link
+ * The identity manager's figures as they are counted (docs/observability.md "Metric reference"; read through {@link
  * IdentityFiguresCounter.figures} by the metrics exporter). Counters only grow; a timestamp is the
  * clock's time of the last event of its kind.
  */

@@ -1,5 +1,5 @@
 /**
- * The identity manager (spec 2.4, §6; docs/authentication.md "Keeping sessions fresh"): keeps the
+ * The identity manager (docs/authentication.md "Keeping sessions fresh"): keeps the
  * sessions of a store fresh in the background, not only when a request arrives.
  *
  * - Exactly one manager works at a time among all processes sharing a store: it holds the lease
@@ -121,7 +121,7 @@ export class IdentityManager {
     this.#counter = new IdentityFiguresCounter(this.#o.now);
   }
 
-  /** The figures of spec §6 (for the metrics exporter). */
+  /** The figures of docs/observability.md "Metric reference" (for the metrics exporter). */
   figures(): IdentityManagerFigures {
     return this.#counter.figures();
   }

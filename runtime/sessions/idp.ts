@@ -4,7 +4,7 @@
  * end-session URL. One `IdentityProvider` per plan generation; discovery runs on first use and is
  * retried after a failure, so svc starts even while the provider is down (sign-in then answers 503).
  *
- * Built-in provider names (spec 2.4) only supply defaults: the discovery base URL when
+ * Built-in provider names (docs/authentication.md "Sign-in") only supply defaults: the discovery base URL when
  * `idp_provider_url` is not set, and the scopes when `idp_scopes` is not set (docs/authentication.md).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
@@ -14,7 +14,7 @@ import { SvcError } from '../core/errors.ts';
 import { parseEmail } from '../policy/email.ts';
 import type { SessionRecord } from '../core/session-store.ts';
 
-/** Defaults of the built-in provider names (spec 2.4); `oidc` is the generic provider. */
+/** Defaults of the built-in provider names (docs/authentication.md "Sign-in"); `oidc` is the generic provider. */
 const PROVIDER_DEFAULTS: Readonly<Record<string, { readonly url: string | null; readonly scopes: readonly string[]; readonly switchPrompt: string }>> = {
   oidc: { url: null, scopes: ['openid', 'profile', 'email', 'offline_access'], switchPrompt: 'login' },
   // Google and Microsoft offer an account chooser (`select_account`); Google refuses `login`.
@@ -224,7 +224,7 @@ export class IdentityProvider {
     }
   }
 
-  /** The provider's end-session URL, when it has one (spec: sign-out calls it). */
+  /** The provider's end-session URL, when it has one (sign-out calls it: docs/authentication.md "Sign-out"). */
   async endSessionUrl(idToken: string | undefined, postLogoutRedirectUri: string): Promise<string | undefined> {
     let config: oidc.Configuration;
     try {

@@ -1,6 +1,6 @@
 /**
  * The server certificate store: every configured certificate pair of a plan, the SNI choice among
- * them, and self-signed certificates for service URLs none of them covers (spec §2.3, §7).
+ * them, and self-signed certificates for service URLs none of them covers (docs/running.md "TLS").
  *
  * Choice for an SNI name, first hit wins:
  * 1. a configured certificate with exactly that name (in configured order);
@@ -152,7 +152,7 @@ export class CertificateStore {
   /**
    * Whether the certificate chosen for a connection with SNI `servername` covers `host` (a `Host`
    * or `:authority`, port allowed). False means the request came over a connection coalesced for
-   * another name (HTTP/2 connection reuse) and is answered 421 Misdirected Request (spec §7).
+   * another name (HTTP/2 connection reuse) and is answered 421 Misdirected Request (docs/running.md "TLS").
    */
   servesHost(servername: string | false | null | undefined, host: string): boolean {
     const h = bareHost(host);

@@ -1,5 +1,5 @@
 /**
- * Client-certificate verification (spec §2.3 `client_ca`/`client_crl`, §2.7
+ * Client-certificate verification (docs/running.md "TLS": `client_ca`/`client_crl`,
  * `tls_downstream_client_ca`, §5.5). The global `client_ca` applies to every route; a route's
  * `tls_downstream_client_ca` replaces it for that route; `client_crl` revokes certificates of
  * whichever CA signed it.
@@ -272,7 +272,7 @@ export class ClientTrust {
  * The certificate chain a TLS peer presented: its certificate, then the issuers Node reports.
  * Empty when it presented none. On the server side Node reports the client's certificate only,
  * not the intermediates the client sent, so a client CA that signs through an intermediate must
- * list that intermediate in `client_ca` / `tls_downstream_client_ca` (as spec §2.5 asks for
+ * list that intermediate in `client_ca` / `tls_downstream_client_ca` (as docs/configuration.md "Settings" asks for
  * `certificate_authority`).
  */
 function peerCertificateChain(socket: TLSSocket): X509Certificate[] {

@@ -1,6 +1,6 @@
 /**
  * Host names as TLS sees them: which certificate names cover a host, and which hosts svc serves
- * (the names that get a self-signed certificate when no configured one matches, spec §7).
+ * (the names that get a self-signed certificate when no configured one matches, docs/running.md "TLS").
  */
 import type { PlanBody } from '../../compiler/plan/types.ts';
 import { isIP } from 'node:net';

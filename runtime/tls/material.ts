@@ -21,7 +21,7 @@ export interface TlsMaterial {
 }
 
 /**
- * The TLS part of a generation: its material, and the connection checks of spec §7 and §5.5 that a
+ * The TLS part of a generation: its material, and the connection checks (docs/running.md "TLS") that a
  * request makes against it (the generation's, not whatever is newest when the request is checked).
  */
 export interface ListenerTls {
@@ -103,7 +103,7 @@ function certificateNameWarnings(body: PlanBody, material: TlsMaterial, options:
   }
 }
 
-/** ALPN protocols offered for `codec_type` (spec §2.5): `auto` lets the client choose. */
+/** ALPN protocols offered for `codec_type` (docs/configuration.md "Settings"): `auto` lets the client choose. */
 export function alpnProtocols(codecType: PlanSettings['server']['codecType']): string[] {
   switch (codecType) {
     case 'http1':

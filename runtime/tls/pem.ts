@@ -5,7 +5,7 @@
  * Two modes:
  * - `load` (the plan is being started): keys go through `resolvePem`, which refuses a key whose
  *   fingerprint changed since the plan was compiled (docs/architecture.md §1);
- * - `reload` (a watched TLS file changed on disk, spec §1.5 "TLS files referenced by the
+ * - `reload` (a watched TLS file changed on disk, docs/running.md "TLS": "TLS files referenced by the
  *   configuration are reloaded automatically"): `file` sources and `file:` key references are read
  *   as they now are. Rotating a certificate and its key in place is the very change this mode
  *   exists for, so the compile-time fingerprint cannot apply; env and inline values cannot change

@@ -1,5 +1,5 @@
 /**
- * Self-signed certificates for service URLs that no configured certificate matches (spec §7:
+ * Self-signed certificates for service URLs that no configured certificate matches (docs/running.md "TLS":
  * "a self-signed certificate is generated and served"). Generated lazily, once per name, with an
  * ECDSA P-256 key; the cache is shared across reloads of the TLS files, since a generated
  * certificate depends on nothing but its name.

@@ -2,7 +2,7 @@
  * The X.509 library, loaded once and configured: `@peculiar/x509` over Node's WebCrypto.
  *
  * Why this library: Node's `X509Certificate` reads certificates but can neither create one (needed
- * for the self-signed certificate of spec §7) nor read a CRL (needed for `client_crl`).
+ * for the self-signed certificate of docs/running.md "TLS") nor read a CRL (needed for `client_crl`).
  * `@peculiar/x509` does both with one maintained, typed code base (ECDSA P-256 included), where
  * `selfsigned` only generates and `pkijs` needs hand-assembled ASN.1 for the same work.
  * It depends on tsyringe, which requires the `reflect-metadata` polyfill to be loaded first;

@@ -50,7 +50,7 @@ export function openPool(route: Route, upstream: Upstream, options: PoolOptions 
 }
 
 /**
- * The TLS material of a route's upstream connections (spec 2.7): `tls_custom_ca` replaces the trust
+ * The TLS material of a route's upstream connections (docs/configuration.md "Route fields"): `tls_custom_ca` replaces the trust
  * store; else the global `certificate_authority` is added to the system roots; `tls_client_cert`
  * and `tls_client_key` authenticate svc to the upstream. Throws when a file cannot be read.
  */

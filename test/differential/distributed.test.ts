@@ -1,5 +1,5 @@
 /**
- * All-in-one ≡ distributed (issue 16): for generated (config, requests, identities), the decision the
+ * All-in-one ≡ distributed: for generated (config, requests, identities), the decision the
  * all-in-one core makes equals the one the proxy role makes by asking a real authorize service over
  * gRPC (runtime/authorize/: the proxy's client with its decision cache, the service reading the
  * session from a store), for every request, asked first (a cache miss) and then again in another

@@ -1,5 +1,5 @@
 /**
- * The access line of `svc run` as an operator greps it (issue 15): host, path without the query,
+ * The access line of `svc run` as an operator greps it: host, path without the query,
  * route, status, bytes, upstream, trusted client address, decision and plan; a failed upstream is a
  * warn line; a websocket logs on open and on close with its bytes.
  */

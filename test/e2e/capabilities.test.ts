@@ -1,5 +1,5 @@
 /**
- * Regression (issue 12): settings svc run does not implement were accepted and silently ignored
+ * Regression: settings svc run does not implement were accepted and silently ignored
  * (`dp_admin_address`, `services`, the gRPC listener).
  * Now `svc run` refuses to start on them, one error per setting naming it and where it was set,
  * whether it serves a config, a plan compiled from one, or runs workers; a reload to such a config

@@ -93,7 +93,7 @@ describe('sessions across svc run --workers 2', () => {
     expect(before.size).toBe(2);
     for (const statuses of before.values()) expect(new Set(statuses)).toEqual(new Set([200]));
 
-    // Without signing_key, svc has one ephemeral key (spec 2.6 rule 4), logged once: both workers
+    // Without signing_key, svc has one ephemeral key (docs/authentication.md "Identity for upstreams"), logged once: both workers
     // sign the upstream's identity assertions with it.
     const logged = [...svc!.stdout().matchAll(/"msg":"no signing_key: signing identity assertions with an ephemeral key"[^\n]*"publicKey":"([^"]+)"/g)].map((m) => m[1]!);
     expect(logged).toHaveLength(1);

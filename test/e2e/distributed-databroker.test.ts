@@ -1,5 +1,5 @@
 /**
- * Distributed mode, first part (issue 16): two real `svc run` processes on loopback from one config
+ * Distributed mode, first part: two real `svc run` processes on loopback from one config
  * file — the data broker (`SERVICES=databroker`: gRPC only, no HTTP listener) and an all-in-one
  * proxy that keeps its sessions there (`databroker_service_url`) — with a real OIDC provider.
  * Signed in through the proxy, the session outlives a proxy restart; the data broker killed → 503 on
@@ -101,7 +101,7 @@ describe('a data broker process and a proxy using it over gRPC (plaintext)', () 
     let broker = await d.startBroker();
     expect(broker.log()).toMatch(/"msg":"listening","services":"databroker","grpcAddress":"127\.0\.0\.1:\d+"/);
     let proxy = await d.startProxy();
-    // The service label of the logs (spec 1.9): svc-databroker for the role, svc all-in-one.
+    // The service label of the logs (docs/observability.md): svc-databroker for the role, svc all-in-one.
     expect(broker.log()).toMatch(/"service":"svc-databroker","msg":"listening"/);
     expect(broker.log()).not.toMatch(/"service":"svc"/);
     expect(proxy.log()).toMatch(/"service":"svc","msg":"listening"/);

@@ -1,5 +1,5 @@
 /**
- * Distributed mode (issue 16): the four roles as four real `svc run` processes on loopback, from
+ * Distributed mode: the four roles as four real `svc run` processes on loopback, from
  * one config file, the role from `SERVICES`: the data broker, the authorize service, the
  * authenticate service on `authenticate.localhost`, and proxies on `app.localhost`, with a real
  * OpenID provider and a real upstream. Started in the "wrong" order (proxy first): order does not

@@ -1,5 +1,5 @@
 /**
- * No secret in the logs (issue 15): a full sign-in against a real OpenID provider, with every log
+ * No secret in the logs: a full sign-in against a real OpenID provider, with every log
  * setting at `debug` and every request traced, writes no configured secret, cookie, token, code or
  * query string, in any line svc writes (its own lines, access lines, the compiler's warnings) or
  * any span it exports; the sign-in callback is a span of its own.

@@ -1,5 +1,5 @@
 /**
- * Metrics of the Redis session store (spec §6 `redis_*`, `storage_operation_duration_ms`) against a
+ * Metrics of the Redis session store (docs/observability.md "Metric reference" `redis_*`, `storage_operation_duration_ms`) against a
  * real redis-server: the pool figures, the wait counter and `svc_redis_up` follow an outage and the recovery, storage
  * operations are timed with `backend="redis"`, and readiness (`/readyz`) does not fail while Redis is down
  * (every replica shares it: test/e2e/readiness.test.ts).

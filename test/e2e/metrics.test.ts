@@ -1,5 +1,5 @@
 /**
- * The metrics listener of `svc run` (spec §4 "Metrics", §6): Basic authentication (401 cases), the
+ * The metrics listener of `svc run` (docs/observability.md "The metrics listener"): Basic authentication (401 cases), the
  * exposition (every name prefixed `svc_`, the `service` label, bounded labels), the reload metrics
  * on good and bad reloads, health endpoints, and what a reload may change. In process, plain HTTP;
  * TLS is test/e2e/metrics-tls.test.ts, a real Prometheus test/e2e/metrics-prometheus.test.ts.
@@ -179,12 +179,12 @@ describe('the metrics listener', () => {
     const file = join(cfg.dir, 'exposition.txt');
     writeFileSync(file, body);
     // promtool parses the exposition, then lints it. The only finding allowed: the `_ms` unit in the
-    // names spec §6 gives (`http_server_request_duration_ms`, …), which svc keeps as the contract.
+    // names docs/observability.md "Metric reference" gives (`http_server_request_duration_ms`, …), which svc keeps as the contract.
     const out = execFileSync('sh', ['-c', 'promtool check metrics < "$1" 2>&1; echo "exit $?"', 'sh', file], { encoding: 'utf8' });
     const lines = out.trim().split('\n');
     expect(lines.pop()).toMatch(/^exit [03]$/);
     const SPEC_MS = /^svc_(http_(server|client)_request_duration_ms|grpc_(server|client)_request_duration_ms|storage_operation_duration_ms|redis_wait_duration_ms_total) metric names should not contain abbreviated units$/;
     expect(lines.filter((l) => !SPEC_MS.test(l))).toEqual([]);
-    expect(lines.length).toBeGreaterThan(0); // the linter did run over the spec names
+    expect(lines.length).toBeGreaterThan(0); // the linter did run over the documented names
   });
 });

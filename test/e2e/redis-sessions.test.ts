@@ -1,5 +1,5 @@
 /**
- * Scale-out (issue 14): two `svc run` processes on different loopback addresses (127.0.0.1 and
+ * Scale-out: two `svc run` processes on different loopback addresses (127.0.0.1 and
  * 127.0.0.2, the same port) share one redis-server and a real OIDC provider. A session made on one
  * is used on the other; a sign-out on the other is refused by the first within a second; both
  * restart and the session lives on; Redis killed → 503 on protected routes and forward-auth, 200 on

@@ -122,7 +122,7 @@ describe('svc run: forwarding and answers', () => {
     // The decision's sign-in link, with its parameters signed by the runtime (S05).
     const signIn = new URL(String(browser.headers['location']));
     expect(`${signIn.origin}${signIn.pathname}`).toBe('https://auth.example.com/.svc/sign_in');
-    // …and bound to this browser (issue 13 §2): the hash of the binding cookie set with the redirect.
+    // …and bound to this browser: the hash of the binding cookie set with the redirect.
     expect([...signIn.searchParams.keys()]).toEqual(['svc_redirect_uri', 'svc_binding', 'svc_expiry', 'svc_signature']);
     expect([browser.headers['set-cookie'] ?? []].flat().some((c) => c.startsWith('_svc_bind_'))).toBe(true);
     expect(signIn.searchParams.get('svc_redirect_uri')).toBe('https://app.example.com/x');

@@ -1,5 +1,5 @@
 /**
- * Graceful stop of `svc run` as operators run it (a real child process; issue 15): SIGTERM lets a
+ * Graceful stop of `svc run` as operators run it (a real child process): SIGTERM lets a
  * request in flight finish (the client gets its whole 200, svc exits 0), a request still running at
  * the drain deadline is cut and logged as cut (499, never 200), a second signal exits at once; the
  * same with `--workers 2`.

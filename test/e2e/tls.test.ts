@@ -1,6 +1,6 @@
 /**
  * The HTTPS listener end to end: certificates chosen by SNI, a self-signed certificate for a served
- * host no certificate covers (spec §7), 421 for a request whose host the connection's certificate
+ * host no certificate covers (docs/running.md "TLS"), 421 for a request whose host the connection's certificate
  * does not cover, 495 for a route requiring a client certificate, and the PROXY protocol in front
  * of a listener (the PROXY source is the client address; no header, no connection).
  */

@@ -38,7 +38,7 @@ const HOST_HEADER_NAMES = ['x-target', 'X-Target', 'x-forwarded-host', 'host'] a
 export const USERS = ['u-alice', 'u-bob', 'u-carol', 'admin'] as const;
 export const EMAILS = [
   'alice@example.com', 'bob@corp.example', 'carol@example.com', 'x@y@example.com', 'no-at-sign', 'Alice@Example.com',
-  // Issue 13 §3: not one address (no email at all), and a mixed-case domain.
+  // docs/security.md S53: not one address (no email at all), and a mixed-case domain.
   'x@evil.example@corp.example', '"x@evil.example"@corp.example', 'a@corp.example.', 'a..b@corp.example', 'Bob@CORP.Example',
 ] as const;
 export const GROUPS = ['admins', 'ops', 'team-blue', 'team-red', 'contractors'] as const;

@@ -313,7 +313,7 @@ function upstreamPath(route: Route, upstream: Upstream, path: string): string | 
   else if (route.rewrite.regex !== null) p = substituteAll(route.rewrite.regex.pattern, route.rewrite.regex.substitution, p);
   if (!p.startsWith('/')) p = `/${p}`;
   const t = upstream.path;
-  const joined = t === '' ? p : t + p.slice(1); // spec 2.7 rule 2, literally
+  const joined = t === '' ? p : t + p.slice(1); // docs/decisions.md §6, literally
   // Step 5: the forwarded prefix is what steps 1-4 give for the rest `/` (or `` after a prefix).
   const rewrite = route.rewrite.prefixRewrite;
   let base = rewrite === null ? '/' : rewrite.startsWith('/') ? rewrite : `/${rewrite}`;

@@ -1,5 +1,5 @@
 /**
- * Issue 13 §7, availability: requests a client can shape so that svc fails them all, or holds them
+ * Availability (docs/security.md S57): requests a client can shape so that svc fails them all, or holds them
  * open forever. Rules:
  * - `Expect: 100-continue` is answered by svc at the door, after the gate admitted the request (a
  *   refused request gets its final answer and no `100 Continue`), and the body is forwarded without

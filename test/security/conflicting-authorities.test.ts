@@ -1,5 +1,5 @@
 /**
- * Issue 13 §6, conflicting authorities. Rule (docs/decisions.md §1, canonical-request.ts
+ * Conflicting authorities (docs/security.md S52). Rule (docs/decisions.md §1, canonical-request.ts
  * one-authority): a request has one authority, read from one place — an absolute-form target's,
  * else HTTP/2's `:authority`, else `Host` — and a `Host` beside it naming another host (after
  * normalization of case and default port) is refused with 400, never read instead and never

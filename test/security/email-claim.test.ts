@@ -1,5 +1,5 @@
 /**
- * Issue 13 §3, the email claim trusted as it comes: against a real `svc run` on loopback with the
+ * The email claim trusted as it comes (docs/security.md S53): against a real `svc run` on loopback with the
  * real OpenID provider (oidc-provider, demo/dev-idp.ts) issuing the ID tokens, and an echo upstream.
  *
  * The rule (docs/policy.md "Emails", docs/authentication.md "Emails"): an email counts for policy,

@@ -1,5 +1,5 @@
 /**
- * Issue 13 §4 against a real `svc run` and a real upstream that reports the raw path it received:
+ * docs/security.md S54, against a real `svc run` and a real upstream that reports the raw path it received:
  * a rewrite or the `to` join must not turn the canonical path back into one with dot or empty
  * segments, which the upstream would resolve to a path policy never judged (docs/decisions.md §6
  * step 5). The rule checked for every variant: a request is either refused with 400, or the path

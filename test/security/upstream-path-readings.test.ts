@@ -1,5 +1,5 @@
 /**
- * Issue 13 §5 against a real `svc run` and a real upstream that reports the raw path it received:
+ * docs/security.md S55, against a real `svc run` and a real upstream that reports the raw path it received:
  * paths an upstream reads differently from svc must not reach the public catch-all behind a
  * restricted prefix. Java (`;` path parameters, `/..;/`) and case-insensitive servers read
  * `/admin;x`, `/..;/admin` and `/ADMIN` as `/admin`. The rules checked: a raw `;` in the path is

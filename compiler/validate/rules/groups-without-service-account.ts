@@ -5,9 +5,9 @@ import { fieldKeySpan, fieldPath, fieldSpan, isGiven } from './helpers.ts';
 
 /**
  * `groups-without-service-account` (warning): a route policy uses `groups` but
- * `idp_service_account` is not set, so group data is missing and group rules never match (spec
- * section 7). Not reported for the generic `oidc` provider, which may send groups as a claim and
- * then needs no service account (spec 2.4), nor when no `idp_provider` is configured here (a split
+ * `idp_service_account` is not set, so group data is missing and group rules never match
+ * (docs/authentication.md). Not reported for the generic `oidc` provider, which may send groups as a claim and
+ * then needs no service account (docs/authentication.md), nor when no `idp_provider` is configured here (a split
  * proxy-only config). One report per route, at `allowed_groups` if it uses that, else `policy`.
  */
 export const groupsWithoutServiceAccount: ValidationRule = {

@@ -54,7 +54,7 @@ import { tracingEndpointMissing } from './tracing-endpoint-missing.ts';
  * before the final sort by location). Settings first, then routes roughly in field order.
  */
 export const RULES: readonly ValidationRule[] = [
-  // settings (spec 2.3 to 2.6, section 7)
+  // settings (docs/configuration.md "Settings")
   controlCharacter,
   noCertificates,
   missingRequiredSetting,
@@ -69,7 +69,7 @@ export const RULES: readonly ValidationRule[] = [
   groupsWithoutServiceAccount,
   forwardAuthCallerUnauthenticated,
   autocertWildcardHost,
-  // routes (spec 2.7 to 2.9)
+  // routes (docs/configuration.md "Route fields", docs/policy.md)
   routeFromHasPath,
   routeFromScheme,
   routeFromWildcardHost,

@@ -20,7 +20,7 @@ interface Requirement {
 /** A fresh random 32-byte secret, base64: what `shared_secret` and `cookie_secret` take. */
 const RANDOM_SECRET = (variable: string, note: string) => `\`export ${variable}="$(head -c32 /dev/urandom | base64)"\` (${note})`;
 
-/** Requirements by mode, from the "required" column of spec 2.3 to 2.6. */
+/** Requirements by mode, from docs/configuration.md "Settings". */
 const REQUIREMENTS: readonly Requirement[] = [
   {
     key: 'shared_secret',
@@ -69,7 +69,7 @@ export const missingRequiredSetting: ValidationRule = {
     if (runsAuthenticate && input.config['idp_provider'] === 'oidc' && !isGiven(input.config, 'idp_provider_url')) {
       r.report(MissingRequiredSetting, spanOf(input, 'idp_provider'), { key: 'idp_provider_url', why: 'when `idp_provider` is `oidc`' }, 'idp_provider_url');
     }
-    // `autocert_dir` is required with autocert (spec 2.3); lowering defaults it from the
+    // `autocert_dir` is required with autocert (docs/autocert.md "Settings"); lowering defaults it from the
     // environment, so it is missing only when that default is unavailable too.
     if (input.body.settings.autocert.enabled && input.body.settings.autocert.dir === null && !isGiven(input.config, 'autocert_dir')) {
       r.report(MissingRequiredSetting, spanOf(input, 'autocert'), { key: 'autocert_dir', why: 'when `autocert` is true and neither `XDG_DATA_HOME` nor `HOME` is set' }, 'autocert_dir');

@@ -7,7 +7,7 @@ const CERTIFICATE_KEYS = ['certificates', 'certificate', 'certificate_file', 'ce
 
 /**
  * `no-certificates`: without a certificate, `insecure_server` or `autocert` the service has nothing
- * to serve TLS with (spec section 7). Not reported when a certificate setting is written but did
+ * to serve TLS with (docs/running.md "TLS"). Not reported when a certificate setting is written but did
  * not lower (its own diagnostic says why). Located at `insecure_server: false` when written, else
  * nowhere in particular (the problem is an absence).
  */

@@ -5,7 +5,7 @@ import { fieldKeySpan, fieldList, fieldPath, isAllowListGiven, writtenOrder } fr
 const ALLOW_LISTS = ['allowed_users', 'allowed_domains', 'allowed_groups', 'allowed_idp_claims'] as const;
 
 /**
- * `route-any-user-with-allow-list` (issue 18): `allow_any_authenticated_user: true` beside an
+ * `route-any-user-with-allow-list`: `allow_any_authenticated_user: true` beside an
  * `allowed_*` list. Any signed-in user passes, so the list means nothing and hides a mistake (the
  * established proxy refuses it too). One report per route, at the first allow-list written. Public
  * routes are left to `route-public-with-policy`, which already names every field.

@@ -3,9 +3,9 @@ import type { ValidationRule } from '../rule.ts';
 import { fieldKeySpan, fieldPath } from './helpers.ts';
 
 /**
- * The route options spec 2.7 calls deprecated: the list-style rules of the old `policy` key.
+ * The route options documented as deprecated (docs/policy.md "Legacy route options"): the list-style rules of the old `policy` key.
  * `allow_public_unauthenticated_access`, `allow_any_authenticated_user` and `cors_allow_preflight`
- * are not marked deprecated by the spec (route-without-policy even recommends the first), so they
+ * are not marked deprecated (route-without-policy even recommends the first), so they
  * are not reported.
  */
 export const DEPRECATED_ROUTE_OPTIONS = ['allowed_users', 'allowed_domains', 'allowed_groups', 'allowed_idp_claims'] as const;

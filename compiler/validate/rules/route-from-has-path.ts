@@ -4,7 +4,7 @@ import { fieldPath, fieldSpan, parseFromUrl, strField } from './helpers.ts';
 
 /**
  * `route-from-has-path`: a route's `from` names a host (and port), nothing else. A path other than
- * `/`, a query or a fragment is an error (spec section 7): paths are matched with `path`, `prefix`
+ * `/`, a query or a fragment is an error (docs/architecture.md §3): paths are matched with `path`, `prefix`
  * or `regex`, and a path in `from` would otherwise be silently ignored.
  */
 export const routeFromHasPath: ValidationRule = {

@@ -3,7 +3,7 @@ import type { ValidationRule } from '../rule.ts';
 import { fieldPath, fieldSpan, parseFromUrl, schemeOf, strField } from './helpers.ts';
 
 /**
- * `route-from-scheme`: a route's `from` must be `https` or `tcp+https` (spec 2.7 rule 5). Lowering
+ * `route-from-scheme`: a route's `from` must be `https` or `tcp+https` (docs/architecture.md §3). Lowering
  * maps any other scheme to `https` so later rules still see the route; this rule is what rejects it.
  */
 export const routeFromScheme: ValidationRule = {

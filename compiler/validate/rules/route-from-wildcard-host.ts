@@ -3,7 +3,7 @@ import type { ValidationRule } from '../rule.ts';
 import { fieldPath, fieldSpan, strField } from './helpers.ts';
 
 /**
- * `route-from-wildcard-host` (issue 18): a `*` in a route's `from` host is refused. Hosts are matched
+ * `route-from-wildcard-host`: a `*` in a route's `from` host is refused. Hosts are matched
  * exactly, so `https://*.example.com` would be compared literally and never match: a silent failure.
  */
 export const routeFromWildcardHost: ValidationRule = {

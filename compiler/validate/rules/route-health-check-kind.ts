@@ -7,7 +7,7 @@ const KINDS = ['http_health_check', 'tcp_health_check', 'grpc_health_check'] as 
 
 /**
  * `route-health-check-kind`: each `health_checks` entry configures exactly one of the three check
- * kinds (spec 2.7). Lowering falls back to a TCP connect check for an entry with none, and takes
+ * kinds (docs/running.md "Load balancing and health"). Lowering falls back to a TCP connect check for an entry with none, and takes
  * the first for an entry with several. Reported at the second kind written, or at the entry.
  */
 export const routeHealthCheckKind: ValidationRule = {

@@ -13,7 +13,7 @@ function isOn(route: RouteInput, field: string): boolean {
 
 /**
  * `route-multiple-host-rewrites`: `host_rewrite`, `host_rewrite_header`, the path-regex pair and
- * `preserve_host_header` are mutually exclusive (spec 2.7 rule 4; docs/architecture.md §3 counts
+ * `preserve_host_header` are mutually exclusive (docs/architecture.md §3 counts
  * `preserve_host_header` too). The two halves of the path-regex pair count as one option.
  * Reported at the second option written.
  */

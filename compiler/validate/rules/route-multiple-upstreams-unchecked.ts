@@ -5,7 +5,7 @@ import { fieldPath, fieldSpan, isGiven } from './helpers.ts';
 /**
  * `route-multiple-upstreams-unchecked` (warning): a route balancing over two or more `to` URLs
  * without `health_checks` or `outlier_detection` keeps sending a dead upstream its share
- * (spec 2.7 rule 6). Reported at `to`.
+ * (docs/running.md "Load balancing and health"). Reported at `to`.
  */
 export const routeMultipleUpstreamsUnchecked: ValidationRule = {
   reports: [RouteMultipleUpstreamsUnchecked],

@@ -3,7 +3,7 @@ import type { ValidationRule } from '../rule.ts';
 import { fieldSpan, isGiven } from './helpers.ts';
 
 /**
- * `route-no-action`: a route needs `to` or `redirect` (spec 2.7). Located at the empty `to` when
+ * `route-no-action`: a route needs `to` or `redirect` (docs/configuration.md "Route fields"). Located at the empty `to` when
  * one is written (`to: []`), else at the route's `from`.
  */
 export const routeNoAction: ValidationRule = {

@@ -33,7 +33,7 @@ function answers(p: Route, v: { readonly path: string; readonly parameter: boole
 }
 
 /**
- * `route-restricted-prefix-variants` (warning, issue 13 §5): a route with a policy on `path` or
+ * `route-restricted-prefix-variants` (warning, docs/decisions.md §3): a route with a policy on `path` or
  * `prefix`, followed on the same `from` by a public route that answers the restricted path's case
  * variants or `;` variants. Routes are tried in order and the restricted one misses those variants,
  * so they reach the public route and an upstream that reads paths case-insensitively, or drops `;`

@@ -33,7 +33,7 @@ export function dotSegmentExample(match: PathMatch, rewrite: string, to: string)
 
 /**
  * `route-rewrite-dot-segments` (warning): a `prefix_rewrite` that can turn a request path into a
- * forwarded path with a dot segment (issue 13 §4), e.g. prefix `/app` with `prefix_rewrite: /`:
+ * forwarded path with a dot segment (docs/decisions.md §6), e.g. prefix `/app` with `prefix_rewrite: /`:
  * `/app../admin` would forward `/../admin`. The runtime refuses those requests (400); this tells
  * the author before a user meets it. Regex rewrites are not analysed (the runtime check holds).
  */

@@ -4,7 +4,7 @@ import { fieldKeySpan, fieldPath, mapField } from './helpers.ts';
 
 /**
  * `route-sets-host-header`: `set_request_headers` cannot name `Host` (any case) or a `:`
- * pseudo-header (spec 2.7); the upstream Host is chosen by the host-rewrite options. Reported at
+ * pseudo-header (docs/decisions.md §6); the upstream Host is chosen by the host-rewrite options. Reported at
  * the header's key.
  */
 export const routeSetsHostHeader: ValidationRule = {

@@ -50,7 +50,7 @@ function listenerKey(route: Route): string {
 }
 
 /**
- * `route-shadowed` (warning): routes are tried in listed order and the first match wins (spec 2.7
+ * `route-shadowed` (warning): routes are tried in listed order and the first match wins (docs/decisions.md §3
  * rule 1), so a route is never used when an earlier route on the same `from` (scheme, host, port)
  * matches every path it matches. Reported once per shadowed route, at its `from`, naming the first
  * earlier route that covers it.

@@ -17,11 +17,11 @@ export function formatMs(ms: number): string {
 }
 
 /**
- * `route-timeout-exceeds-global`: a route `timeout` cannot exceed the global timeouts (spec 8).
+ * `route-timeout-exceeds-global`: a route `timeout` cannot exceed the global timeouts (docs/architecture.md §3).
  * Compared with `timeout_read` and `timeout_write` where they are non-zero; a route timeout of `0`
  * (unlimited) exceeds any non-zero global. Only a `timeout` written on the route is checked: the
- * implicit unlimited timeout of a route with only `idle_timeout` is the spec's own default.
- * Websocket and SPDY routes are exempt: global timeouts are not enforced for them (spec 2.7).
+ * implicit unlimited timeout of a route with only `idle_timeout` is the documented default.
+ * Websocket and SPDY routes are exempt: global timeouts are not enforced for them (docs/running.md "Websockets and SPDY").
  * Reported once, against the tightest global timeout it exceeds.
  */
 export const routeTimeoutExceedsGlobal: ValidationRule = {

@@ -6,7 +6,7 @@ import { isTcpRoute, schemeOf, strField, toEntriesOf } from './helpers.ts';
 
 /**
  * `route-to-scheme`: every `to` URL uses `http` or `https`, or `tcp` exactly when the route's
- * `from` is `tcp+https` (spec 2.7). URLs that do not parse were reported by lowering.
+ * `from` is `tcp+https` (docs/running.md "TCP routes"). URLs that do not parse were reported by lowering.
  */
 export const routeToScheme: ValidationRule = {
   reports: [RouteToScheme],

@@ -25,8 +25,8 @@ const TRACING_KEYS: readonly (readonly [string, string | undefined])[] = [
 
 /**
  * `setting-without-effect` (warning): a setting that is ignored because what it configures is not
- * turned on: `autocert_*` without `autocert: true` (spec 2.3: "used only when `autocert` is
- * true"), `metrics_*` without `metrics_address`, tracing settings without (or for another)
+ * turned on: `autocert_*` without `autocert: true` (docs/autocert.md "Settings": used only
+ * when `autocert` is true), `metrics_*` without `metrics_address`, tracing settings without (or for another)
  * `tracing_provider`, `databroker_storage_connection_string` (or its `_file` form) with memory storage. A warning, not
  * an error: such settings are harmless, but usually mean the switch was forgotten. At the key.
  */

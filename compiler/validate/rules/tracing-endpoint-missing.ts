@@ -3,7 +3,7 @@ import type { ValidationRule } from '../rule.ts';
 import { spanOf } from '../rule.ts';
 import { isGiven } from './helpers.ts';
 
-/** The endpoints each tracing provider needs (spec 2.3, tracing settings). */
+/** The endpoints each tracing provider needs (docs/tracing.md "Exporters"). */
 const NEEDS: Readonly<Record<string, readonly string[]>> = {
   jaeger: ['tracing_jaeger_collector_endpoint', 'tracing_jaeger_agent_endpoint'],
   zipkin: ['tracing_zipkin_endpoint'],

@@ -7,7 +7,7 @@
  *   else info.
  * - `proxy_log_level`: the least level of the access lines (access-line.ts: info, or warn for a 5xx
  *   answer or a cut response), whatever `log_level` is (default: `log_level`).
- * - `services`: every line carries the `service` label of the process (spec 1.9, service-label.ts):
+ * - `services`: every line carries the `service` label of the process (docs/logging.md, service-label.ts):
  *   `svc` in all-in-one mode, `svc-<service>` in distributed mode; `svc` until the first plan.
  * - `svc_debug`: colored human-readable lines instead of JSON, by pino-pretty as a pino transport
  *   (pretty.ts: one line per entry, the message first, then `key=value`): the formatting runs in a

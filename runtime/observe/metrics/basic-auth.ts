@@ -1,6 +1,6 @@
 /**
  * HTTP Basic authentication of the metrics endpoint (`metrics_basic_auth`: base64 of
- * `username:password`, spec 2.3). The comparison takes the same time whatever the client sent: both
+ * `username:password`, docs/observability.md "The metrics listener"). The comparison takes the same time whatever the client sent: both
  * credentials are hashed to fixed-size digests, compared with `timingSafeEqual`, so neither a
  * prefix nor the length of the expected credential leaks through timing.
  */

@@ -1,5 +1,5 @@
 /**
- * The configuration metrics of spec §6: `build_info`, `config_checksum_int64`,
+ * The configuration metrics (docs/observability.md "Metric reference"): `build_info`, `config_checksum_int64`,
  * `config_last_reload_success` and `config_last_reload_success_timestamp`. Kept by the process that
  * loads plans (the single process, or the cluster primary), never by workers, so a cluster's
  * aggregated scrape shows each once.

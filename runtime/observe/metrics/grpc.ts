@@ -1,5 +1,5 @@
 /**
- * The gRPC metrics of spec §6 (`grpc_client_*`, `grpc_server_*`), per gRPC service, method and
+ * The gRPC metrics (docs/grpc.md "Metrics") (`grpc_client_*`, `grpc_server_*`), per gRPC service, method and
  * status code. runtime/grpc/ reports every call it makes and answers through {@link GrpcObserver}.
  */
 import { Counter, Histogram, type Registry } from 'prom-client';

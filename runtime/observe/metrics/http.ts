@@ -1,5 +1,5 @@
 /**
- * The HTTP metrics of spec §6: `http_server_*` (requests svc answered: proxied, redirected, refused,
+ * The HTTP metrics (docs/observability.md "Metric reference"): `http_server_*` (requests svc answered: proxied, redirected, refused,
  * its own endpoints, upgrades and CONNECT tunnels) and `http_client_*` (exchanges with upstreams),
  * by route, method and status class (labels.ts bounds every one).
  */

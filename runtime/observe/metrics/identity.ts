@@ -1,5 +1,5 @@
 /**
- * The identity manager metrics of spec §6 (`svc_identity_manager_*`), read at each scrape from the
+ * The identity manager metrics (docs/observability.md "Metric reference") (`svc_identity_manager_*`), read at each scrape from the
  * identity manager's {@link IdentityManagerFigures} (runtime/core/identity-figures.ts) through a provider.
  * Timestamps are exported in seconds since the epoch (0: never); counters are the manager's totals.
  */
@@ -18,7 +18,7 @@ const TIMESTAMPS: readonly (readonly [string, NumberKey, string])[] = [
   ['user_group_refresh_error_timestamp', 'userGroupRefreshErrorMs', 'when a user group refresh last failed'],
 ];
 
-// The spec names these counters without `_total`; prom-client (and the exposition format) adds
+// docs/observability.md names these counters without `_total`; prom-client (and the exposition format) adds
 // nothing, and promtool wants counters to end in `_total`, so the exported names add it.
 const COUNTERS: readonly (readonly [string, NumberKey, string])[] = [
   ['session_refresh_success_total', 'sessionRefreshSuccess', 'session refreshes that succeeded'],

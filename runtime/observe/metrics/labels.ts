@@ -8,7 +8,7 @@ import type { Route } from '../../../compiler/plan/types.ts';
 /** The route label of a request that matched no route (or was refused before routing). */
 export const NO_ROUTE = '(none)';
 
-/** A route's label: its `name` (spec 2.7, `dp_cluster_name`), else its position in the route list. */
+/** A route's label: its `name` (`dp_cluster_name`, docs/observability.md "Metric reference"), else its position in the route list. */
 export function routeLabel(route: Pick<Route, 'name' | 'index'> | undefined): string {
   if (route === undefined) return NO_ROUTE;
   return route.name ?? String(route.index);
@@ -30,5 +30,5 @@ export function statusClass(status: number | undefined): string {
   return `${Math.floor(status / 100)}xx`;
 }
 
-/** The `service` label (spec 1.9), shared with the logs and traces. */
+/** The `service` label (docs/observability.md), shared with the logs and traces. */
 export { serviceLabel } from '../service-label.ts';

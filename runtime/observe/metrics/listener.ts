@@ -1,5 +1,5 @@
 /**
- * The metrics listener on `metrics_address` (spec §4 "Metrics"): `GET /metrics` in the Prometheus
+ * The metrics listener on `metrics_address` (docs/observability.md "The metrics listener"): `GET /metrics` in the Prometheus
  * text format, `/healthz` and `/readyz` (health.ts). svc keeps it open for the whole graceful stop,
  * so that `/readyz` answers `503 not ready: draining` (and `/healthz` 200) until the process exits.
  * - `metrics_basic_auth`: `/metrics` wants the credential; a wrong or missing one gets 401 with

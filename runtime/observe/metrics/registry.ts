@@ -1,5 +1,5 @@
 /**
- * The metrics of one svc process (spec §6, every name prefixed `svc_`, every series labelled
+ * The metrics of one svc process (docs/observability.md "Metric reference", every name prefixed `svc_`, every series labelled
  * `service`): a prom-client registry and the observers the request path, the upstream sets, the
  * stores and the reload path report to. Created once per process when `metrics_address` is set
  * (the listener's settings are fixed at start: runtime/generation/restart-checks.ts `listenerChange`); with no

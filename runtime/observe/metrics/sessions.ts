@@ -1,5 +1,5 @@
 /**
- * Session metrics not in spec §6: `svc_sessions_served_stale_total`, the requests served from the
+ * Session metrics of svc's own (docs/observability.md "Metric reference"): `svc_sessions_served_stale_total`, the requests served from the
  * session-store outage grace (runtime/sessions/outage-grace.ts; docs/observability.md): a session this
  * process had verified, served while the store could not be reached. Nonzero means users were served
  * on what the store last said, not on what it says now.

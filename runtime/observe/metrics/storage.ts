@@ -1,8 +1,8 @@
 /**
- * The storage metrics of spec §6: `storage_operation_duration_ms` by operation, result and backend
+ * The storage metrics (docs/observability.md "Metric reference"): `storage_operation_duration_ms` by operation, result and backend
  * (fed by the stores through {@link StoreObserver}), and the Redis pool figures `redis_conns`,
  * `redis_idle_conns`, `redis_wait_count_total`, `redis_wait_duration_ms_total`, plus `redis_up`
- * (not in the spec: the alert "Redis unreachable" needs it) and the two signs of a Redis writer
+ * (svc's own: the alert "Redis unreachable" needs it) and the two signs of a Redis writer
  * (`redis_replays_refused_total`, `redis_leases_taken_over_total`; docs/scale-out.md), read from the store's
  * {@link StorePoolFigures} at each scrape. The pool metrics exist only when a pool provider is given:
  * the memory store has no pool, and a zero would read as "no connections".

@@ -1,6 +1,6 @@
 /**
- * Per-route upstream metrics (spec 2.7: a route's `name` names its cluster, `dp_cluster_name`), and
- * the `http_client_*` metrics of spec §6, both fed by the end of each upstream exchange:
+ * Per-route upstream metrics (a route's `name` names its cluster, `dp_cluster_name`: docs/observability.md "Metric reference"), and
+ * the `http_client_*` metrics, both fed by the end of each upstream exchange:
  * - `svc_upstream_requests_total` / `svc_upstream_errors_total` by route and upstream address;
  * - `svc_upstream_healthy`, `svc_upstream_ejected` and `svc_upstream_ejections_total`, read at each
  *   scrape from the upstream sets' snapshots (runtime/upstream/set.ts). With `--workers`, each worker

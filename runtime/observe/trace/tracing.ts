@@ -5,7 +5,7 @@
  * or `otlp` (OpenTelemetry's OTLP/HTTP exporter, JSON encoding, otlp-exporter.ts);
  * sampled at `tracing_sample_rate`, parent-based (a continued trace keeps its parent's decision).
  * The resource's `service.name` (and the service the exporters name) is the process's `service`
- * label (spec 1.9, runtime/observe/service-label.ts): `svc` in all-in-one mode, `svc-<service>` in
+ * label (docs/tracing.md, runtime/observe/service-label.ts): `svc` in all-in-one mode, `svc-<service>` in
  * distributed mode.
  *
  * The switch holds the tracer of the plan served: `current` is null when tracing is off, and a new
@@ -87,7 +87,7 @@ function exporterFor(t: PlanSettings['tracing'], service: string): SpanExporter 
     case 'zipkin':
       return new ZipkinExporter({ url: t.zipkinEndpoint!, serviceName: service });
     case 'jaeger':
-      // Spans go to the collector only; the compiler asks for it besides the agent (spec 2.3).
+      // Spans go to the collector only; the compiler asks for it besides the agent (docs/tracing.md "Exporters").
       if (t.jaegerCollectorEndpoint === null) throw new SvcError('SVC_ERR_TRACING_CONFIG', `jaeger: spans are sent to tracing_jaeger_collector_endpoint only, not to the agent at ${t.jaegerAgentEndpoint?.host ?? '?'}`);
       return new JaegerThriftExporter(t.jaegerCollectorEndpoint, service);
     case 'apm':

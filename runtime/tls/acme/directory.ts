@@ -1,6 +1,6 @@
 /**
  * The ACME directory URL of a plan: `autocert_ca` when set (it overrides `autocert_use_staging`,
- * spec 2.3), else Let's Encrypt's staging or production directory.
+ * docs/autocert.md "Staging versus production"), else Let's Encrypt's staging or production directory.
  */
 import type { PlanSettings } from '../../../compiler/plan/types.ts';
 

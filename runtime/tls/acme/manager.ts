@@ -4,7 +4,7 @@
  * (renewal.ts), and retries failures with back-off. The SNI choice reads `get(name)` at each
  * handshake, so an obtained or renewed certificate serves the next handshake: nothing is
  * restarted and open connections keep theirs. Until a name has one, the self-signed fallback of
- * spec §7 serves it (certificates.ts).
+ * docs/running.md "TLS" serves it (certificates.ts).
  *
  * Several instances sharing the directory: an order runs only under the name's lock (lock.ts);
  * an instance that finds the lock held polls the directory and picks up the result. A stored
@@ -74,7 +74,7 @@ export class AutocertManager implements ManagedCertificateSource {
   readonly storage: AutocertStorage;
   readonly challenges: ChallengeResponder;
   /**
-   * OCSP stapling of every certificate the listener serves, managed or configured (spec 2.3:
+   * OCSP stapling of every certificate the listener serves, managed or configured (docs/autocert.md "OCSP stapling":
    * autocert "also provides OCSP stapling"): the listener's `OCSPRequest` handler.
    */
   readonly ocsp: OcspStapler;

@@ -1,5 +1,5 @@
 /**
- * Which names autocert manages for a plan (spec 2.3 `autocert`): every route's `from` host and the
+ * Which names autocert manages for a plan (`autocert`, docs/autocert.md): every route's `from` host and the
  * authenticate service's host, as DNS names. Left out, and why:
  * - wildcard hosts (`*.example.com`): they need the DNS-01 challenge, which svc cannot answer
  *   (the compiler warns, SVC3050);

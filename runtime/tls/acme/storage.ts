@@ -1,5 +1,5 @@
 /**
- * The autocert directory (`autocert_dir`, spec 2.3): what svc keeps between restarts and shares
+ * The autocert directory (`autocert_dir`, docs/autocert.md "Storage directory"): what svc keeps between restarts and shares
  * with other instances using the same directory.
  *
  * Layout, per CA (staging and production never mix):

@@ -1,5 +1,5 @@
 /**
- * OCSP stapling (spec 2.3 `autocert` "also provides OCSP stapling"; RFC 6066 §8, RFC 6960,
+ * OCSP stapling (docs/autocert.md "OCSP stapling"; RFC 6066 §8, RFC 6960,
  * RFC 7633) for every certificate the HTTPS listener serves, configured or managed, that names an
  * OCSP responder in its Authority Information Access. Node asks through the server's
  * `OCSPRequest` event, only for clients that request a status; `handle` answers it.

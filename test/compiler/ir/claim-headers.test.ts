@@ -1,5 +1,5 @@
 /**
- * `jwt_claims_headers` in every written form gives the same claim headers (issue 18): a list, a map,
+ * `jwt_claims_headers` in every written form gives the same claim headers: a list, a map,
  * and the comma-separated string the established proxy's examples use, in YAML, JSON, TOML, a
  * .properties file and the environment; and a bad header name in the comma form is still located.
  */

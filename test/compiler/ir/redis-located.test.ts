@@ -1,5 +1,5 @@
 /**
- * Every malformed redis URL shape (spec 2.6) is a located compile error, SVC3013 at the
+ * Every malformed redis URL shape (docs/scale-out.md) is a located compile error, SVC3013 at the
  * `databroker_storage_connection_string` key, whose message never shows the password.
  */
 import { describe, expect, it } from 'vitest';

@@ -15,7 +15,7 @@ describe('printPolicy', () => {
   });
 
   it('uses parentheses where the tree needs them, and around an and inside an or', () => {
-    // Precedence alone would not need these, but a reviewer must not have to know it (issue 18: mixed operators).
+    // Precedence alone would not need these, but a reviewer must not have to know it (mixed operators).
     expect(printExpr({ op: 'or', args: [A, { op: 'and', args: [B, C] }] })).toBe('email is "a" or (email is "b" and email is "c")');
     expect(printExpr({ op: 'or', args: [{ op: 'and', args: [A, B] }, { op: 'not', arg: C }] })).toBe('(email is "a" and email is "b") or not email is "c"');
     expect(printExpr({ op: 'and', args: [A, { op: 'or', args: [B, C] }] })).toBe('email is "a" and (email is "b" or email is "c")');

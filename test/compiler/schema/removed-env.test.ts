@@ -1,6 +1,6 @@
 /**
  * A removed key set through its environment variable (`HEADERS=…`) is reported like the removed
- * key of a file (issue 18), at `env:<NAME>`, naming the replacement's variable; never ignored.
+ * key of a file, at `env:<NAME>`, naming the replacement's variable; never ignored.
  */
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';

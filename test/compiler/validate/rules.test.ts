@@ -297,7 +297,7 @@ describe('settings rules', () => {
   it('warn about a wildcard route host autocert does not cover, unless a configured certificate does', () => {
     const autocert = { insecure_server: undefined, autocert: true, autocert_dir: '/var/lib/svc' };
     const wild = [{ from: 'https://*.apps.example.com', to: 'http://10.0.0.1', policy: POLICY }, ...route({})];
-    // A wildcard `from` is refused now (issue 18: it would never match); the autocert warning stays beside it.
+    // A wildcard `from` is refused now (it would never match); the autocert warning stays beside it.
     expect(report(autocert, wild)).toEqual(['autocert-wildcard-host routes[0].from', 'route-from-wildcard-host routes[0].from']);
     expect(report({}, wild)).toEqual(['route-from-wildcard-host routes[0].from']);
     // TEST ONLY certificate and key for *.apps.example.com, made here.

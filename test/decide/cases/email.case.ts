@@ -1,5 +1,5 @@
 /**
- * Issue 13 §3, the email claim (docs/policy.md "Emails", rule book §4 and §6 step 5): policy and the
+ * The email claim (docs/security.md S53; docs/policy.md "Emails", docs/decisions.md §4 and §6 step 5): policy and the
  * identity sent upstream read an identity's email as an address with exactly one `@`, compare its
  * domain case-insensitively, and treat anything that is not an address as no email at all. (Whether
  * the provider vouched for the email is settled at sign-in: test/security/email-claim.test.ts.)

@@ -276,7 +276,7 @@ const connect: DecisionCase[] = [
 ];
 
 /**
- * Rule book §1, one authority per request (issue 13 §6): over HTTP/2 `:authority` is the authority
+ * Rule book §1, one authority per request: over HTTP/2 `:authority` is the authority
  * and a `host` naming another host is refused; over HTTP/1.1 an absolute-form target is, and a
  * `Host` naming another host is refused. Compared after normalization; whitespace never trimmed.
  * Both a plain request and an upgrade, on a connection whose certificate covers both hosts (so the

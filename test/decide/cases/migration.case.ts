@@ -1,5 +1,5 @@
 /**
- * Policies written for the established proxy (issue 18): several operators side by side are or-ed,
+ * Policies written for the established proxy: several operators side by side are or-ed,
  * value-less criteria ignore their value, `device: {approved: false}` is a registered device that is
  * not approved, and empty conditions match nothing. Both back ends must read them alike.
  */

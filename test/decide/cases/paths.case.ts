@@ -1,8 +1,8 @@
 /**
- * Issue 13 §4: paths that rewrites and the `to` join would make ambiguous again (docs/decisions.md
+ * docs/security.md S54: paths that rewrites and the `to` join would make ambiguous again (docs/decisions.md
  * §6 step 5, §7). The rule: what is forwarded is re-normalized; a dot segment, or a path that leaves
  * the route's forwarded prefix, is 400 `forwarded-path-dot-segment`; merged slashes are merged.
- * Issue 13 §5: paths upstreams read differently (§1, §3): a raw `;` in the path is 400
+ * docs/security.md S55: paths upstreams read differently (§1, §3): a raw `;` in the path is 400
  * `target-path-parameter` unless the chosen route has `allow_path_parameters`; route matching
  * compares case as the route's `path_case` says, the same for `path`, `prefix` and `regex`.
  */

@@ -1,4 +1,4 @@
-/** SERVICE.md 5.4, 2.5: the signed `x-svc-jwt-assertion`, its claims, and the per-(session, audience) cache. */
+/** docs/authentication.md "Identity for upstreams": the signed `x-svc-jwt-assertion`, its claims, and the per-(session, audience) cache. */
 import { generateKeyPairSync } from 'node:crypto';
 import fc from 'fast-check';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';

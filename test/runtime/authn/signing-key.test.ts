@@ -1,4 +1,4 @@
-/** SERVICE.md 2.6 signing key rules and 4 (JWKS endpoint): which keys load, their alg, kid and published set. */
+/** The signing key rules and the JWKS endpoint (docs/authentication.md "Identity for upstreams"): which keys load, their alg, kid and published set. */
 import { createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { SignJWT, calculateJwkThumbprint, createLocalJWKSet, jwtVerify, type JSONWebKeySet, type JWK } from 'jose';
 import { describe, expect, it } from 'vitest';

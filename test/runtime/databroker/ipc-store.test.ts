@@ -1,5 +1,5 @@
 /**
- * The cluster session store (spec 2.6: one data broker, in the primary): WorkerStores wired to
+ * The cluster session store (docs/scale-out.md: one data broker, in the primary): WorkerStores wired to
  * serveStoreToWorkers through an in-memory channel that delivers asynchronously, in order, and as
  * JSON, like node:cluster IPC. No processes.
  */

@@ -1,9 +1,9 @@
 /**
- * Every URL shape really connects (spec 2.6): `rediss://` with a CA and a client certificate,
+ * Every URL shape really connects (docs/scale-out.md): `rediss://` with a CA and a client certificate,
  * `redis+sentinel://` with a failover in the middle of the test, `redis+cluster://` across three
  * nodes (keys spread over every node: MOVED followed; a slot migrated under a live session: ASK
  * followed), each against real servers on loopback. Commands issued before the client is ready
- * count as waits (spec §6 `redis_wait_count_total`) on every topology.
+ * count as waits (docs/observability.md "Metric reference" `redis_wait_count_total`) on every topology.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deriveKey } from '../../../runtime/core/keys.ts';

@@ -1,5 +1,5 @@
 /**
- * runtime/grpc/client.ts `dnsRoundRobin` (`grpc_client_dns_roundrobin`, spec 2.3), with real gRPC
+ * runtime/grpc/client.ts `dnsRoundRobin` (`grpc_client_dns_roundrobin`, docs/configuration.md "Settings"), with real gRPC
  * servers on loopback: a URL whose host name resolves to two addresses (a data broker on
  * 127.0.0.1:P and one on 127.0.0.2:P) gets its calls spread over both with round robin, and sent to
  * one only without it; over TLS the certificate is checked against the URL's host name, not the

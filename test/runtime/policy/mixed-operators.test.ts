@@ -1,5 +1,5 @@
 /**
- * Issue 18: a deny rule written for the established proxy, with `and` and `or` side by side, refuses
+ * A deny rule written for the established proxy, with `and` and `or` side by side, refuses
  * a request matching either (or), in the runtime and the reference interpreter alike. Before, svc
  * and-ed them and let through what the operator meant to refuse.
  */

@@ -104,7 +104,7 @@ describe('host', () => {
     const r = canonicalRequest('http://other.example.com', 'other.example.com', 'http');
     expect(r.ok && r.request.path).toBe('/');
   });
-  // Issue 13 §6, one authority per request: a second statement of it naming another host is refused.
+  // One authority per request (docs/security.md S52): a second statement of it naming another host is refused.
   it.each([
     ['app.example.com', 'https://other.example.com/x', 'host-conflict'],
     ['app.example.com:8443', 'https://app.example.com/x', 'host-conflict'],

@@ -1,6 +1,6 @@
 /**
  * The SNI certificate store over real TLS handshakes on loopback: exact and wildcard names, the
- * self-signed certificate for a service URL without a configured certificate (spec §7), the
+ * self-signed certificate for a service URL without a configured certificate (docs/running.md "TLS"), the
  * default for unknown names and clients without SNI, ALPN per codec_type, and the 421 rule.
  */
 import { X509Certificate } from 'node:crypto';

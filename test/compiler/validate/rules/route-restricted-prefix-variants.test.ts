@@ -1,5 +1,5 @@
 /**
- * SVC3541 route-restricted-prefix-variants (issue 13 §5): a restricted path or prefix followed by a
+ * SVC3541 route-restricted-prefix-variants: a restricted path or prefix followed by a
  * public route on the same host that answers its case or `;` variants.
  */
 import { stringify } from 'yaml';

@@ -1,6 +1,6 @@
 /**
- * runtime/observe/trace/tracing.ts: the spans' service name is the process's `service` label (spec
- * 1.9): `svc` all-in-one, `svc-<service>` in distributed mode, as a zipkin endpoint receives it and
+ * runtime/observe/trace/tracing.ts: the spans' service name is the process's `service` label
+ * (docs/tracing.md): `svc` all-in-one, `svc-<service>` in distributed mode, as a zipkin endpoint receives it and
  * as an OTLP/HTTP endpoint receives it (the resource's `service.name`).
  */
 import { createServer } from 'node:http';
