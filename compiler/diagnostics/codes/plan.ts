@@ -16,7 +16,7 @@ export const ConfigReadFailed = diag<{ file: string; reason: string }>(
 
 export const NoRoutes = diag(
   'SVC5003', 'no-routes', 'warning',
-  'The configuration has no routes: svc starts but neither authorizes nor proxies traffic until one exists (spec 2.7).',
+  'The configuration has no routes: svc starts but neither authorizes nor proxies traffic until one exists.',
   () => 'the configuration has no routes',
   'add routes under `routes`',
 );

@@ -2,14 +2,14 @@ import { diag, q } from '../define.ts';
 
 export const RouteFromHasPath = diag<{ from: string }>(
   'SVC3501', 'route-from-has-path', 'error',
-  'A route `from` URL contains a path, query or fragment; since 0.8.0 paths are matched with `path`, `prefix` or `regex` (spec section 7).',
+  'A route `from` URL contains a path, query or fragment; since 0.8.0 paths are matched with `path`, `prefix` or `regex`.',
   (a) => `\`from\` URL ${q(a.from)} contains a path`,
   "match paths with the route's `path`, `prefix` or `regex` field",
 );
 
 export const RouteFromScheme = diag<{ from: string; scheme: string }>(
   'SVC3502', 'route-from-scheme', 'error',
-  'A route `from` must use `https` or `tcp+https` (spec 2.7 rule 5).',
+  'A route `from` must use `https` or `tcp+https`.',
   (a) => `\`from\` URL ${q(a.from)} uses \`${a.scheme}\`; only \`https\` and \`tcp+https\` are served`,
   'use `https://` (plain HTTP is served only behind a TLS-terminating ingress with `insecure_server`)',
 );
@@ -51,21 +51,21 @@ export const RouteInvalidRegex = diag<{ field: string; problem: string }>(
 
 export const RouteMultipleHostRewrites = diag<{ fields: string }>(
   'SVC3508', 'route-multiple-host-rewrites', 'error',
-  'The host-rewrite options (`host_rewrite`, `host_rewrite_header`, the path-regex pair) and `preserve_host_header` are mutually exclusive (spec 2.7 rule 4).',
+  'The host-rewrite options (`host_rewrite`, `host_rewrite_header`, the path-regex pair) and `preserve_host_header` are mutually exclusive.',
   (a) => `route sets ${a.fields}; they are mutually exclusive`,
   'keep one way of choosing the upstream Host',
 );
 
 export const RouteTimeoutExceedsGlobal = diag<{ timeout: string; global: string; key: string }>(
   'SVC3509', 'route-timeout-exceeds-global', 'error',
-  'A route `timeout` above a non-zero global timeout (`timeout_read`, `timeout_write`) cannot take effect (spec section 8).',
+  'A route `timeout` above a non-zero global timeout (`timeout_read`, `timeout_write`) cannot take effect.',
   (a) => `route \`timeout\` ${a.timeout} exceeds \`${a.key}\` ${a.global}`,
   (a) => `lower the route timeout, or raise \`${a.key}\``,
 );
 
 export const RouteSetsHostHeader = diag<{ name: string }>(
   'SVC3510', 'route-sets-host-header', 'error',
-  '`set_request_headers` cannot set `Host` or a `:` pseudo-header (spec 2.7).',
+  '`set_request_headers` cannot set `Host` or a `:` pseudo-header.',
   (a) => `\`set_request_headers\` cannot set ${q(a.name)}`,
   'use `host_rewrite`, `host_rewrite_header` or `preserve_host_header` to choose the upstream Host',
 );
@@ -86,7 +86,7 @@ export const RouteWeights = diag<{ problem: string }>(
 
 export const RouteShadowed = diag<{ by: number; byAt: string }>(
   'SVC3513', 'route-shadowed', 'warning',
-  'An earlier route matches every request this route matches, so this route is never used (spec 2.7 rule 1: first match wins).',
+  'An earlier route matches every request this route matches, so this route is never used (the first matching route wins).',
   (a) => `route is never used: route ${a.by} (${a.byAt}) matches every request it matches`,
   'move the more specific route first',
 );
@@ -107,7 +107,7 @@ export const RouteIncompletePair = diag<{ set: string; missing: string }>(
 
 export const RouteHealthCheckKind = diag<{ count: number }>(
   'SVC3516', 'route-health-check-kind', 'error',
-  'Each `health_checks` entry configures exactly one of `http_health_check`, `tcp_health_check`, `grpc_health_check` (spec 2.7).',
+  'Each `health_checks` entry configures exactly one of `http_health_check`, `tcp_health_check`, `grpc_health_check`.',
   (a) => (a.count === 0 ? 'health check configures no check' : `health check configures ${a.count} checks`),
   'give exactly one of `http_health_check`, `tcp_health_check` and `grpc_health_check` per entry',
 );
@@ -135,7 +135,7 @@ export const RoutePathNotAbsolute = diag<{ field: string; value: string }>(
 
 export const RouteMultipleUpstreamsUnchecked = diag(
   'SVC3520', 'route-multiple-upstreams-unchecked', 'warning',
-  'A route with several `to` URLs has neither `health_checks` nor `outlier_detection`, so a dead upstream keeps receiving its share (spec 2.7 rule 6).',
+  'A route with several `to` URLs has neither `health_checks` nor `outlier_detection`, so a dead upstream keeps receiving its share.',
   () => 'route balances over several upstreams without `health_checks` or `outlier_detection`',
   'add `health_checks`, `outlier_detection`, or both',
 );
@@ -219,7 +219,7 @@ export const RouteRewriteDotSegments = diag<{ rewrite: string; prefix: string; r
 
 export const RouteRestrictedPrefixVariants = diag<{ matcher: string; variant: string; by: number; byAt: string }>(
   'SVC3541', 'route-restricted-prefix-variants', 'warning',
-  'A route with a policy matches its `path` or `prefix` case-sensitively (or without `;` path parameters), and a later public route on the same host answers the variants it misses: `/ADMIN/x` or `/admin;x/y` skips the restricted route and is forwarded by the public one. Java and some Node upstreams read such paths as the restricted one (issue 13 §5).',
+  'A route with a policy matches its `path` or `prefix` case-sensitively (or without `;` path parameters), and a later public route on the same host answers the variants it misses: `/ADMIN/x` or `/admin;x/y` skips the restricted route and is forwarded by the public one. Java and some Node upstreams read such paths as the restricted one.',
   (a) => `restricted ${a.matcher} is followed by public route ${a.by} (${a.byAt}), which answers its variant ${q(a.variant)}`,
   'set `path_case: insensitive` on the restricted route, or narrow the public route so it cannot answer the restricted paths',
 );

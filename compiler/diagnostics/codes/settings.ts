@@ -86,7 +86,7 @@ export const UnsupportedSigningKey = diag<{ type: string }>(
 
 export const InvalidRedisUrl = diag<{ problem: string }>(
   'SVC3013', 'invalid-redis-url', 'error',
-  'A `databroker_storage_connection_string` that is not one of the redis URL shapes of spec 2.6.',
+  'A `databroker_storage_connection_string` that is not one of the redis URL shapes (docs/scale-out.md).',
   (a) => `\`databroker_storage_connection_string\` is not a valid redis URL: ${a.problem}`,
   'use `redis://[user:pass@]host:port/[db]`, `redis+sentinel://[:pass@]host:port[,host:port]/master[/db]`, `redis+cluster://[user:pass@]host:port[,host:port]/` or their `rediss` TLS forms',
 );
@@ -100,7 +100,7 @@ export const ControlCharacter = diag<{ key: string }>(
 
 export const NoCertificates = diag(
   'SVC3015', 'no-certificates', 'error',
-  'No TLS certificate is configured and neither `insecure_server` nor `autocert` is set (spec section 7).',
+  'No TLS certificate is configured and neither `insecure_server` nor `autocert` is set.',
   () => 'no certificate configured: set `certificate_file` and `certificate_key_file` (or `certificates`), `autocert`, or `insecure_server`',
   'for local testing behind a TLS-terminating ingress, set `insecure_server: true`',
 );
@@ -145,7 +145,7 @@ export const DependentSettingMissing = diag<{ key: string; needs: string }>(
 
 export const AllInOneServiceUrl = diag<{ key: string }>(
   'SVC3021', 'all-in-one-service-url', 'error',
-  'In all-in-one mode the authorize service is reached on loopback; an old config that sets `authorize_service_url` makes gRPC calls fail with DeadlineExceeded (spec section 7).',
+  'In all-in-one mode the authorize service is reached on loopback; an old config that sets `authorize_service_url` makes gRPC calls fail with DeadlineExceeded.',
   (a) => `\`${a.key}\` must not be set when \`services\` is \`all\``,
   'remove it: all-in-one mode infers it as localhost',
 );
@@ -165,7 +165,7 @@ export const InsecureSetting = diag<{ key: string; risk: string }>(
 
 export const GroupsWithoutServiceAccount = diag<{ where: string }>(
   'SVC3024', 'groups-without-service-account', 'warning',
-  'A policy uses groups but `idp_service_account` is not set; for most providers group data is then missing and group rules never match (spec section 7).',
+  'A policy uses groups but `idp_service_account` is not set; for most providers group data is then missing and group rules never match.',
   (a) => `${a.where} uses groups but \`idp_service_account\` is not set`,
   'set `idp_service_account`, or ignore this if your OIDC provider sends groups as a claim',
 );
@@ -193,7 +193,7 @@ export const DirectoryRefreshOutOfRange = diag<{ key: string; value: string; min
 
 export const MetricsBasicAuthWithoutColon = diag<{ key: string }>(
   'SVC3040', 'metrics-basic-auth-without-colon', 'error',
-  '`metrics_basic_auth` must be base64 of `username:password` (spec 2.3); a value that decodes to text without a colon names no user and no password, so no scraper could ever send it.',
+  '`metrics_basic_auth` must be base64 of `username:password`; a value that decodes to text without a colon names no user and no password, so no scraper could ever send it.',
   (a) => `\`${a.key}\` does not decode to \`username:password\`: the decoded text has no colon`,
   'encode the pair with `printf %s "user:password" | base64 -w0`',
 );
