@@ -21,7 +21,7 @@ import type { ReloadResult } from '../generation/reload.ts';
 import { startWatchedReload, type WatchedReloadOptions } from '../generation/watched-reload.ts';
 import { serve, type Listening, type ServeOptions } from '../proxy/listeners.ts';
 import { publicSessionId } from '../sessions/session-cache.ts';
-import { isSessionDirectory, type SessionStore } from '../core/session-store.ts';
+import { isSessionDirectory, type SessionStore, type StoreObserver } from '../core/session-store.ts';
 import { IdentityManager, managerSettings, type IdentityManagerOptions } from '../sessions/identity-manager.ts';
 import { SessionRefresher, type SessionRefresherOptions } from '../sessions/session-refresher.ts';
 import { usesRemoteDatabroker } from '../grpc/plan-options.ts';
@@ -29,7 +29,11 @@ import { serveDatabrokerGrpc, type DatabrokerGrpc } from './grpc-databroker.ts';
 import { openAuthorizer } from '../authorize/open-authorizer.ts';
 import type { RemoteAuthorizer } from '../authorize/remote-authorizer.ts';
 
-export interface RunOptions extends ServeOptions {
+export interface RunOptions extends Omit<ServeOptions, 'sessionStore'> {
+  /** The session store to use instead of opening the plan's (tests share one between processes). */
+  readonly sessionStore?: SessionStore;
+  /** Told every storage operation of the store this process opens (spec §6 figures). */
+  readonly storeObserver?: StoreObserver;
   /** Exactly one of the two. */
   readonly configPath?: string;
   readonly planPath?: string;
