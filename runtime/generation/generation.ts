@@ -4,16 +4,23 @@
  * `gen.index` (routes), `gen.auth` (authentication state), `gen.tls` (the listener's certificates
  * and client-certificate checks; null on a plain-HTTP listener) and `gen.forward` (pools, upstream
  * choice), all of the one generation it acquired.
+ *
+ * What a reload changes is the list in `provisioners` below, read top to bottom: the route index
+ * (provision.ts), authentication, TLS material (and, after the swap, the listener's default
+ * certificate for clients without SNI), forwarding, and the names autocert manages (after the swap).
+ * The metrics listener's material is prepared beside them (runtime/generation/run-metrics.ts); log
+ * settings and tracing follow each plan swapped in (`onPlan`, runtime/generation/watched-reload.ts).
  */
 import type { PlanBody, PlanEnvelope } from '../../compiler/plan/types.ts';
 import { buildAuthState, type AuthState } from '../authn/auth-state.ts';
 import { ephemeralSigningKey, publicKeyBase64, type SigningKey } from '../authn/signing-key.ts';
 import type { ForwardState } from './forward-provisioner.ts';
 import type { UpstreamObserver } from '../observe/metrics/upstreams.ts';
-import type { ManagedCertificateSource } from '../tls/acme/manager.ts';
-import { listenerTls, loadTlsMaterial, type ListenerTls, type TlsMaterial } from '../tls/material.ts';
+import type { AutocertManager } from '../tls/acme/manager.ts';
+import type { SecureContextOptions } from 'node:tls';
+import { defaultSecureContext, listenerTls, loadTlsMaterial, type ListenerTls, type TlsMaterial } from '../tls/material.ts';
 import { readPemSource } from '../tls/pem.ts';
-import { cleanupGeneration, provisionGeneration, type Generation, type Provisioner, type Provisioners } from './provision.ts';
+import { afterSwap, cleanupGeneration, provisionGeneration, type Generation, type Provisioner, type Provisioners } from './provision.ts';
 import { PlanStore } from './plan-store.ts';
 import { forwardProvisioner } from './forward-provisioner.ts';
 
@@ -25,6 +32,8 @@ export interface Parts {
   readonly tls: ListenerTls | null;
   /** Pools and upstream sets (runtime/generation/forward-provisioner.ts). */
   readonly forward: ForwardState;
+  /** The plan whose route hosts autocert manages (runtime/tls/acme/names.ts); null without autocert. */
+  readonly autocertNames: PlanBody | null;
 }
 
 export type ServedGeneration = Generation<Parts>;
@@ -38,12 +47,23 @@ export interface PartsOptions {
   readonly log?: (entry: Record<string, unknown>) => void;
   /** Told how each upstream exchange ended (metrics). */
   readonly upstreamObserver?: UpstreamObserver;
-  /** Certificates obtained by autocert, when the plan sets `autocert` (runtime/tls/acme/). */
-  readonly managed?: ManagedCertificateSource;
+  /**
+   * The process's autocert manager, when the first plan sets `autocert` (runtime/tls/acme/): the
+   * source of managed certificates, told the names of each plan swapped in.
+   */
+  readonly autocert?: AutocertManager;
 }
 
-/** The provisioners of a served generation: authentication, TLS material, forwarding. */
-export function provisioners(options: PartsOptions): Provisioners<Parts> {
+/** The HTTPS listener, as the after-swap hook of the TLS part sees it. */
+export interface DefaultCertificateTarget {
+  setSecureContext(options: SecureContextOptions): void;
+}
+
+/**
+ * The provisioners of a served generation, in order: authentication, TLS material, forwarding,
+ * autocert names. `listener` is the HTTPS listener once it listens (`Generations.serveDefaultCertificate`).
+ */
+export function provisioners(options: PartsOptions, listener: () => DefaultCertificateTarget | undefined = () => undefined): Provisioners<Parts> {
   const auth: Provisioner<AuthState> = {
     name: 'auth',
     provision: (plan, _index, previous, context) => (context.renewal && previous ? previous : buildAuthState(plan.body, options.scheme, previous, options.ephemeralKey)),
@@ -59,7 +79,7 @@ export function provisioners(options: PartsOptions): Provisioners<Parts> {
       const material = await loadTlsMaterial(plan.body, {
         mode: context.renewal ? 'reload' : 'load',
         ...(previous ? { previous: previous.material } : {}),
-        ...(options.managed ? { managed: options.managed } : {}),
+        ...(options.autocert ? { managed: options.autocert } : {}),
         // A route host the certificates as read no longer cover (a rotated file): a warn line.
         ...(options.log ? { warn: options.log } : {}),
       });
@@ -69,8 +89,22 @@ export function provisioners(options: PartsOptions): Provisioners<Parts> {
     },
     // Secure contexts are garbage-collected; generated certificates are shared through `selfSigned`.
     cleanup: () => undefined,
+    // Clients without SNI get the default certificate of the generation in service.
+    afterSwap: (part) => {
+      if (part) listener()?.setSecureContext(defaultSecureContext(part.material));
+    },
   };
-  return { auth, tls, forward: forwardProvisioner({ onUpstreamEvent: (route, event) => options.log?.({ msg: 'upstream', route, event }), ...(options.upstreamObserver ? { observer: options.upstreamObserver } : {}) }) };
+  const autocertNames: Provisioner<PlanBody | null> = {
+    name: 'autocert',
+    provision: (plan, _index, previous, context) => (!options.autocert ? null : context.renewal && previous ? previous : plan.body),
+    cleanup: () => undefined,
+    // The manager outlives generations (certificates outlive plans); each plan swapped in says which names it keeps.
+    afterSwap: (body) => {
+      if (body) options.autocert?.update(body);
+    },
+  };
+  const forward = forwardProvisioner({ onUpstreamEvent: (route, event) => options.log?.({ msg: 'upstream', route, event }), ...(options.upstreamObserver ? { observer: options.upstreamObserver } : {}) });
+  return { auth, tls, forward, autocertNames };
 }
 
 /**
@@ -119,21 +153,28 @@ export interface Prepared {
 /** The generations of this process: the store, and how the next generation is built and swapped. */
 export interface Generations {
   readonly store: ServedStore;
+  /** The plan in service. */
+  plan(): PlanEnvelope;
   /** Builds the generation of `plan` (throws `PlanRefusedError`); nothing is served from it until `commit`. */
   prepare(plan: PlanEnvelope): Promise<Prepared>;
+  /** The HTTPS listener whose default certificate follows the generation in service (from now on). */
+  serveDefaultCertificate(listener: DefaultCertificateTarget): void;
   /** Cleans up the current generation (shutdown, after the listeners closed). */
   close(): Promise<void>;
 }
 
 /** Builds the first generation of `plan` and the store serving it. Throws `PlanRefusedError`. */
 export async function startGenerations(plan: PlanEnvelope, options: PartsOptions): Promise<Generations> {
-  const list = provisioners(options);
+  let listener: DefaultCertificateTarget | undefined;
+  const list = provisioners(options, () => listener);
   const onError = (part: string, e: unknown) => options.log?.({ msg: 'generation cleanup failed', part, error: (e as Error).message });
+  const onSwapError = (part: string, e: unknown) => options.log?.({ level: 'error', msg: 'applying a swapped generation failed', part, error: (e as Error).message });
   const store = new PlanStore<Parts>(await provisionGeneration(list, plan, undefined), {
     retire: (g, next) => void cleanupGeneration(list, g, next, onError),
   });
   return {
     store,
+    plan: () => store.current.plan,
     prepare: async (next) => {
       const base = store.current;
       const g = await provisionGeneration(list, next, base);
@@ -150,6 +191,7 @@ export async function startGenerations(plan: PlanEnvelope, options: PartsOptions
           // reloads run one at a time (runtime/generation/reload.ts), so nothing was swapped in between.
           if (store.current !== base) throw new Error('a generation was swapped in while another was prepared');
           store.swap(g);
+          afterSwap(list, g, base, onSwapError);
         },
         abort: () => {
           if (settled) return;
@@ -158,6 +200,7 @@ export async function startGenerations(plan: PlanEnvelope, options: PartsOptions
         },
       };
     },
+    serveDefaultCertificate: (l) => void (listener = l),
     close: () => cleanupGeneration(list, store.current, undefined, onError),
   };
 }

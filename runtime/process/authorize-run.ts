@@ -84,7 +84,7 @@ export async function runAuthorize(options: RunOptions): Promise<AuthorizeRunnin
     if (!options.sessionStore) await sessions.close();
     throw e;
   }
-  const reloads = await startWatchedReload(watchedReloadOptions(options), plan, generations, () => observed);
+  const reloads = await startWatchedReload(watchedReloadOptions(options), generations, () => observed);
   const host = address.replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1');
 
   const stop = async (graceMs: number, delayMs: number) => {

@@ -14,7 +14,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import { createServer as createNetServer, type Socket } from 'node:net';
 import { availableParallelism } from 'node:os';
-import { watch, type FSWatcher } from 'chokidar';
 import { prettyJson } from '../../compiler/plan/canonical-json.ts';
 import type { PlanEnvelope } from '../../compiler/plan/types.ts';
 import { serveStoreToWorkers } from '../databroker/ipc-store.ts';
@@ -24,8 +23,9 @@ import { watchDatabroker } from '../observe/metrics/health.ts';
 import { hasStorePool, openObservedStore } from '../databroker/observed-store.ts';
 import { metricsFor, startLoaderMetrics } from '../generation/run-metrics.ts';
 import { lazyEphemeralKey, type Prepared } from '../generation/generation.ts';
-import { createReloader, type ReloadResult } from '../generation/reload.ts';
-import { loadForRun, startIdentityManager, type RunOptions } from './run.ts';
+import type { ReloadResult } from '../generation/reload.ts';
+import { startWatchedReload } from '../generation/watched-reload.ts';
+import { loadForRun, startIdentityManager, watchedReloadOptions, type RunOptions } from './run.ts';
 import { serveDatabrokerGrpc, type DatabrokerGrpc } from './grpc-databroker.ts';
 import { usesRemoteDatabroker } from '../grpc/plan-options.ts';
 import { isSessionDirectory } from '../core/session-store.ts';
@@ -264,34 +264,8 @@ export async function runPrimary(
       },
     };
   };
-  const reloader = createReloader({
-    load: () => loadForRun(options),
-    current: () => committed,
-    prepare: (p) => (observed ? observed.prepare(p, committed, prepare) : prepare(p)),
-    ...(options.log ? { log: options.log } : {}),
-  });
-
-  let watcher: FSWatcher | undefined;
-  const source = options.planPath ?? options.configPath;
-  const files = (p: PlanEnvelope) => [...new Set([...(source !== undefined ? [source] : []), ...p.inputs])];
-  const reload = async (): Promise<ReloadResult> => {
-    const r = await reloader.reload();
-    observed?.reloaded(r);
-    if (r.ok && r.result === 'swapped') {
-      watcher?.add(files(committed));
-      options.onPlan?.(committed);
-    }
-    return r;
-  };
-  if (options.watch !== false) {
-    watcher = watch(files(committed), { ignoreInitial: true, awaitWriteFinish: { stabilityThreshold: 50, pollInterval: 10 } });
-    let timer: NodeJS.Timeout | undefined;
-    watcher.on('all', () => {
-      clearTimeout(timer);
-      timer = setTimeout(() => void reload(), 30);
-    });
-    await new Promise<void>((resolve) => watcher!.once('ready', () => resolve()));
-  }
+  const reloads = await startWatchedReload(watchedReloadOptions(options), { plan: () => committed, prepare }, () => observed);
+  const reload = reloads.reload;
 
   return {
     port,
@@ -307,7 +281,7 @@ export async function runPrimary(
     stop: async () => {
       stopping = true;
       if (rotation.length === 0) closeAcceptor();
-      await watcher?.close();
+      await reloads.close();
       await manager?.close();
       await Promise.all(
         Object.values(cluster.workers ?? {}).map(

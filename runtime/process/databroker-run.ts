@@ -98,7 +98,7 @@ export async function runDatabroker(options: RunOptions): Promise<DatabrokerRunn
     throw e;
   }
 
-  const reloads = await startWatchedReload(watchedReloadOptions(options), plan, generations, () => observed);
+  const reloads = await startWatchedReload(watchedReloadOptions(options), generations, () => observed);
   const reload = reloads.reload;
 
   const stop = async (graceMs: number, delayMs: number) => {

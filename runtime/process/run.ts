@@ -175,14 +175,15 @@ export async function run(options: RunOptions): Promise<Running> {
   let served: ServedStore | undefined;
   // The identity manager and the store (made below) are read at scrape time.
   const metrics = metricsFor(plan, 'loader', { identityManager: () => manager?.figures(), ...(hasStorePool(plan.body.settings) ? { storePool: () => opened?.pool() } : {}), upstreams: () => (served ? upstreamSnapshots(served.current.forward, served.current.plan.body.routes) : []) });
-  // Process-wide, outside generations: certificates outlive plans; each swap updates the names.
+  // Process-wide, outside generations: certificates outlive plans; each swap updates the names
+  // (the `autocertNames` provisioner, runtime/generation/generation.ts).
   const autocert = startAutocert(plan.body, { ...options.autocertTiming, ...(options.log ? { log: options.log } : {}) });
   const generations = await startGenerations(plan, {
     scheme: plan.body.settings.server.insecure ? 'http' : 'https',
     ephemeralKey: lazyEphemeralKey(options.log),
     ...(options.log ? { log: options.log } : {}),
     ...(metrics ? { upstreamObserver: metrics.upstream } : {}),
-    ...(autocert ? { managed: autocert } : {}),
+    ...(autocert ? { autocert } : {}),
   });
   const store = (served = generations.store);
   // One memory data broker per process (spec 2.6), unless the caller gives the store; with metrics
@@ -213,6 +214,7 @@ export async function run(options: RunOptions): Promise<Running> {
     // The proxy role asks the authorize service for policy verdicts (runtime/authorize/).
     if (plan.body.settings.mode.services === 'proxy') authorizer = openAuthorizer(plan.body.settings, sessions, { ...(metrics ? { observer: metrics.grpc } : {}), ...(options.log ? { log: options.log } : {}) });
     listening = await serve(store, { ...options, probes: { ready: () => !closing }, ...(metrics ? { observe: metrics, graceObserver: metrics.sessions } : {}), sessionStore: sessions, sessionRefresher: refresher, ...(autocert ? { acmeChallenges: autocert.challenges, ocsp: autocert.ocsp } : {}), ...(authorizer ? { authorizer } : {}) });
+    if ('setSecureContext' in listening.server) generations.serveDefaultCertificate(listening.server);
     if (metrics) {
       const up = listening;
       // Ready: a plan is in service (from here on) and svc is not draining. The data broker is
@@ -232,7 +234,7 @@ export async function run(options: RunOptions): Promise<Running> {
     await closeSessions();
     throw e;
   }
-  const reloads = await startWatchedReload(watchedReloadOptions(options), plan, generations, () => observed, (p) => autocert?.update(p.body));
+  const reloads = await startWatchedReload(watchedReloadOptions(options), generations, () => observed);
   const reload = reloads.reload;
 
   return {

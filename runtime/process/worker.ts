@@ -20,7 +20,6 @@ import { PlanRefusedError } from '../generation/provision.ts';
 import { answerMetricsRequests } from '../observe/metrics/cluster.ts';
 import { metricsFor } from '../generation/run-metrics.ts';
 import { startGenerations, type Generations } from '../generation/generation.ts';
-import type { AutocertManager } from '../tls/acme/manager.ts';
 import { startAutocert } from '../tls/acme/start.ts';
 import { createReloader, type Reloader } from '../generation/reload.ts';
 import type { RunOptions } from './run.ts';
@@ -99,7 +98,6 @@ export async function runWorker(options: WorkerOptions): Promise<ServingWorker> 
   const refuseForTest = process.env['NODE_ENV'] === 'test' && process.env[TEST_REFUSE_ENV] !== undefined && process.env[TEST_REFUSE_ENV] === String(cluster.worker?.id);
   let generations: Generations | undefined;
   let reloader: Reloader | undefined;
-  let autocertOf: AutocertManager | null = null;
   let chain: Promise<unknown> = Promise.resolve();
   const decisions = new Map<number, (commit: boolean) => void>();
   const send = (m: ToPrimary) => process.send?.(m);
@@ -149,10 +147,7 @@ export async function runWorker(options: WorkerOptions): Promise<ServingWorker> 
           },
         });
         if (!r.ok && !voted) send({ type: 'refused', id: m.id, error: r.error });
-        if (r.ok && r.result === 'swapped') {
-          options.onPlan?.(generations!.store.current.plan);
-          autocertOf?.update(generations!.store.current.plan.body);
-        }
+        if (r.ok && r.result === 'swapped') options.onPlan?.(generations!.store.current.plan);
       });
     });
   });
@@ -170,19 +165,19 @@ export async function runWorker(options: WorkerOptions): Promise<ServingWorker> 
   // name and the others pick it up, and challenges are answered by whichever worker is reached.
   const autocert = startAutocert(plan.body, options.log ? { log: options.log } : {});
   try {
-    g = await startGenerations(plan, { scheme: insecure ? 'http' : 'https', ephemeralKey, ...(options.log ? { log: options.log } : {}), ...(metrics ? { upstreamObserver: metrics.upstream } : {}), ...(autocert ? { managed: autocert } : {}) });
+    g = await startGenerations(plan, { scheme: insecure ? 'http' : 'https', ephemeralKey, ...(options.log ? { log: options.log } : {}), ...(metrics ? { upstreamObserver: metrics.upstream } : {}), ...(autocert ? { autocert } : {}) });
   } catch (e) {
     refuseFirst(e);
     return new Promise<never>(() => undefined);
   }
   generations = served = g;
-  autocertOf = autocert;
   // Sessions live in the primary's one store (spec 2.6); this worker reaches it over IPC.
   const sessionStore = new WorkerStore();
   // The proxy role: each worker asks the authorize service itself and keeps its own decision cache.
   const authorizer = plan.body.settings.mode.services === 'proxy' ? openAuthorizer(plan.body.settings, sessionStore, { ...(metrics ? { observer: metrics.grpc } : {}), ...(options.log ? { log: options.log } : {}) }) : undefined;
   let draining = false;
   const l = await serve(g.store, { ...options, handed: listen!, probes: { ready: () => !draining }, workerId: process.pid, sessionStore, ...(metrics ? { observe: metrics, graceObserver: metrics.sessions } : {}), ...(autocert ? { acmeChallenges: autocert.challenges, ocsp: autocert.ocsp } : {}), ...(authorizer ? { authorizer } : {}) });
+  if ('setSecureContext' in l.server) g.serveDefaultCertificate(l.server);
   // The connections the primary accepted on the main address.
   process.on('message', (m: ConnectionMessage | ToWorker, handle: unknown) => {
     if (m.type === 'connection' && handle instanceof Socket) l.accept(handle);

@@ -18,7 +18,7 @@ import { createConnectHandler } from './connect.ts';
 import { createHandler, type HandlerOptions } from './handler.ts';
 import { MAX_HEADER_FIELDS, type GateOptions } from './gate.ts';
 import { createUpgradeHandler } from './upgrade.ts';
-import { defaultSecureContext, secureContextOptions } from '../tls/material.ts';
+import { secureContextOptions } from '../tls/material.ts';
 import { createProxyProtocolServer } from './proxy-protocol.ts';
 import type { ChallengeResponder } from '../tls/acme/challenges.ts';
 import { answerHttp01 } from '../tls/acme/http-01.ts';
@@ -194,10 +194,6 @@ export async function serve(store: ServedStore, options: ServeOptions): Promise<
   if (options.acmeChallenges) server.on('secureConnection', (socket: TLSSocket) => void (isAcmeTlsAlpn(socket) && socket.end()));
   // Node truncates a request past 1,000 header fields without a word; the gate refuses it (431).
   untruncated(server);
-  // Clients without SNI get the default certificate of the generation in service.
-  store.onSwap((g) => {
-    if (g.tls && 'setSecureContext' in server) server.setSecureContext(defaultSecureContext(g.tls.material));
-  });
   // `Expect: 100-continue`: the handler answers it after the gate (handler.ts), never Node before it.
   server.on('checkContinue', handler);
   // timeout_write: an HTTP/1.1 connection without traffic for that long is closed (an HTTP/2
