@@ -185,7 +185,8 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
     // The role decides the process shape: the data broker and authorize roles serve gRPC only, in this process.
     const { isDatabrokerRole, runDatabroker } = await import('../runtime/process/databroker-run.ts');
     const { isAuthorizeRole, runAuthorize } = await import('../runtime/process/authorize-run.ts');
-    const first = loadForRun(source);
+    // Loaded once: it chooses the role, and the role serves it as it is (`plan`).
+    const first = loadForRun({ ...source, onWarnings });
     const grpcRole = isAuthorizeRole(first) ? 'authorize' : isDatabrokerRole(first) ? 'databroker' : undefined;
     if (grpcRole === 'databroker' && opts.storeOutageGrace !== undefined) {
       // The data broker serves the session store; the grace is for the roles that read it. A flag
@@ -193,7 +194,7 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
       throw Object.assign(new Error('--store-outage-grace has no effect in the databroker role, which serves the session store itself (the authorize, authenticate and proxy roles read it and apply the grace): remove the flag here'), { code: 'SVC_ERR_FLAG_WITHOUT_EFFECT' });
     }
     if (grpcRole !== undefined) {
-      const role = await (grpcRole === 'authorize' ? runAuthorize : runDatabroker)({ ...source, ...common, onWarnings });
+      const role = await (grpcRole === 'authorize' ? runAuthorize : runDatabroker)({ ...source, ...common, onWarnings, plan: first });
       const g = role.grpc.address;
       logs.announce({ msg: 'listening', services: grpcRole, grpcAddress: `${g.host}:${g.port}`, checksum: role.plan().checksum });
       onHangup(reloadOnHangup(() => role.reload()));
@@ -207,7 +208,7 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
     }
     if (workers > 1) {
       const { runPrimary } = await import('../runtime/process/cluster.ts');
-      const primary = await runPrimary({ ...source, ...common, onWarnings, workers }, process.argv.slice(2));
+      const primary = await runPrimary({ ...source, ...common, onWarnings, workers, plan: first }, process.argv.slice(2));
       logs.announce({ msg: 'listening', workers, port: primary.port, ...(primary.grpcAddress ? { grpcAddress: primary.grpcAddress } : {}) });
       onHangup(reloadOnHangup(() => primary.reload()));
       return await stopped(
@@ -220,7 +221,7 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
         () => primary.now(),
       );
     }
-    const running = await run({ ...source, ...common, onWarnings });
+    const running = await run({ ...source, ...common, onWarnings, plan: first });
     const a = running.listening.address;
     const g = running.grpc?.address;
     logs.announce({ msg: 'listening', address: `${a.host}:${a.port}`, ...(g ? { grpcAddress: `${g.host}:${g.port}` } : {}), checksum: running.store.current.plan.checksum, routes: running.store.current.plan.body.routes.length });

@@ -8,8 +8,6 @@
  */
 import type { Generation } from './provision.ts';
 
-export type { Generation } from './provision.ts';
-
 export interface StoreOptions<P extends object> {
   /** Called once a replaced generation has no request left, with the generation that replaced it. */
   retire(generation: Generation<P>, next: Generation<P>): void;

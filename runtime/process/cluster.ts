@@ -25,12 +25,12 @@ import { metricsFor, startLoaderMetrics } from '../generation/run-metrics.ts';
 import { lazyEphemeralKey, type Prepared } from '../generation/generation.ts';
 import type { ReloadResult } from '../generation/reload.ts';
 import { startWatchedReload } from '../generation/watched-reload.ts';
-import { loadForRun, startIdentityManager, watchedReloadOptions, type RunOptions } from './run.ts';
+import { firstPlan, startIdentityManager, watchedReloadOptions, type RunOptions } from './run.ts';
 import { serveDatabrokerGrpc, type DatabrokerGrpc } from './grpc-databroker.ts';
 import { usesRemoteDatabroker } from '../grpc/plan-options.ts';
 import { isSessionDirectory } from '../core/session-store.ts';
 import { buildAuthState, type AuthState } from '../authn/auth-state.ts';
-import { managerSettings, type IdentityManager, type IdentityManagerSettings } from '../sessions/identity-manager.ts';
+import { managerSettings, type IdentityManagerSettings } from '../sessions/identity-manager.ts';
 import type { ConnectionMessage, ToPrimary, ToWorker } from './worker.ts';
 import { bind } from '../tls/bind.ts';
 
@@ -59,8 +59,8 @@ const PREPARE_TIMEOUT_MS = 30_000;
 export async function runPrimary(
   options: ClusterOptions,
   workerArgs: readonly string[],
-): Promise<{ stop(): Promise<void>; now(): void; readonly port: number; readonly metricsPort: number | undefined; reload(): Promise<ReloadResult>; readonly identityManager: IdentityManager | undefined; readonly grpcAddress: string | undefined }> {
-  let committed = loadForRun(options);
+): Promise<{ stop(): Promise<void>; now(): void; readonly port: number; reload(): Promise<ReloadResult>; readonly grpcAddress: string | undefined }> {
+  let committed = firstPlan(options);
   options.onPlan?.(committed);
   const count = Math.max(1, options.workers ?? availableParallelism());
   let stopping = false;
@@ -269,9 +269,7 @@ export async function runPrimary(
 
   return {
     port,
-    metricsPort: observed?.listener.address.port,
     reload,
-    identityManager: manager,
     grpcAddress: grpc ? `${grpc.address.host}:${grpc.address.port}` : undefined,
     // Graceful: every worker drains its requests and exits (asked over IPC, not by a signal: a
     // Ctrl-C reaches the workers too, and a worker counts a second signal as "stop at once"). Each

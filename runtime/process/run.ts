@@ -34,6 +34,11 @@ export interface RunOptions extends Omit<ServeOptions, 'sessionStore'> {
   readonly sessionStore?: SessionStore;
   /** Told every storage operation of the store this process opens (spec §6 figures). */
   readonly storeObserver?: StoreObserver;
+  /**
+   * The first plan, when the caller loaded it already (`svc run` does, to choose the role):
+   * served as it is, so the config is compiled once at start. Reloads load from the files below.
+   */
+  readonly plan?: PlanEnvelope;
   /** Exactly one of the two. */
   readonly configPath?: string;
   readonly planPath?: string;
@@ -78,8 +83,6 @@ export function startIdentityManager(
   manager.start();
   return { refresher, manager };
 }
-
-export type { ReloadResult } from '../generation/reload.ts';
 
 export interface Running {
   readonly store: ServedStore;
@@ -166,9 +169,14 @@ export function watchedReloadOptions(options: RunOptions): WatchedReloadOptions 
   return { load: () => loadForRun(options), source: options.planPath ?? options.configPath, watch: options.watch, log: options.log, onPlan: options.onPlan };
 }
 
+/** The first plan of a process: the one the caller loaded (`options.plan`), else loaded now. */
+export function firstPlan(options: RunOptions): PlanEnvelope {
+  return options.plan ?? loadForRun(options);
+}
+
 /** Starts serving. Resolves once the listener listens. */
 export async function run(options: RunOptions): Promise<Running> {
-  const plan = loadForRun(options);
+  const plan = firstPlan(options);
   // Before anything logs: the plan's log settings apply to its own generation's lines.
   options.onPlan?.(plan);
   // Metrics (when `metrics_address` is set): upstream health is read from the generation in service.
