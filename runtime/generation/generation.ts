@@ -7,11 +7,13 @@
  *
  * What a reload changes is the list in `provisioners` below, read top to bottom: the route index
  * (provision.ts), authentication, TLS material (and, after the swap, the listener's default
- * certificate for clients without SNI), forwarding, and the names autocert manages (after the swap).
- * The metrics listener's material is prepared beside them (runtime/generation/run-metrics.ts); log
- * settings and tracing follow each plan swapped in (`onPlan`, runtime/generation/watched-reload.ts).
+ * certificate for clients without SNI), forwarding, and the names autocert manages (after the swap),
+ * after the parts every process has, the cluster primary too (`processProvisioners`): log settings,
+ * tracing, and the notices of a new plan. What a part changes outside generations it changes in its
+ * after-swap hook (provision.ts `afterSwap`). The metrics listener's material is prepared beside
+ * them (runtime/generation/run-metrics.ts).
  */
-import type { PlanBody, PlanEnvelope } from '../../compiler/plan/types.ts';
+import type { PlanBody, PlanEnvelope, PlanSettings } from '../../compiler/plan/types.ts';
 import { buildAuthState, type AuthState } from '../authn/auth-state.ts';
 import { ephemeralSigningKey, publicKeyBase64, type SigningKey } from '../authn/signing-key.ts';
 import type { ForwardState } from './forward-provisioner.ts';
@@ -24,8 +26,46 @@ import { afterSwap, cleanupGeneration, provisionGeneration, type Generation, typ
 import { PlanStore } from './plan-store.ts';
 import { forwardProvisioner } from './forward-provisioner.ts';
 
+/** What lives outside generations and follows the plan in service (told in after-swap hooks). */
+export interface ProcessTargets {
+  /** svc's log lines: levels, `service` label, format (runtime/observe/log/run-log.ts `RunLog`). */
+  readonly logSettings?: { apply(settings: Pick<PlanSettings, 'logging' | 'mode'>): void } | undefined;
+  /** The tracer of the plan served (runtime/observe/trace/tracing.ts `TracingSwitch`). */
+  readonly tracing?: { apply(settings: PlanSettings): void } | undefined;
+  /** Told each new plan that goes into service (svc run: what its settings do only partly, said once). */
+  readonly notices?: ((plan: PlanEnvelope) => void) | undefined;
+}
+
+/** The parts every process's generations have, the cluster primary's too. */
+export interface ProcessParts {
+  /** The plan whose log settings apply. */
+  readonly logSettings: PlanEnvelope;
+  /** The plan whose tracing settings apply. */
+  readonly tracing: PlanEnvelope;
+  /** The plan the notices were told. */
+  readonly notices: PlanEnvelope;
+}
+
+/**
+ * The provisioners of the parts every process has: each takes the plan (kept on a renewal, which
+ * changes no setting) and applies it to its target after the swap.
+ */
+export function processProvisioners(targets: ProcessTargets): Provisioners<ProcessParts> {
+  const follow = (name: string, apply: ((plan: PlanEnvelope) => void) | undefined): Provisioner<PlanEnvelope> => ({
+    name,
+    provision: (plan, _index, previous, context) => (context.renewal && previous ? previous : plan),
+    cleanup: () => undefined,
+    afterSwap: (plan) => apply?.(plan),
+  });
+  return {
+    logSettings: follow('log settings', targets.logSettings && ((p) => targets.logSettings!.apply(p.body.settings))),
+    tracing: follow('tracing', targets.tracing && ((p) => targets.tracing!.apply(p.body.settings))),
+    notices: follow('notices', targets.notices),
+  };
+}
+
 /** The parts of a served generation, in the order they are provisioned. */
-export interface Parts {
+export interface Parts extends ProcessParts {
   /** Secrets, keys, identity provider and signer (runtime/authn/auth-state.ts). */
   readonly auth: AuthState;
   /** The listener's TLS material; null with `insecure_server`. */
@@ -39,7 +79,7 @@ export interface Parts {
 export type ServedGeneration = Generation<Parts>;
 export type ServedStore = PlanStore<Parts>;
 
-export interface PartsOptions {
+export interface PartsOptions extends ProcessTargets {
   /** `http` with `insecure_server`: no TLS material, and http origins allowed with insecure cookies. */
   readonly scheme: 'http' | 'https';
   /** The process's ephemeral signing key, for plans without `signing_key`. */
@@ -99,12 +139,16 @@ export function provisioners(options: PartsOptions, listener: () => DefaultCerti
     provision: (plan, _index, previous, context) => (!options.autocert ? null : context.renewal && previous ? previous : plan.body),
     cleanup: () => undefined,
     // The manager outlives generations (certificates outlive plans); each plan swapped in says which names it keeps.
-    afterSwap: (body) => {
-      if (body) options.autocert?.update(body);
+    afterSwap: (body, replaced) => {
+      const manager = options.autocert;
+      if (!body || !manager) return;
+      // The first plan's names were given when the manager was made (runtime/tls/acme/start.ts).
+      if (replaced === undefined) options.log?.({ level: 'info', msg: 'autocert: managing certificates', names: manager.names, dir: body.settings.autocert.dir });
+      else manager.update(body);
     },
   };
   const forward = forwardProvisioner({ onUpstreamEvent: (route, event) => options.log?.({ msg: 'upstream', route, event }), ...(options.upstreamObserver ? { observer: options.upstreamObserver } : {}) });
-  return { auth, tls, forward, autocertNames };
+  return { ...processProvisioners(options), auth, tls, forward, autocertNames };
 }
 
 /**
@@ -151,25 +195,41 @@ export interface Prepared {
 }
 
 /** The generations of this process: the store, and how the next generation is built and swapped. */
-export interface Generations {
-  readonly store: ServedStore;
+export interface Generations<P extends object = Parts> {
+  readonly store: PlanStore<P>;
   /** The plan in service. */
   plan(): PlanEnvelope;
   /** Builds the generation of `plan` (throws `PlanRefusedError`); nothing is served from it until `commit`. */
   prepare(plan: PlanEnvelope): Promise<Prepared>;
-  /** The HTTPS listener whose default certificate follows the generation in service (from now on). */
-  serveDefaultCertificate(listener: DefaultCertificateTarget): void;
   /** Cleans up the current generation (shutdown, after the listeners closed). */
   close(): Promise<void>;
 }
 
+/** The generations of a process that serves requests. */
+export interface ServedGenerations extends Generations<Parts> {
+  /** The HTTPS listener whose default certificate follows the generation in service (from now on). */
+  serveDefaultCertificate(listener: DefaultCertificateTarget): void;
+}
+
 /** Builds the first generation of `plan` and the store serving it. Throws `PlanRefusedError`. */
-export async function startGenerations(plan: PlanEnvelope, options: PartsOptions): Promise<Generations> {
+export async function startGenerations(plan: PlanEnvelope, options: PartsOptions): Promise<ServedGenerations> {
   let listener: DefaultCertificateTarget | undefined;
-  const list = provisioners(options, () => listener);
-  const onError = (part: string, e: unknown) => options.log?.({ msg: 'generation cleanup failed', part, error: (e as Error).message });
-  const onSwapError = (part: string, e: unknown) => options.log?.({ level: 'error', msg: 'applying a swapped generation failed', part, error: (e as Error).message });
-  const store = new PlanStore<Parts>(await provisionGeneration(list, plan, undefined), {
+  const generations = await generationsOf(plan, provisioners(options, () => listener), options.log);
+  return { ...generations, serveDefaultCertificate: (l) => void (listener = l) };
+}
+
+/**
+ * The generations of the cluster primary, which serves no request: the process parts only (log
+ * settings, tracing, notices); its workers build the rest (runtime/process/cluster.ts).
+ */
+export function startProcessGenerations(plan: PlanEnvelope, targets: ProcessTargets & { readonly log?: ((entry: Record<string, unknown>) => void) | undefined }): Promise<Generations<ProcessParts>> {
+  return generationsOf(plan, processProvisioners(targets), targets.log);
+}
+
+async function generationsOf<P extends object>(plan: PlanEnvelope, list: Provisioners<P>, log: ((entry: Record<string, unknown>) => void) | undefined): Promise<Generations<P>> {
+  const onError = (part: string, e: unknown) => log?.({ msg: 'generation cleanup failed', part, error: (e as Error).message });
+  const onSwapError = (part: string, e: unknown) => log?.({ level: 'error', msg: 'applying a swapped generation failed', part, error: (e as Error).message });
+  const store = new PlanStore<P>(await provisionGeneration(list, plan, undefined), {
     retire: (g, next) => void cleanupGeneration(list, g, next, onError),
   });
   return {
@@ -180,7 +240,7 @@ export async function startGenerations(plan: PlanEnvelope, options: PartsOptions
       const g = await provisionGeneration(list, next, base);
       // A renewal that found nothing new (the same files, or a plain-HTTP listener) swaps nothing:
       // the generation in service, and its number, stay.
-      if (g.index === base.index && (Object.keys(list) as (keyof Parts)[]).every((k) => g[k] === base[k])) return { commit: () => undefined, abort: () => undefined, changed: false };
+      if (g.index === base.index && (Object.keys(list) as (keyof P)[]).every((k) => g[k] === base[k])) return { commit: () => undefined, abort: () => undefined, changed: false };
       let settled = false;
       return {
         changed: true,
@@ -200,7 +260,6 @@ export async function startGenerations(plan: PlanEnvelope, options: PartsOptions
         },
       };
     },
-    serveDefaultCertificate: (l) => void (listener = l),
     close: () => cleanupGeneration(list, store.current, undefined, onError),
   };
 }

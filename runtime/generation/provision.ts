@@ -53,9 +53,11 @@ export interface Provisioner<T> {
    * Acts on the running process once the part is in service (the listener's default certificate,
    * the names autocert manages): called right after the swap of a generation whose part is not the
    * one it replaces (a part taken over unchanged has nothing to apply), never for a generation that
-   * is dropped. The only way a reload reaches what lives outside generations.
+   * is dropped. The only way a reload reaches what lives outside generations. The first generation
+   * of the process replaces nothing (`replaced` undefined): each of its parts goes into service as
+   * soon as it is built, so the log settings, first in the list, govern the lines of the others.
    */
-  afterSwap?(part: T, replaced: T): void;
+  afterSwap?(part: T, replaced: T | undefined): void;
 }
 
 /** The provisioners of a generation, one per part; they run in the order of the keys. */
@@ -96,6 +98,7 @@ export async function provisionGeneration<P extends object>(provisioners: Provis
     try {
       parts[key] = await p.provision(plan, index, previous?.[key], context);
       built.push(key);
+      if (previous === undefined) p.afterSwap?.(parts[key] as P[typeof key], undefined);
     } catch (e) {
       for (const k of built.reverse()) await settle(provisioners[k].cleanup(parts[k] as P[typeof k], previous?.[k]));
       throw new PlanRefusedError(p.name, e);

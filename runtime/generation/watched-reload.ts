@@ -23,8 +23,6 @@ export interface WatchedReloadOptions {
   /** Reload when the watched files change (default true). */
   readonly watch?: boolean | undefined;
   readonly log?: ((entry: Record<string, unknown>) => void) | undefined;
-  /** Called with every plan that is swapped in. */
-  readonly onPlan?: ((plan: PlanEnvelope) => void) | undefined;
 }
 
 /** What a reload builds and swaps: the plan in service, and how the next one is prepared. */
@@ -68,7 +66,6 @@ export async function startWatchedReload(
       const plan = target.plan();
       watcher?.add(watchedFiles(plan));
       onSwapped(plan);
-      options.onPlan?.(plan);
     }
     return r;
   };

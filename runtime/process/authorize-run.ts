@@ -15,7 +15,7 @@ import { openObservedStore } from '../databroker/observed-store.ts';
 import { metricsFor, startLoaderMetrics, type LoaderMetrics } from '../generation/run-metrics.ts';
 import { lazyEphemeralKey, startGenerations } from '../generation/generation.ts';
 import type { ReloadResult } from '../generation/reload.ts';
-import { firstPlan, watchedReloadOptions, type RunOptions } from './run.ts';
+import { firstPlan, processTargets, watchedReloadOptions, type RunOptions } from './run.ts';
 import { startWatchedReload } from '../generation/watched-reload.ts';
 
 export interface AuthorizeRunning {
@@ -43,9 +43,9 @@ export function isAuthorizeRole(plan: PlanEnvelope): boolean {
 export async function runAuthorize(options: RunOptions): Promise<AuthorizeRunning> {
   const plan = firstPlan(options);
   if (!isAuthorizeRole(plan)) throw new Error('runAuthorize needs a plan with services: authorize');
-  options.onPlan?.(plan);
   const metrics = metricsFor(plan, 'loader', {});
   const generations = await startGenerations(plan, {
+    ...processTargets(options),
     scheme: plan.body.settings.server.insecure ? 'http' : 'https',
     ephemeralKey: lazyEphemeralKey(options.log),
     ...(options.log ? { log: options.log } : {}),

@@ -22,10 +22,10 @@ import { aggregatedScrape } from '../observe/metrics/cluster.ts';
 import { watchDatabroker } from '../observe/metrics/health.ts';
 import { hasStorePool, openObservedStore } from '../databroker/observed-store.ts';
 import { metricsFor, startLoaderMetrics } from '../generation/run-metrics.ts';
-import { lazyEphemeralKey, type Prepared } from '../generation/generation.ts';
+import { lazyEphemeralKey, startProcessGenerations, type Prepared } from '../generation/generation.ts';
 import type { ReloadResult } from '../generation/reload.ts';
 import { startWatchedReload } from '../generation/watched-reload.ts';
-import { firstPlan, startIdentityManager, watchedReloadOptions, type RunOptions } from './run.ts';
+import { firstPlan, processTargets, startIdentityManager, watchedReloadOptions, type RunOptions } from './run.ts';
 import { serveDatabrokerGrpc, type DatabrokerGrpc } from './grpc-databroker.ts';
 import { usesRemoteDatabroker } from '../grpc/plan-options.ts';
 import { isSessionDirectory } from '../core/session-store.ts';
@@ -61,7 +61,9 @@ export async function runPrimary(
   workerArgs: readonly string[],
 ): Promise<{ stop(): Promise<void>; now(): void; readonly port: number; reload(): Promise<ReloadResult>; readonly grpcAddress: string | undefined }> {
   let committed = firstPlan(options);
-  options.onPlan?.(committed);
+  // The primary's own generations: the parts every process has (log settings, tracing, notices),
+  // applied from here on and after each commit; its workers build the rest.
+  const own = await startProcessGenerations(committed, { ...processTargets(options), log: options.log });
   const count = Math.max(1, options.workers ?? availableParallelism());
   let stopping = false;
   let port = 0;
@@ -264,7 +266,28 @@ export async function runPrimary(
       },
     };
   };
-  const reloads = await startWatchedReload(watchedReloadOptions(options), { plan: () => committed, prepare }, () => observed);
+  // A reload builds the primary's parts and every worker's generation; the workers commit first.
+  const prepareAll = async (plan: PlanEnvelope): Promise<Prepared> => {
+    const mine = await own.prepare(plan);
+    let theirs: Prepared;
+    try {
+      theirs = await prepare(plan);
+    } catch (e) {
+      mine.abort();
+      throw e;
+    }
+    return {
+      commit: () => {
+        theirs.commit();
+        mine.commit();
+      },
+      abort: () => {
+        theirs.abort();
+        mine.abort();
+      },
+    };
+  };
+  const reloads = await startWatchedReload(watchedReloadOptions(options), { plan: () => committed, prepare: prepareAll }, () => observed);
   const reload = reloads.reload;
 
   return {
@@ -299,6 +322,7 @@ export async function runPrimary(
       await grpc?.close();
       storeService.close();
       await sessions.close();
+      await own.close();
     },
     now: () => {
       stopping = true;

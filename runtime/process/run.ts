@@ -16,7 +16,7 @@ import { shutdownDelay } from './stop-signals.ts';
 import { hasStorePool, openObservedStore } from '../databroker/observed-store.ts';
 import { metricsFor, startLoaderMetrics, type LoaderMetrics } from '../generation/run-metrics.ts';
 import { upstreamSnapshots } from '../generation/forward-provisioner.ts';
-import { lazyEphemeralKey, startGenerations, type ServedStore } from '../generation/generation.ts';
+import { lazyEphemeralKey, startGenerations, type ProcessTargets, type ServedStore } from '../generation/generation.ts';
 import type { ReloadResult } from '../generation/reload.ts';
 import { startWatchedReload, type WatchedReloadOptions } from '../generation/watched-reload.ts';
 import { serve, type Listening, type ServeOptions } from '../proxy/listeners.ts';
@@ -29,7 +29,9 @@ import { serveDatabrokerGrpc, type DatabrokerGrpc } from './grpc-databroker.ts';
 import { openAuthorizer } from '../authorize/open-authorizer.ts';
 import type { RemoteAuthorizer } from '../authorize/remote-authorizer.ts';
 
-export interface RunOptions extends Omit<ServeOptions, 'sessionStore'> {
+export interface RunOptions extends Omit<ServeOptions, 'sessionStore' | 'tracing'>, Pick<ProcessTargets, 'logSettings' | 'notices'> {
+  /** The tracer of the plan served, which follows each plan (the `tracing` part, runtime/generation/generation.ts). */
+  readonly tracing?: NonNullable<ServeOptions['tracing']> & NonNullable<ProcessTargets['tracing']>;
   /** The session store to use instead of opening the plan's (tests share one between processes). */
   readonly sessionStore?: SessionStore;
   /** Told every storage operation of the store this process opens (spec §6 figures). */
@@ -50,8 +52,6 @@ export interface RunOptions extends Omit<ServeOptions, 'sessionStore'> {
    * as diagnostics, and the plan they came with (whose log settings say how to print them).
    */
   readonly onWarnings?: (text: string, warnings: readonly Diagnostic[], plan: PlanEnvelope) => void;
-  /** Told each plan svc starts serving: the first, and each one swapped in (log settings follow it). */
-  readonly onPlan?: (plan: PlanEnvelope) => void;
   /** The identity manager's timings (tests shorten them; docs/authentication.md "Keeping sessions fresh"). */
   readonly identityManager?: IdentityManagerTuning;
   /** Autocert timing: renewal time, directory polling, back-off (defaults in runtime/tls/acme/). */
@@ -166,7 +166,12 @@ function load(options: Pick<RunOptions, 'configPath' | 'planPath' | 'env' | 'onW
 
 /** The reload path's view of a role's options: the plan loaded as at start, the file to watch. */
 export function watchedReloadOptions(options: RunOptions): WatchedReloadOptions {
-  return { load: () => loadForRun(options), source: options.planPath ?? options.configPath, watch: options.watch, log: options.log, onPlan: options.onPlan };
+  return { load: () => loadForRun(options), source: options.planPath ?? options.configPath, watch: options.watch, log: options.log };
+}
+
+/** What the process parts of a generation apply each plan to (log settings, tracing, notices). */
+export function processTargets(options: Pick<RunOptions, 'logSettings' | 'tracing' | 'notices'>): ProcessTargets {
+  return { logSettings: options.logSettings, tracing: options.tracing, notices: options.notices };
 }
 
 /** The first plan of a process: the one the caller loaded (`options.plan`), else loaded now. */
@@ -177,8 +182,7 @@ export function firstPlan(options: RunOptions): PlanEnvelope {
 /** Starts serving. Resolves once the listener listens. */
 export async function run(options: RunOptions): Promise<Running> {
   const plan = firstPlan(options);
-  // Before anything logs: the plan's log settings apply to its own generation's lines.
-  options.onPlan?.(plan);
+  // The plan's log settings apply from its own generation's first part on (`logSettings`).
   // Metrics (when `metrics_address` is set): upstream health is read from the generation in service.
   let served: ServedStore | undefined;
   // The identity manager and the store (made below) are read at scrape time.
@@ -187,6 +191,7 @@ export async function run(options: RunOptions): Promise<Running> {
   // (the `autocertNames` provisioner, runtime/generation/generation.ts).
   const autocert = startAutocert(plan.body, { ...options.autocertTiming, ...(options.log ? { log: options.log } : {}) });
   const generations = await startGenerations(plan, {
+    ...processTargets(options),
     scheme: plan.body.settings.server.insecure ? 'http' : 'https',
     ephemeralKey: lazyEphemeralKey(options.log),
     ...(options.log ? { log: options.log } : {}),
