@@ -24,7 +24,7 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { pino } from 'pino';
 import type { Diagnostic } from '../compiler/index.ts';
-import type { PlanEnvelope } from '../compiler/plan/types.ts';
+import type { PlanEnvelope, PlanSettings } from '../compiler/plan/types.ts';
 import { partialUses } from '../runtime/plan/capabilities.ts';
 import { createRunLog } from '../runtime/observe/log/run-log.ts';
 import { logGrpcLibraryThrough } from '../runtime/grpc/library-log.ts';
@@ -116,11 +116,13 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
   const said = new Set<string>();
   // Whether no plan has been served yet (the compiler's first warnings come before it).
   let noPlanYet = true;
-  const onPlan = (plan: PlanEnvelope) => {
-    noPlanYet = false;
-    logs.apply(plan.body.settings);
-    tracing.apply(plan.body.settings);
-    if (worker) return;
+  const logSettings = {
+    apply: (settings: PlanSettings) => {
+      noPlanYet = false;
+      logs.apply(settings);
+    },
+  };
+  const notices = (plan: PlanEnvelope) => {
     for (const entry of partialUses(plan)) {
       const key = JSON.stringify(entry);
       if (said.has(key)) continue;
@@ -128,7 +130,7 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
       logs.log(entry);
     }
   };
-  const common = { storeOutageGraceMs, ...(listen ? { listen } : {}), ...(grpcListen ? { grpcListen } : {}), ...(opts.exposeChecksum ? { exposeChecksum: true } : {}), log: logs.log, access: logs.access, tracing, onPlan };
+  const common = { storeOutageGraceMs, ...(listen ? { listen } : {}), ...(grpcListen ? { grpcListen } : {}), ...(opts.exposeChecksum ? { exposeChecksum: true } : {}), log: logs.log, access: logs.access, tracing, logSettings, ...(worker ? {} : { notices }) };
   // What a graceful stop ends with, in every process: the spans not yet sent, then the logs.
   const flush = async () => {
     await tracing.shutdown().catch(() => undefined);
@@ -185,15 +187,19 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
     // The role decides the process shape: the data broker and authorize roles serve gRPC only, in this process.
     const { isDatabrokerRole, runDatabroker } = await import('../runtime/process/databroker-run.ts');
     const { isAuthorizeRole, runAuthorize } = await import('../runtime/process/authorize-run.ts');
-    const first = loadForRun(source);
+    // Loaded once: it chooses the role, and the role serves it as it is (`plan`). Its warnings are
+    // told once it is known to be served (a refused plan says only why it is refused).
+    const warned: Parameters<typeof onWarnings>[] = [];
+    const first = loadForRun({ ...source, onWarnings: (...w) => void warned.push(w) });
     const grpcRole = isAuthorizeRole(first) ? 'authorize' : isDatabrokerRole(first) ? 'databroker' : undefined;
     if (grpcRole === 'databroker' && opts.storeOutageGrace !== undefined) {
       // The data broker serves the session store; the grace is for the roles that read it. A flag
       // this role would ignore is refused rather than accepted silently.
       throw Object.assign(new Error('--store-outage-grace has no effect in the databroker role, which serves the session store itself (the authorize, authenticate and proxy roles read it and apply the grace): remove the flag here'), { code: 'SVC_ERR_FLAG_WITHOUT_EFFECT' });
     }
+    for (const w of warned) onWarnings(...w);
     if (grpcRole !== undefined) {
-      const role = await (grpcRole === 'authorize' ? runAuthorize : runDatabroker)({ ...source, ...common, onWarnings });
+      const role = await (grpcRole === 'authorize' ? runAuthorize : runDatabroker)({ ...source, ...common, onWarnings, plan: first });
       const g = role.grpc.address;
       logs.announce({ msg: 'listening', services: grpcRole, grpcAddress: `${g.host}:${g.port}`, checksum: role.plan().checksum });
       onHangup(reloadOnHangup(() => role.reload()));
@@ -207,7 +213,7 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
     }
     if (workers > 1) {
       const { runPrimary } = await import('../runtime/process/cluster.ts');
-      const primary = await runPrimary({ ...source, ...common, onWarnings, workers }, process.argv.slice(2));
+      const primary = await runPrimary({ ...source, ...common, onWarnings, workers, plan: first }, process.argv.slice(2));
       logs.announce({ msg: 'listening', workers, port: primary.port, ...(primary.grpcAddress ? { grpcAddress: primary.grpcAddress } : {}) });
       onHangup(reloadOnHangup(() => primary.reload()));
       return await stopped(
@@ -220,7 +226,7 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
         () => primary.now(),
       );
     }
-    const running = await run({ ...source, ...common, onWarnings });
+    const running = await run({ ...source, ...common, onWarnings, plan: first });
     const a = running.listening.address;
     const g = running.grpc?.address;
     logs.announce({ msg: 'listening', address: `${a.host}:${a.port}`, ...(g ? { grpcAddress: `${g.host}:${g.port}` } : {}), checksum: running.store.current.plan.checksum, routes: running.store.current.plan.body.routes.length });

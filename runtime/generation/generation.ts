@@ -4,33 +4,82 @@
  * `gen.index` (routes), `gen.auth` (authentication state), `gen.tls` (the listener's certificates
  * and client-certificate checks; null on a plain-HTTP listener) and `gen.forward` (pools, upstream
  * choice), all of the one generation it acquired.
+ *
+ * What a reload changes is the list in `provisioners` below, read top to bottom: the route index
+ * (provision.ts), authentication, TLS material (and, after the swap, the listener's default
+ * certificate for clients without SNI), forwarding, and the names autocert manages (after the swap),
+ * after the parts every process has, the cluster primary too (`processProvisioners`): log settings,
+ * tracing, and the notices of a new plan. What a part changes outside generations it changes in its
+ * after-swap hook (provision.ts `afterSwap`). The metrics listener's material is prepared beside
+ * them (runtime/generation/run-metrics.ts).
  */
-import type { PlanBody, PlanEnvelope } from '../../compiler/plan/types.ts';
+import type { PlanBody, PlanEnvelope, PlanSettings } from '../../compiler/plan/types.ts';
 import { buildAuthState, type AuthState } from '../authn/auth-state.ts';
 import { ephemeralSigningKey, publicKeyBase64, type SigningKey } from '../authn/signing-key.ts';
 import type { ForwardState } from './forward-provisioner.ts';
 import type { UpstreamObserver } from '../observe/metrics/upstreams.ts';
-import type { ManagedCertificateSource } from '../tls/acme/manager.ts';
-import { listenerTls, loadTlsMaterial, type ListenerTls, type TlsMaterial } from '../tls/material.ts';
+import type { AutocertManager } from '../tls/acme/manager.ts';
+import type { SecureContextOptions } from 'node:tls';
+import { defaultSecureContext, listenerTls, loadTlsMaterial, type ListenerTls, type TlsMaterial } from '../tls/material.ts';
 import { readPemSource } from '../tls/pem.ts';
-import { cleanupGeneration, provisionGeneration, type Generation, type Provisioner, type Provisioners } from './provision.ts';
+import { afterSwap, cleanupGeneration, provisionGeneration, type Generation, type Provisioner, type Provisioners } from './provision.ts';
 import { PlanStore } from './plan-store.ts';
 import { forwardProvisioner } from './forward-provisioner.ts';
 
+/** What lives outside generations and follows the plan in service (told in after-swap hooks). */
+export interface ProcessTargets {
+  /** svc's log lines: levels, `service` label, format (runtime/observe/log/run-log.ts `RunLog`). */
+  readonly logSettings?: { apply(settings: Pick<PlanSettings, 'logging' | 'mode'>): void } | undefined;
+  /** The tracer of the plan served (runtime/observe/trace/tracing.ts `TracingSwitch`). */
+  readonly tracing?: { apply(settings: PlanSettings): void } | undefined;
+  /** Told each new plan that goes into service (svc run: what its settings do only partly, said once). */
+  readonly notices?: ((plan: PlanEnvelope) => void) | undefined;
+}
+
+/** The parts every process's generations have, the cluster primary's too. */
+export interface ProcessParts {
+  /** The plan whose log settings apply. */
+  readonly logSettings: PlanEnvelope;
+  /** The plan whose tracing settings apply. */
+  readonly tracing: PlanEnvelope;
+  /** The plan the notices were told. */
+  readonly notices: PlanEnvelope;
+}
+
+/**
+ * The provisioners of the parts every process has: each takes the plan (kept on a renewal, which
+ * changes no setting) and applies it to its target after the swap.
+ */
+export function processProvisioners(targets: ProcessTargets): Provisioners<ProcessParts> {
+  const follow = (name: string, apply: ((plan: PlanEnvelope) => void) | undefined): Provisioner<PlanEnvelope> => ({
+    name,
+    provision: (plan, _index, previous, context) => (context.renewal && previous ? previous : plan),
+    cleanup: () => undefined,
+    afterSwap: (plan) => apply?.(plan),
+  });
+  return {
+    logSettings: follow('log settings', targets.logSettings && ((p) => targets.logSettings!.apply(p.body.settings))),
+    tracing: follow('tracing', targets.tracing && ((p) => targets.tracing!.apply(p.body.settings))),
+    notices: follow('notices', targets.notices),
+  };
+}
+
 /** The parts of a served generation, in the order they are provisioned. */
-export interface Parts {
+export interface Parts extends ProcessParts {
   /** Secrets, keys, identity provider and signer (runtime/authn/auth-state.ts). */
   readonly auth: AuthState;
   /** The listener's TLS material; null with `insecure_server`. */
   readonly tls: ListenerTls | null;
   /** Pools and upstream sets (runtime/generation/forward-provisioner.ts). */
   readonly forward: ForwardState;
+  /** The plan whose route hosts autocert manages (runtime/tls/acme/names.ts); null without autocert. */
+  readonly autocertNames: PlanBody | null;
 }
 
 export type ServedGeneration = Generation<Parts>;
 export type ServedStore = PlanStore<Parts>;
 
-export interface PartsOptions {
+export interface PartsOptions extends ProcessTargets {
   /** `http` with `insecure_server`: no TLS material, and http origins allowed with insecure cookies. */
   readonly scheme: 'http' | 'https';
   /** The process's ephemeral signing key, for plans without `signing_key`. */
@@ -38,12 +87,23 @@ export interface PartsOptions {
   readonly log?: (entry: Record<string, unknown>) => void;
   /** Told how each upstream exchange ended (metrics). */
   readonly upstreamObserver?: UpstreamObserver;
-  /** Certificates obtained by autocert, when the plan sets `autocert` (runtime/tls/acme/). */
-  readonly managed?: ManagedCertificateSource;
+  /**
+   * The process's autocert manager, when the first plan sets `autocert` (runtime/tls/acme/): the
+   * source of managed certificates, told the names of each plan swapped in.
+   */
+  readonly autocert?: AutocertManager;
 }
 
-/** The provisioners of a served generation: authentication, TLS material, forwarding. */
-export function provisioners(options: PartsOptions): Provisioners<Parts> {
+/** The HTTPS listener, as the after-swap hook of the TLS part sees it. */
+export interface DefaultCertificateTarget {
+  setSecureContext(options: SecureContextOptions): void;
+}
+
+/**
+ * The provisioners of a served generation, in order: authentication, TLS material, forwarding,
+ * autocert names. `listener` is the HTTPS listener once it listens (`Generations.serveDefaultCertificate`).
+ */
+export function provisioners(options: PartsOptions, listener: () => DefaultCertificateTarget | undefined = () => undefined): Provisioners<Parts> {
   const auth: Provisioner<AuthState> = {
     name: 'auth',
     provision: (plan, _index, previous, context) => (context.renewal && previous ? previous : buildAuthState(plan.body, options.scheme, previous, options.ephemeralKey)),
@@ -59,7 +119,7 @@ export function provisioners(options: PartsOptions): Provisioners<Parts> {
       const material = await loadTlsMaterial(plan.body, {
         mode: context.renewal ? 'reload' : 'load',
         ...(previous ? { previous: previous.material } : {}),
-        ...(options.managed ? { managed: options.managed } : {}),
+        ...(options.autocert ? { managed: options.autocert } : {}),
         // A route host the certificates as read no longer cover (a rotated file): a warn line.
         ...(options.log ? { warn: options.log } : {}),
       });
@@ -69,8 +129,26 @@ export function provisioners(options: PartsOptions): Provisioners<Parts> {
     },
     // Secure contexts are garbage-collected; generated certificates are shared through `selfSigned`.
     cleanup: () => undefined,
+    // Clients without SNI get the default certificate of the generation in service.
+    afterSwap: (part) => {
+      if (part) listener()?.setSecureContext(defaultSecureContext(part.material));
+    },
   };
-  return { auth, tls, forward: forwardProvisioner({ onUpstreamEvent: (route, event) => options.log?.({ msg: 'upstream', route, event }), ...(options.upstreamObserver ? { observer: options.upstreamObserver } : {}) }) };
+  const autocertNames: Provisioner<PlanBody | null> = {
+    name: 'autocert',
+    provision: (plan, _index, previous, context) => (!options.autocert ? null : context.renewal && previous ? previous : plan.body),
+    cleanup: () => undefined,
+    // The manager outlives generations (certificates outlive plans); each plan swapped in says which names it keeps.
+    afterSwap: (body, replaced) => {
+      const manager = options.autocert;
+      if (!body || !manager) return;
+      // The first plan's names were given when the manager was made (runtime/tls/acme/start.ts).
+      if (replaced === undefined) options.log?.({ level: 'info', msg: 'autocert: managing certificates', names: manager.names, dir: body.settings.autocert.dir });
+      else manager.update(body);
+    },
+  };
+  const forward = forwardProvisioner({ onUpstreamEvent: (route, event) => options.log?.({ msg: 'upstream', route, event }), ...(options.upstreamObserver ? { observer: options.upstreamObserver } : {}) });
+  return { ...processProvisioners(options), auth, tls, forward, autocertNames };
 }
 
 /**
@@ -117,29 +195,52 @@ export interface Prepared {
 }
 
 /** The generations of this process: the store, and how the next generation is built and swapped. */
-export interface Generations {
-  readonly store: ServedStore;
+export interface Generations<P extends object = Parts> {
+  readonly store: PlanStore<P>;
+  /** The plan in service. */
+  plan(): PlanEnvelope;
   /** Builds the generation of `plan` (throws `PlanRefusedError`); nothing is served from it until `commit`. */
   prepare(plan: PlanEnvelope): Promise<Prepared>;
   /** Cleans up the current generation (shutdown, after the listeners closed). */
   close(): Promise<void>;
 }
 
+/** The generations of a process that serves requests. */
+export interface ServedGenerations extends Generations<Parts> {
+  /** The HTTPS listener whose default certificate follows the generation in service (from now on). */
+  serveDefaultCertificate(listener: DefaultCertificateTarget): void;
+}
+
 /** Builds the first generation of `plan` and the store serving it. Throws `PlanRefusedError`. */
-export async function startGenerations(plan: PlanEnvelope, options: PartsOptions): Promise<Generations> {
-  const list = provisioners(options);
-  const onError = (part: string, e: unknown) => options.log?.({ msg: 'generation cleanup failed', part, error: (e as Error).message });
-  const store = new PlanStore<Parts>(await provisionGeneration(list, plan, undefined), {
+export async function startGenerations(plan: PlanEnvelope, options: PartsOptions): Promise<ServedGenerations> {
+  let listener: DefaultCertificateTarget | undefined;
+  const generations = await generationsOf(plan, provisioners(options, () => listener), options.log);
+  return { ...generations, serveDefaultCertificate: (l) => void (listener = l) };
+}
+
+/**
+ * The generations of the cluster primary, which serves no request: the process parts only (log
+ * settings, tracing, notices); its workers build the rest (runtime/process/cluster.ts).
+ */
+export function startProcessGenerations(plan: PlanEnvelope, targets: ProcessTargets & { readonly log?: ((entry: Record<string, unknown>) => void) | undefined }): Promise<Generations<ProcessParts>> {
+  return generationsOf(plan, processProvisioners(targets), targets.log);
+}
+
+async function generationsOf<P extends object>(plan: PlanEnvelope, list: Provisioners<P>, log: ((entry: Record<string, unknown>) => void) | undefined): Promise<Generations<P>> {
+  const onError = (part: string, e: unknown) => log?.({ msg: 'generation cleanup failed', part, error: (e as Error).message });
+  const onSwapError = (part: string, e: unknown) => log?.({ level: 'error', msg: 'applying a swapped generation failed', part, error: (e as Error).message });
+  const store = new PlanStore<P>(await provisionGeneration(list, plan, undefined), {
     retire: (g, next) => void cleanupGeneration(list, g, next, onError),
   });
   return {
     store,
+    plan: () => store.current.plan,
     prepare: async (next) => {
       const base = store.current;
       const g = await provisionGeneration(list, next, base);
       // A renewal that found nothing new (the same files, or a plain-HTTP listener) swaps nothing:
       // the generation in service, and its number, stay.
-      if (g.index === base.index && (Object.keys(list) as (keyof Parts)[]).every((k) => g[k] === base[k])) return { commit: () => undefined, abort: () => undefined, changed: false };
+      if (g.index === base.index && (Object.keys(list) as (keyof P)[]).every((k) => g[k] === base[k])) return { commit: () => undefined, abort: () => undefined, changed: false };
       let settled = false;
       return {
         changed: true,
@@ -150,6 +251,7 @@ export async function startGenerations(plan: PlanEnvelope, options: PartsOptions
           // reloads run one at a time (runtime/generation/reload.ts), so nothing was swapped in between.
           if (store.current !== base) throw new Error('a generation was swapped in while another was prepared');
           store.swap(g);
+          afterSwap(list, g, base, onSwapError);
         },
         abort: () => {
           if (settled) return;

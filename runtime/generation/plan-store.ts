@@ -8,10 +8,6 @@
  */
 import type { Generation } from './provision.ts';
 
-export type { Generation } from './provision.ts';
-
-export type SwapResult = 'swapped' | 'unchanged';
-
 export interface StoreOptions<P extends object> {
   /** Called once a replaced generation has no request left, with the generation that replaced it. */
   retire(generation: Generation<P>, next: Generation<P>): void;
@@ -22,7 +18,6 @@ export class PlanStore<P extends object = Record<never, never>> {
   readonly #inFlight = new Map<Generation<P>, number>();
   /** Replaced generations in the order they were replaced, each with its successor. */
   readonly #retiring: { readonly g: Generation<P>; readonly next: Generation<P> }[] = [];
-  readonly #swapped: ((g: Generation<P>) => void)[] = [];
 
   constructor(
     first: Generation<P>,
@@ -67,11 +62,6 @@ export class PlanStore<P extends object = Record<never, never>> {
     }
   }
 
-  /** Calls `listener` after every swap with the new generation (the listener's default certificate). */
-  onSwap(listener: (g: Generation<P>) => void): void {
-    this.#swapped.push(listener);
-  }
-
   /**
    * Makes `next` current in one assignment. The replaced generation retires when its requests are
    * done. `next` must have been built after the current one (its parts may be taken over from it).
@@ -82,7 +72,6 @@ export class PlanStore<P extends object = Record<never, never>> {
     this.#current = next;
     this.#retiring.push({ g: old, next });
     this.#drain();
-    for (const l of this.#swapped) l(next);
   }
 
   /** Requests in flight per generation number (for tests and metrics). */

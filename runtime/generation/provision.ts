@@ -49,6 +49,15 @@ export interface Provisioner<T> {
    * generation built for a refused or aborted plan is dropped (`keep` is the part still in service).
    */
   cleanup(part: T, keep: T | undefined): void | Promise<void>;
+  /**
+   * Acts on the running process once the part is in service (the listener's default certificate,
+   * the names autocert manages): called right after the swap of a generation whose part is not the
+   * one it replaces (a part taken over unchanged has nothing to apply), never for a generation that
+   * is dropped. The only way a reload reaches what lives outside generations. The first generation
+   * of the process replaces nothing (`replaced` undefined): each of its parts goes into service as
+   * soon as it is built, so the log settings, first in the list, govern the lines of the others.
+   */
+  afterSwap?(part: T, replaced: T | undefined): void;
 }
 
 /** The provisioners of a generation, one per part; they run in the order of the keys. */
@@ -89,6 +98,7 @@ export async function provisionGeneration<P extends object>(provisioners: Provis
     try {
       parts[key] = await p.provision(plan, index, previous?.[key], context);
       built.push(key);
+      if (previous === undefined) p.afterSwap?.(parts[key] as P[typeof key], undefined);
     } catch (e) {
       for (const k of built.reverse()) await settle(provisioners[k].cleanup(parts[k] as P[typeof k], previous?.[k]));
       throw new PlanRefusedError(p.name, e);
@@ -106,6 +116,22 @@ export async function cleanupGeneration<P extends object>(provisioners: Provisio
     const p = provisioners[key];
     try {
       await p.cleanup(generation[key], keep?.[key]);
+    } catch (e) {
+      onError?.(p.name, e);
+    }
+  }
+}
+
+/**
+ * Runs the after-swap hook of every part of `next` that `replaced` (the generation it replaced)
+ * does not hold, in the order of provisioning. Never throws: a failed hook is reported to `onError`.
+ */
+export function afterSwap<P extends object>(provisioners: Provisioners<P>, next: Generation<P>, replaced: Generation<P>, onError?: (part: string, e: unknown) => void): void {
+  for (const key of Object.keys(provisioners) as (keyof P)[]) {
+    const p = provisioners[key];
+    if (!p.afterSwap || next[key] === replaced[key]) continue;
+    try {
+      p.afterSwap(next[key], replaced[key]);
     } catch (e) {
       onError?.(p.name, e);
     }

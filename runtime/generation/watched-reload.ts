@@ -1,15 +1,17 @@
 /**
- * The reload path of a process that loads plans itself (the single `svc run` process and the data
- * broker role; the cluster primary has its own, since its workers build the generations): `reload`
- * loads the plan again and builds its generation (through the metrics listener's `prepare` when one
- * runs, so its material is checked too), records the outcome for metrics, and on a swap watches the
- * new plan's files and calls `onSwapped`. With `watch` (the default), a change to the config or to a
- * file the plan reads triggers it.
+ * The one file watcher and reload path of every process that loads plans: the single `svc run`
+ * process, the data broker and authorize roles, and the cluster primary (a worker gets its plans
+ * from the primary: runtime/process/worker.ts). `reload` loads the plan again and builds what comes
+ * next through the target's `prepare` (this process's generation, or on the cluster primary every
+ * worker's; with the metrics listener's material read first when one runs, so it is checked too),
+ * records the outcome for metrics, and on a swap watches the new plan's files and calls `onSwapped`.
+ * With `watch` (the default), a change to the config or to a file the plan reads triggers it
+ * (debounced: a burst of writes is one reload).
  */
 import { watch, type FSWatcher } from 'chokidar';
 import type { PlanEnvelope } from '../../compiler/plan/types.ts';
 import type { LoaderMetrics } from './run-metrics.ts';
-import type { Generations } from './generation.ts';
+import type { Prepared } from './generation.ts';
 import { createReloader, type ReloadResult } from './reload.ts';
 
 /** What the reload path needs of the process that starts it. */
@@ -21,8 +23,14 @@ export interface WatchedReloadOptions {
   /** Reload when the watched files change (default true). */
   readonly watch?: boolean | undefined;
   readonly log?: ((entry: Record<string, unknown>) => void) | undefined;
-  /** Called with every plan that is swapped in. */
-  readonly onPlan?: ((plan: PlanEnvelope) => void) | undefined;
+}
+
+/** What a reload builds and swaps: the plan in service, and how the next one is prepared. */
+export interface ReloadTarget {
+  /** The plan in service. */
+  plan(): PlanEnvelope;
+  /** Builds what serves `plan` without serving it (runtime/generation/reload.ts `ReloadSteps.prepare`). */
+  prepare(plan: PlanEnvelope): Promise<Prepared>;
 }
 
 export interface WatchedReload {
@@ -34,21 +42,19 @@ export interface WatchedReload {
 
 export async function startWatchedReload(
   options: WatchedReloadOptions,
-  first: PlanEnvelope,
-  generations: Generations,
+  target: ReloadTarget,
   observed: () => LoaderMetrics | undefined,
   onSwapped: (plan: PlanEnvelope) => void = () => {},
 ): Promise<WatchedReload> {
-  const store = generations.store;
   let watcher: FSWatcher | undefined;
   const source = options.source;
   const watchedFiles = (p: PlanEnvelope) => [...new Set([...(source !== undefined ? [source] : []), ...p.inputs])];
   const reloader = createReloader({
     load: options.load,
-    current: () => store.current.plan,
+    current: () => target.plan(),
     prepare: (p) => {
       const metrics = observed();
-      return metrics ? metrics.prepare(p, store.current.plan, (next) => generations.prepare(next)) : generations.prepare(p);
+      return metrics ? metrics.prepare(p, target.plan(), (next) => target.prepare(next)) : target.prepare(p);
     },
     ...(options.log ? { log: options.log } : {}),
   });
@@ -57,14 +63,14 @@ export async function startWatchedReload(
     observed()?.reloaded(r);
     // A new plan may refer to new files (a certificate added): watch them too.
     if (r.ok && r.result === 'swapped') {
-      watcher?.add(watchedFiles(store.current.plan));
-      onSwapped(store.current.plan);
-      options.onPlan?.(store.current.plan);
+      const plan = target.plan();
+      watcher?.add(watchedFiles(plan));
+      onSwapped(plan);
     }
     return r;
   };
   if (options.watch !== false) {
-    watcher = watch(watchedFiles(first), { ignoreInitial: true, awaitWriteFinish: { stabilityThreshold: 50, pollInterval: 10 } });
+    watcher = watch(watchedFiles(target.plan()), { ignoreInitial: true, awaitWriteFinish: { stabilityThreshold: 50, pollInterval: 10 } });
     let timer: NodeJS.Timeout | undefined;
     watcher.on('all', () => {
       clearTimeout(timer);

@@ -15,7 +15,7 @@ import { openObservedStore } from '../databroker/observed-store.ts';
 import { metricsFor, startLoaderMetrics, type LoaderMetrics } from '../generation/run-metrics.ts';
 import { lazyEphemeralKey, startGenerations } from '../generation/generation.ts';
 import type { ReloadResult } from '../generation/reload.ts';
-import { loadForRun, watchedReloadOptions, type RunOptions } from './run.ts';
+import { firstPlan, processTargets, watchedReloadOptions, type RunOptions } from './run.ts';
 import { startWatchedReload } from '../generation/watched-reload.ts';
 
 export interface AuthorizeRunning {
@@ -41,11 +41,11 @@ export function isAuthorizeRole(plan: PlanEnvelope): boolean {
 
 /** Starts the authorize role. Resolves once the gRPC listener listens; rejects when it cannot. */
 export async function runAuthorize(options: RunOptions): Promise<AuthorizeRunning> {
-  const plan = loadForRun(options);
+  const plan = firstPlan(options);
   if (!isAuthorizeRole(plan)) throw new Error('runAuthorize needs a plan with services: authorize');
-  options.onPlan?.(plan);
   const metrics = metricsFor(plan, 'loader', {});
   const generations = await startGenerations(plan, {
+    ...processTargets(options),
     scheme: plan.body.settings.server.insecure ? 'http' : 'https',
     ephemeralKey: lazyEphemeralKey(options.log),
     ...(options.log ? { log: options.log } : {}),
@@ -84,7 +84,7 @@ export async function runAuthorize(options: RunOptions): Promise<AuthorizeRunnin
     if (!options.sessionStore) await sessions.close();
     throw e;
   }
-  const reloads = await startWatchedReload(watchedReloadOptions(options), plan, generations, () => observed);
+  const reloads = await startWatchedReload(watchedReloadOptions(options), generations, () => observed);
   const host = address.replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1');
 
   const stop = async (graceMs: number, delayMs: number) => {

@@ -14,7 +14,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import { createServer as createNetServer, type Socket } from 'node:net';
 import { availableParallelism } from 'node:os';
-import { watch, type FSWatcher } from 'chokidar';
 import { prettyJson } from '../../compiler/plan/canonical-json.ts';
 import type { PlanEnvelope } from '../../compiler/plan/types.ts';
 import { serveStoreToWorkers } from '../databroker/ipc-store.ts';
@@ -23,14 +22,15 @@ import { aggregatedScrape } from '../observe/metrics/cluster.ts';
 import { watchDatabroker } from '../observe/metrics/health.ts';
 import { hasStorePool, openObservedStore } from '../databroker/observed-store.ts';
 import { metricsFor, startLoaderMetrics } from '../generation/run-metrics.ts';
-import { lazyEphemeralKey, type Prepared } from '../generation/generation.ts';
-import { createReloader, type ReloadResult } from '../generation/reload.ts';
-import { loadForRun, startIdentityManager, type RunOptions } from './run.ts';
+import { lazyEphemeralKey, startProcessGenerations, type Prepared } from '../generation/generation.ts';
+import type { ReloadResult } from '../generation/reload.ts';
+import { startWatchedReload } from '../generation/watched-reload.ts';
+import { firstPlan, processTargets, startIdentityManager, watchedReloadOptions, type RunOptions } from './run.ts';
 import { serveDatabrokerGrpc, type DatabrokerGrpc } from './grpc-databroker.ts';
 import { usesRemoteDatabroker } from '../grpc/plan-options.ts';
 import { isSessionDirectory } from '../core/session-store.ts';
 import { buildAuthState, type AuthState } from '../authn/auth-state.ts';
-import { managerSettings, type IdentityManager, type IdentityManagerSettings } from '../sessions/identity-manager.ts';
+import { managerSettings, type IdentityManagerSettings } from '../sessions/identity-manager.ts';
 import type { ConnectionMessage, ToPrimary, ToWorker } from './worker.ts';
 import { bind } from '../tls/bind.ts';
 
@@ -59,9 +59,11 @@ const PREPARE_TIMEOUT_MS = 30_000;
 export async function runPrimary(
   options: ClusterOptions,
   workerArgs: readonly string[],
-): Promise<{ stop(): Promise<void>; now(): void; readonly port: number; readonly metricsPort: number | undefined; reload(): Promise<ReloadResult>; readonly identityManager: IdentityManager | undefined; readonly grpcAddress: string | undefined }> {
-  let committed = loadForRun(options);
-  options.onPlan?.(committed);
+): Promise<{ stop(): Promise<void>; now(): void; readonly port: number; reload(): Promise<ReloadResult>; readonly grpcAddress: string | undefined }> {
+  let committed = firstPlan(options);
+  // The primary's own generations: the parts every process has (log settings, tracing, notices),
+  // applied from here on and after each commit; its workers build the rest.
+  const own = await startProcessGenerations(committed, { ...processTargets(options), log: options.log });
   const count = Math.max(1, options.workers ?? availableParallelism());
   let stopping = false;
   let port = 0;
@@ -264,40 +266,33 @@ export async function runPrimary(
       },
     };
   };
-  const reloader = createReloader({
-    load: () => loadForRun(options),
-    current: () => committed,
-    prepare: (p) => (observed ? observed.prepare(p, committed, prepare) : prepare(p)),
-    ...(options.log ? { log: options.log } : {}),
-  });
-
-  let watcher: FSWatcher | undefined;
-  const source = options.planPath ?? options.configPath;
-  const files = (p: PlanEnvelope) => [...new Set([...(source !== undefined ? [source] : []), ...p.inputs])];
-  const reload = async (): Promise<ReloadResult> => {
-    const r = await reloader.reload();
-    observed?.reloaded(r);
-    if (r.ok && r.result === 'swapped') {
-      watcher?.add(files(committed));
-      options.onPlan?.(committed);
+  // A reload builds the primary's parts and every worker's generation; the workers commit first.
+  const prepareAll = async (plan: PlanEnvelope): Promise<Prepared> => {
+    const mine = await own.prepare(plan);
+    let theirs: Prepared;
+    try {
+      theirs = await prepare(plan);
+    } catch (e) {
+      mine.abort();
+      throw e;
     }
-    return r;
+    return {
+      commit: () => {
+        theirs.commit();
+        mine.commit();
+      },
+      abort: () => {
+        theirs.abort();
+        mine.abort();
+      },
+    };
   };
-  if (options.watch !== false) {
-    watcher = watch(files(committed), { ignoreInitial: true, awaitWriteFinish: { stabilityThreshold: 50, pollInterval: 10 } });
-    let timer: NodeJS.Timeout | undefined;
-    watcher.on('all', () => {
-      clearTimeout(timer);
-      timer = setTimeout(() => void reload(), 30);
-    });
-    await new Promise<void>((resolve) => watcher!.once('ready', () => resolve()));
-  }
+  const reloads = await startWatchedReload(watchedReloadOptions(options), { plan: () => committed, prepare: prepareAll }, () => observed);
+  const reload = reloads.reload;
 
   return {
     port,
-    metricsPort: observed?.listener.address.port,
     reload,
-    identityManager: manager,
     grpcAddress: grpc ? `${grpc.address.host}:${grpc.address.port}` : undefined,
     // Graceful: every worker drains its requests and exits (asked over IPC, not by a signal: a
     // Ctrl-C reaches the workers too, and a worker counts a second signal as "stop at once"). Each
@@ -307,7 +302,7 @@ export async function runPrimary(
     stop: async () => {
       stopping = true;
       if (rotation.length === 0) closeAcceptor();
-      await watcher?.close();
+      await reloads.close();
       await manager?.close();
       await Promise.all(
         Object.values(cluster.workers ?? {}).map(
@@ -327,6 +322,7 @@ export async function runPrimary(
       await grpc?.close();
       storeService.close();
       await sessions.close();
+      await own.close();
     },
     now: () => {
       stopping = true;

@@ -19,7 +19,7 @@ import { lazyEphemeralKey, startGenerations } from '../generation/generation.ts'
 import { serveDatabrokerGrpc, type DatabrokerGrpc } from './grpc-databroker.ts';
 import type { ReloadResult } from '../generation/reload.ts';
 import { startWatchedReload } from '../generation/watched-reload.ts';
-import { loadForRun, startIdentityManager, watchedReloadOptions, type RunOptions } from './run.ts';
+import { firstPlan, processTargets, startIdentityManager, watchedReloadOptions, type RunOptions } from './run.ts';
 
 export interface DatabrokerRunning {
   /** The gRPC listener's address (the bound port when `--grpc-listen` asked for 0). */
@@ -47,12 +47,12 @@ export function isDatabrokerRole(plan: PlanEnvelope): boolean {
 
 /** Starts the data broker role. Resolves once the gRPC listener listens; rejects when it cannot. */
 export async function runDatabroker(options: RunOptions): Promise<DatabrokerRunning> {
-  const plan = loadForRun(options);
+  const plan = firstPlan(options);
   if (!isDatabrokerRole(plan)) throw new Error('runDatabroker needs a plan with services: databroker');
-  options.onPlan?.(plan);
   const metrics = metricsFor(plan, 'loader', { identityManager: () => manager?.figures(), ...(hasStorePool(plan.body.settings) ? { storePool: () => opened.pool() } : {}) });
   // The generations carry what the identity manager reads (the provider), and follow reloads.
   const generations = await startGenerations(plan, {
+    ...processTargets(options),
     scheme: plan.body.settings.server.insecure ? 'http' : 'https',
     ephemeralKey: lazyEphemeralKey(options.log),
     ...(options.log ? { log: options.log } : {}),
@@ -98,7 +98,7 @@ export async function runDatabroker(options: RunOptions): Promise<DatabrokerRunn
     throw e;
   }
 
-  const reloads = await startWatchedReload(watchedReloadOptions(options), plan, generations, () => observed);
+  const reloads = await startWatchedReload(watchedReloadOptions(options), generations, () => observed);
   const reload = reloads.reload;
 
   const stop = async (graceMs: number, delayMs: number) => {

@@ -16,12 +16,12 @@ import { shutdownDelay } from './stop-signals.ts';
 import { hasStorePool, openObservedStore } from '../databroker/observed-store.ts';
 import { metricsFor, startLoaderMetrics, type LoaderMetrics } from '../generation/run-metrics.ts';
 import { upstreamSnapshots } from '../generation/forward-provisioner.ts';
-import { lazyEphemeralKey, startGenerations, type ServedStore } from '../generation/generation.ts';
+import { lazyEphemeralKey, startGenerations, type ProcessTargets, type ServedStore } from '../generation/generation.ts';
 import type { ReloadResult } from '../generation/reload.ts';
 import { startWatchedReload, type WatchedReloadOptions } from '../generation/watched-reload.ts';
 import { serve, type Listening, type ServeOptions } from '../proxy/listeners.ts';
 import { publicSessionId } from '../sessions/session-cache.ts';
-import { isSessionDirectory, type SessionStore } from '../core/session-store.ts';
+import { isSessionDirectory, type SessionStore, type StoreObserver } from '../core/session-store.ts';
 import { IdentityManager, managerSettings, type IdentityManagerOptions } from '../sessions/identity-manager.ts';
 import { SessionRefresher, type SessionRefresherOptions } from '../sessions/session-refresher.ts';
 import { usesRemoteDatabroker } from '../grpc/plan-options.ts';
@@ -29,7 +29,18 @@ import { serveDatabrokerGrpc, type DatabrokerGrpc } from './grpc-databroker.ts';
 import { openAuthorizer } from '../authorize/open-authorizer.ts';
 import type { RemoteAuthorizer } from '../authorize/remote-authorizer.ts';
 
-export interface RunOptions extends ServeOptions {
+export interface RunOptions extends Omit<ServeOptions, 'sessionStore' | 'tracing'>, Pick<ProcessTargets, 'logSettings' | 'notices'> {
+  /** The tracer of the plan served, which follows each plan (the `tracing` part, runtime/generation/generation.ts). */
+  readonly tracing?: NonNullable<ServeOptions['tracing']> & NonNullable<ProcessTargets['tracing']>;
+  /** The session store to use instead of opening the plan's (tests share one between processes). */
+  readonly sessionStore?: SessionStore;
+  /** Told every storage operation of the store this process opens (docs/observability.md "Metric reference"). */
+  readonly storeObserver?: StoreObserver;
+  /**
+   * The first plan, when the caller loaded it already (`svc run` does, to choose the role):
+   * served as it is, so the config is compiled once at start. Reloads load from the files below.
+   */
+  readonly plan?: PlanEnvelope;
   /** Exactly one of the two. */
   readonly configPath?: string;
   readonly planPath?: string;
@@ -41,8 +52,6 @@ export interface RunOptions extends ServeOptions {
    * as diagnostics, and the plan they came with (whose log settings say how to print them).
    */
   readonly onWarnings?: (text: string, warnings: readonly Diagnostic[], plan: PlanEnvelope) => void;
-  /** Told each plan svc starts serving: the first, and each one swapped in (log settings follow it). */
-  readonly onPlan?: (plan: PlanEnvelope) => void;
   /** The identity manager's timings (tests shorten them; docs/authentication.md "Keeping sessions fresh"). */
   readonly identityManager?: IdentityManagerTuning;
   /** Autocert timing: renewal time, directory polling, back-off (defaults in runtime/tls/acme/). */
@@ -74,8 +83,6 @@ export function startIdentityManager(
   manager.start();
   return { refresher, manager };
 }
-
-export type { ReloadResult } from '../generation/reload.ts';
 
 export interface Running {
   readonly store: ServedStore;
@@ -159,26 +166,37 @@ function load(options: Pick<RunOptions, 'configPath' | 'planPath' | 'env' | 'onW
 
 /** The reload path's view of a role's options: the plan loaded as at start, the file to watch. */
 export function watchedReloadOptions(options: RunOptions): WatchedReloadOptions {
-  return { load: () => loadForRun(options), source: options.planPath ?? options.configPath, watch: options.watch, log: options.log, onPlan: options.onPlan };
+  return { load: () => loadForRun(options), source: options.planPath ?? options.configPath, watch: options.watch, log: options.log };
+}
+
+/** What the process parts of a generation apply each plan to (log settings, tracing, notices). */
+export function processTargets(options: Pick<RunOptions, 'logSettings' | 'tracing' | 'notices'>): ProcessTargets {
+  return { logSettings: options.logSettings, tracing: options.tracing, notices: options.notices };
+}
+
+/** The first plan of a process: the one the caller loaded (`options.plan`), else loaded now. */
+export function firstPlan(options: RunOptions): PlanEnvelope {
+  return options.plan ?? loadForRun(options);
 }
 
 /** Starts serving. Resolves once the listener listens. */
 export async function run(options: RunOptions): Promise<Running> {
-  const plan = loadForRun(options);
-  // Before anything logs: the plan's log settings apply to its own generation's lines.
-  options.onPlan?.(plan);
+  const plan = firstPlan(options);
+  // The plan's log settings apply from its own generation's first part on (`logSettings`).
   // Metrics (when `metrics_address` is set): upstream health is read from the generation in service.
   let served: ServedStore | undefined;
   // The identity manager and the store (made below) are read at scrape time.
   const metrics = metricsFor(plan, 'loader', { identityManager: () => manager?.figures(), ...(hasStorePool(plan.body.settings) ? { storePool: () => opened?.pool() } : {}), upstreams: () => (served ? upstreamSnapshots(served.current.forward, served.current.plan.body.routes) : []) });
-  // Process-wide, outside generations: certificates outlive plans; each swap updates the names.
+  // Process-wide, outside generations: certificates outlive plans; each swap updates the names
+  // (the `autocertNames` provisioner, runtime/generation/generation.ts).
   const autocert = startAutocert(plan.body, { ...options.autocertTiming, ...(options.log ? { log: options.log } : {}) });
   const generations = await startGenerations(plan, {
+    ...processTargets(options),
     scheme: plan.body.settings.server.insecure ? 'http' : 'https',
     ephemeralKey: lazyEphemeralKey(options.log),
     ...(options.log ? { log: options.log } : {}),
     ...(metrics ? { upstreamObserver: metrics.upstream } : {}),
-    ...(autocert ? { managed: autocert } : {}),
+    ...(autocert ? { autocert } : {}),
   });
   const store = (served = generations.store);
   // One memory data broker per process (docs/scale-out.md), unless the caller gives the store; with metrics
@@ -209,6 +227,7 @@ export async function run(options: RunOptions): Promise<Running> {
     // The proxy role asks the authorize service for policy verdicts (runtime/authorize/).
     if (plan.body.settings.mode.services === 'proxy') authorizer = openAuthorizer(plan.body.settings, sessions, { ...(metrics ? { observer: metrics.grpc } : {}), ...(options.log ? { log: options.log } : {}) });
     listening = await serve(store, { ...options, probes: { ready: () => !closing }, ...(metrics ? { observe: metrics, graceObserver: metrics.sessions } : {}), sessionStore: sessions, sessionRefresher: refresher, ...(autocert ? { acmeChallenges: autocert.challenges, ocsp: autocert.ocsp } : {}), ...(authorizer ? { authorizer } : {}) });
+    if ('setSecureContext' in listening.server) generations.serveDefaultCertificate(listening.server);
     if (metrics) {
       const up = listening;
       // Ready: a plan is in service (from here on) and svc is not draining. The data broker is
@@ -228,7 +247,7 @@ export async function run(options: RunOptions): Promise<Running> {
     await closeSessions();
     throw e;
   }
-  const reloads = await startWatchedReload(watchedReloadOptions(options), plan, generations, () => observed, (p) => autocert?.update(p.body));
+  const reloads = await startWatchedReload(watchedReloadOptions(options), generations, () => observed);
   const reload = reloads.reload;
 
   return {

@@ -19,11 +19,10 @@ import { parsePlan } from '../plan/load.ts';
 import { PlanRefusedError } from '../generation/provision.ts';
 import { answerMetricsRequests } from '../observe/metrics/cluster.ts';
 import { metricsFor } from '../generation/run-metrics.ts';
-import { startGenerations, type Generations } from '../generation/generation.ts';
-import type { AutocertManager } from '../tls/acme/manager.ts';
+import { startGenerations, type ServedGenerations } from '../generation/generation.ts';
 import { startAutocert } from '../tls/acme/start.ts';
 import { createReloader, type Reloader } from '../generation/reload.ts';
-import type { RunOptions } from './run.ts';
+import { processTargets, type RunOptions } from './run.ts';
 import { serve } from '../proxy/listeners.ts';
 import { shutdownDelay } from './stop-signals.ts';
 import { upstreamSnapshots } from '../generation/forward-provisioner.ts';
@@ -97,9 +96,8 @@ export async function runWorker(options: WorkerOptions): Promise<ServingWorker> 
     return ephemeral;
   };
   const refuseForTest = process.env['NODE_ENV'] === 'test' && process.env[TEST_REFUSE_ENV] !== undefined && process.env[TEST_REFUSE_ENV] === String(cluster.worker?.id);
-  let generations: Generations | undefined;
+  let generations: ServedGenerations | undefined;
   let reloader: Reloader | undefined;
-  let autocertOf: AutocertManager | null = null;
   let chain: Promise<unknown> = Promise.resolve();
   const decisions = new Map<number, (commit: boolean) => void>();
   const send = (m: ToPrimary) => process.send?.(m);
@@ -148,41 +146,36 @@ export async function runWorker(options: WorkerOptions): Promise<ServingWorker> 
             return decided;
           },
         });
+        // A swap reached this process through the parts' after-swap hooks (log settings, tracing, …).
         if (!r.ok && !voted) send({ type: 'refused', id: m.id, error: r.error });
-        if (r.ok && r.result === 'swapped') {
-          options.onPlan?.(generations!.store.current.plan);
-          autocertOf?.update(generations!.store.current.plan.body);
-        }
       });
     });
   });
   send({ type: 'ready' });
   const plan = await first;
-  // Before anything logs: the plan's log settings apply to its own generation's lines.
-  options.onPlan?.(plan);
   const insecure = plan.body.settings.server.insecure;
   // Metrics: this worker's figures, sent to the primary at each scrape (runtime/observe/metrics/cluster.ts).
-  let served: Generations | undefined;
+  let served: ServedGenerations | undefined;
   const metrics = metricsFor(plan, 'worker', { upstreams: () => (served ? upstreamSnapshots(served.store.current.forward, served.store.current.plan.body.routes) : []) });
   if (metrics) answerMetricsRequests(metrics.registry);
-  let g: Generations;
+  let g: ServedGenerations;
   // Each worker runs its own autocert manager; the shared directory's lock lets one of them order a
   // name and the others pick it up, and challenges are answered by whichever worker is reached.
   const autocert = startAutocert(plan.body, options.log ? { log: options.log } : {});
   try {
-    g = await startGenerations(plan, { scheme: insecure ? 'http' : 'https', ephemeralKey, ...(options.log ? { log: options.log } : {}), ...(metrics ? { upstreamObserver: metrics.upstream } : {}), ...(autocert ? { managed: autocert } : {}) });
+    g = await startGenerations(plan, { ...processTargets(options), scheme: insecure ? 'http' : 'https', ephemeralKey, ...(options.log ? { log: options.log } : {}), ...(metrics ? { upstreamObserver: metrics.upstream } : {}), ...(autocert ? { autocert } : {}) });
   } catch (e) {
     refuseFirst(e);
     return new Promise<never>(() => undefined);
   }
   generations = served = g;
-  autocertOf = autocert;
   // Sessions live in the primary's one store (docs/scale-out.md); this worker reaches it over IPC.
   const sessionStore = new WorkerStore();
   // The proxy role: each worker asks the authorize service itself and keeps its own decision cache.
   const authorizer = plan.body.settings.mode.services === 'proxy' ? openAuthorizer(plan.body.settings, sessionStore, { ...(metrics ? { observer: metrics.grpc } : {}), ...(options.log ? { log: options.log } : {}) }) : undefined;
   let draining = false;
   const l = await serve(g.store, { ...options, handed: listen!, probes: { ready: () => !draining }, workerId: process.pid, sessionStore, ...(metrics ? { observe: metrics, graceObserver: metrics.sessions } : {}), ...(autocert ? { acmeChallenges: autocert.challenges, ocsp: autocert.ocsp } : {}), ...(authorizer ? { authorizer } : {}) });
+  if ('setSecureContext' in l.server) g.serveDefaultCertificate(l.server);
   // The connections the primary accepted on the main address.
   process.on('message', (m: ConnectionMessage | ToWorker, handle: unknown) => {
     if (m.type === 'connection' && handle instanceof Socket) l.accept(handle);

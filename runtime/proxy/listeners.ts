@@ -18,7 +18,7 @@ import { createConnectHandler } from './connect.ts';
 import { createHandler, type HandlerOptions } from './handler.ts';
 import { MAX_HEADER_FIELDS, type GateOptions } from './gate.ts';
 import { createUpgradeHandler } from './upgrade.ts';
-import { defaultSecureContext, secureContextOptions } from '../tls/material.ts';
+import { secureContextOptions } from '../tls/material.ts';
 import { createProxyProtocolServer } from './proxy-protocol.ts';
 import type { ChallengeResponder } from '../tls/acme/challenges.ts';
 import { answerHttp01 } from '../tls/acme/http-01.ts';
@@ -28,8 +28,7 @@ import type { OcspStapler } from '../tls/ocsp/stapler.ts';
 import { Authn } from '../authn/service.ts';
 import type { GraceObserver } from '../sessions/outage-grace.ts';
 import { bind } from '../tls/bind.ts';
-import { openSessionStore } from '../databroker/open-store.ts';
-import type { SessionStore, StoreObserver } from '../core/session-store.ts';
+import type { SessionStore } from '../core/session-store.ts';
 import type { SessionRefresher } from '../sessions/session-refresher.ts';
 import type { ServedStore } from '../generation/generation.ts';
 import { InFlight } from './in-flight.ts';
@@ -39,18 +38,16 @@ export interface ServeOptions extends Omit<HandlerOptions, 'scheme' | 'authn' | 
   /** Overrides `settings.server.address` (tests listen on port 0). */
   readonly listen?: { readonly host: string; readonly port: number };
   /**
-   * Where sessions live. A single process opens the plan's store when this is absent (memory, or
-   * Redis: `databroker_storage_type`); a cluster worker passes its view of the primary's store.
+   * Where sessions live: the store the process opened (memory, or Redis: `databroker_storage_type`),
+   * or a cluster worker's view of the primary's. The caller owns it: the listeners never close it.
    */
-  readonly sessionStore?: SessionStore;
+  readonly sessionStore: SessionStore;
   /** Refreshes sessions; `svc run` shares it with the identity manager (runtime/sessions/). */
   readonly sessionRefresher?: SessionRefresher;
   /** `svc run --store-outage-grace` in ms (runtime/sessions/outage-grace.ts; default 30 s, 0: off). */
   readonly storeOutageGraceMs?: number;
   /** Counts the requests served from that grace (`svc_sessions_served_stale_total`). */
   readonly graceObserver?: GraceObserver;
-  /** Told every storage operation of the store this process opens (figures of docs/observability.md "Metric reference"). */
-  readonly storeObserver?: StoreObserver;
   /** Pending ACME challenges to answer (`autocert`): TLS-ALPN-01 here, HTTP-01 on the redirect listener. */
   readonly acmeChallenges?: ChallengeResponder;
   /** OCSP stapling (`autocert`): answers the TLS listener's status requests (runtime/tls/ocsp/). */
@@ -164,12 +161,10 @@ function applyHttp2Timeouts(server: Http2SecureServer, settings: PlanSettings): 
  * generation's (`gen.tls`): the SNI choice reads the current generation's at each handshake, and a
  * request's checks read the generation it acquired.
  */
-export async function serve(store: ServedStore, options: ServeOptions = {}): Promise<Listening> {
+export async function serve(store: ServedStore, options: ServeOptions): Promise<Listening> {
   const settings = store.current.plan.body.settings;
   const insecure = settings.server.insecure;
-  // The plan's store (one memory data broker per process, or the shared Redis) unless `svc run` or
-  // the cluster primary provides it (docs/scale-out.md). Its storage settings are fixed while svc runs (storageChange).
-  const sessions = options.sessionStore ?? openSessionStore(settings, { ...(options.storeObserver ? { observer: options.storeObserver } : {}), ...(options.log ? { log: options.log } : {}) });
+  const sessions = options.sessionStore;
   const authn = new Authn(sessions, { scheme: insecure ? 'http' : 'https', ...(options.log ? { log: options.log } : {}), ...(options.sessionRefresher ? { refresher: options.sessionRefresher } : {}), ...(options.storeOutageGraceMs !== undefined ? { storeOutageGraceMs: options.storeOutageGraceMs } : {}), ...(options.graceObserver ? { graceObserver: options.graceObserver } : {}) });
 
   let server: Server | HttpsServer | Http2SecureServer;
@@ -199,10 +194,6 @@ export async function serve(store: ServedStore, options: ServeOptions = {}): Pro
   if (options.acmeChallenges) server.on('secureConnection', (socket: TLSSocket) => void (isAcmeTlsAlpn(socket) && socket.end()));
   // Node truncates a request past 1,000 header fields without a word; the gate refuses it (431).
   untruncated(server);
-  // Clients without SNI get the default certificate of the generation in service.
-  store.onSwap((g) => {
-    if (g.tls && 'setSecureContext' in server) server.setSecureContext(defaultSecureContext(g.tls.material));
-  });
   // `Expect: 100-continue`: the handler answers it after the gate (handler.ts), never Node before it.
   server.on('checkContinue', handler);
   // timeout_write: an HTTP/1.1 connection without traffic for that long is closed (an HTTP/2
@@ -293,7 +284,6 @@ export async function serve(store: ServedStore, options: ServeOptions = {}): Pro
     for (const socket of sockets) socket.destroy();
     await Promise.all(closed);
     authn.close();
-    if (!options.sessionStore) await sessions.close();
   };
   return {
     server,

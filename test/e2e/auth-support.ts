@@ -64,7 +64,7 @@ export interface AuthWorldOptions {
   /** Receives svc's log lines. */
   readonly log?: (entry: Record<string, unknown>) => void;
   /** What svc run is told besides the config: its logs, tracer, warnings (default: none). */
-  readonly run?: Pick<RunOptions, 'log' | 'access' | 'tracing' | 'onWarnings' | 'onPlan'>;
+  readonly run?: Pick<RunOptions, 'log' | 'access' | 'tracing' | 'onWarnings' | 'logSettings'>;
 }
 
 /**

@@ -42,10 +42,7 @@ describe('logs of a full sign-in at debug', () => {
         log: logs.log,
         access: logs.access,
         tracing,
-        onPlan: (p) => {
-          logs.apply(p.body.settings);
-          tracing.apply(p.body.settings);
-        },
+        logSettings: logs,
         onWarnings: (t) => out.push(t),
       },
     });

@@ -88,10 +88,7 @@ describe('a password in a request target', () => {
       log: logs.log,
       access: logs.access,
       tracing,
-      onPlan: (p) => {
-        logs.apply(p.body.settings);
-        tracing.apply(p.body.settings);
-      },
+      logSettings: logs,
       onWarnings: (t) => out.push(t),
     });
   }, 30_000);

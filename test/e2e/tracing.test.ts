@@ -107,7 +107,7 @@ describe('tracing', () => {
     cfg.write({ address: '127.0.0.1:8443', ...settings }, [{ from: 'https://app.example.com', to: up.url, allow_public_unauthenticated_access: true, allow_websockets: true }]);
     const t = createTracingSwitch(log);
     tracing = t;
-    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, grpcListen: { host: '127.0.0.1', port: 0 }, watch: false, tracing: t, onPlan: (p) => t.apply(p.body.settings) });
+    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, grpcListen: { host: '127.0.0.1', port: 0 }, watch: false, tracing: t });
     return svc.listening.address.port;
   }
 

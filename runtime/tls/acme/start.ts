@@ -11,8 +11,8 @@ export function startAutocert(body: PlanBody, options: Omit<AutocertOptions, 'ht
   const a = body.settings.autocert;
   if (!a.enabled || body.settings.server.insecure) return null;
   const manager = new AutocertManager(a, { ...options, http01: body.settings.server.httpRedirectAddress !== null });
+  // Said by the first generation's `autocertNames` part (runtime/generation/generation.ts), under the plan's log settings.
   manager.update(body);
-  options.log?.({ level: 'info', msg: 'autocert: managing certificates', names: manager.names, dir: a.dir });
   return manager;
 }
 
