@@ -40,7 +40,7 @@ import type { RemoteAuthorizer } from '../authorize/remote-authorizer.ts';
 import type { PlanRef } from '../authorize/routes-checksum.ts';
 import { authorizeUnavailableDecision, decideWithAuthorizer } from '../authorize/remote-policy.ts';
 import type { RequestHeaders } from '../core/types.ts';
-import { errorAnswer, wantsJson } from './error-page.ts';
+import { acceptOf, sendError } from './error-page.ts';
 import { claimHeaderValue } from '../request/forward.ts';
 import type { PlanIndex } from '../plan/index.ts';
 import type { AuthState } from './auth-state.ts';
@@ -161,7 +161,5 @@ export function routeHost(index: PlanIndex, routeIndex: number): string {
 }
 
 function fail(res: Res, status: number, requestId: string, reason: string, req: Req, extra: Record<string, string> = {}): void {
-  const a = errorAnswer(status, requestId, reason, wantsJson(req.headers['accept'] === undefined ? undefined : String(req.headers['accept'])));
-  writeHead(res, a.status, { ...a.headers, ...extra });
-  res.end(a.body);
+  sendError(res, status, requestId, reason, acceptOf(req), false, extra);
 }
