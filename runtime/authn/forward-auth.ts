@@ -41,7 +41,7 @@ import type { PlanRef } from '../authorize/routes-checksum.ts';
 import { authorizeUnavailableDecision, decideWithAuthorizer } from '../authorize/remote-policy.ts';
 import type { RequestHeaders } from '../core/types.ts';
 import { acceptOf, sendError } from './error-page.ts';
-import { claimHeaderValue } from '../request/forward.ts';
+import { identityHeaders } from './identity-headers.ts';
 import type { PlanIndex } from '../plan/index.ts';
 import type { AuthState } from './auth-state.ts';
 import { STORE_UNAVAILABLE, type Authn, type SignInRedirect } from './service.ts';
@@ -111,13 +111,11 @@ export async function forwardAuth(authn: Authn, state: AuthState, index: PlanInd
     case 'redirect': {
       const out: Record<string, string> = { 'cache-control': 'no-store', ...routed };
       // Identity only where the route passes it (`pass_identity_headers`, docs/configuration.md), as svc itself would.
-      if (session && index.body.routes[d.route.index]!.passIdentityHeaders) {
-        const audience = routeHost(index, d.route.index);
-        out['x-svc-jwt-assertion'] = await authn.assertion(state, session, audience);
-        for (const [header, claim] of index.claimHeaders) {
-          const value = claimHeaderValue(session.identity, claim);
-          if (value !== undefined) out[header] = value;
-        }
+      // The one identity step (identity-headers.ts): claims and assertion; no upstream credentials.
+      const identity = await identityHeaders(state, { routeIndex: d.route.index, session, audience: routeHost(index, d.route.index), upstream: null });
+      for (const name in identity) {
+        const value = identity[name];
+        if (typeof value === 'string') out[name] = value;
       }
       writeHead(res, 200, { ...out, 'content-length': '0' });
       res.end();

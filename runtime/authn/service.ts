@@ -7,7 +7,6 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
-import { checkedEmail } from '../policy/email.ts';
 import type { InternalEndpoint, OutgoingHeaders, RequestHeaders } from '../core/types.ts';
 import type { SessionStore } from '../core/session-store.ts';
 import type { CanonicalRequest } from '../request/canonical-request.ts';
@@ -19,7 +18,7 @@ import type { EndpointContext } from './endpoint-context.ts';
 import { serveEndpoint } from './endpoints.ts';
 import { SessionResolver, type SessionLookup } from './session-resolver.ts';
 import { browserSignIn, type SignInRedirect } from './sign-in-link.ts';
-import { stripCredentials } from './identity-headers.ts';
+import { applyIdentityHeaders, assertion, identityHeaders } from './identity-headers.ts';
 
 export { STORE_UNAVAILABLE, storeUnavailable, type SessionLookup } from './session-resolver.ts';
 export { PROGRAMMATIC_TOKEN_PREFIX, programmaticCredential } from './credentials.ts';
@@ -80,49 +79,20 @@ export class Authn {
     return this.#sessions.resolveTunnel(state, headers, authority);
   }
 
-  // -------------------------------------------------------------------------------------------
-  // Identity for upstreams
-
   /**
-   * Adds the identity svc sends upstream for an allowed request: the signed `x-svc-jwt-assertion`
-   * (signed once per session and audience, then reused), the orchestrator bearer token with
-   * impersonation headers, and removes svc's own credentials (session cookie, programmatic bearer
-   * token) so an upstream never holds them. `audience` is the route's canonical host.
+   * Compatible form of the identity step (identity-headers.ts) for callers that complete the
+   * upstream headers in place: applies its edits to `headers` (this request's own copy).
+   * `_assertion` is read from the route now; kept so older call sites still compile.
    */
-  upstreamIdentity(state: AuthState, session: ResolvedSession | null, routeIndex: number, assertion: boolean, audience: string, headers: OutgoingHeaders): void | Promise<void> {
-    stripCredentials(headers, state.cookie.name);
-    this.#orchestrator(state, session, routeIndex, headers);
-    if (!session || !assertion) return;
-    const jwt = this.assertion(state, session, audience);
-    if (typeof jwt === 'string') headers['x-svc-jwt-assertion'] = jwt;
-    else
-      return jwt.then((token) => {
-        headers['x-svc-jwt-assertion'] = token;
-      });
+  upstreamIdentity(state: AuthState, session: ResolvedSession | null, routeIndex: number, _assertion: boolean, audience: string, headers: OutgoingHeaders): void | Promise<void> {
+    const edits = identityHeaders(state, { routeIndex, session, audience, upstream: headers });
+    if (!(edits instanceof Promise)) return applyIdentityHeaders(headers, edits);
+    return edits.then((e) => applyIdentityHeaders(headers, e));
   }
 
-  #orchestrator(state: AuthState, session: ResolvedSession | null, routeIndex: number, headers: OutgoingHeaders): void {
-    const token = state.orchestratorTokens.get(routeIndex);
-    if (token !== undefined) {
-      headers['authorization'] = `Bearer ${token}`;
-      headers['impersonate-user'] = undefined;
-      headers['impersonate-group'] = undefined;
-      if (session) {
-        headers['impersonate-user'] = checkedEmail(session.identity.email) ?? session.identity.user;
-        if (session.identity.groups.length > 0) headers['impersonate-group'] = [...session.identity.groups];
-      }
-    }
-  }
-
-  /** The signed assertion for a session and audience (cached until shortly before it expires). */
+  /** The signed assertion for a session and audience (identity-headers.ts). */
   assertion(state: AuthState, session: ResolvedSession, audience: string): string | Promise<string> {
-    const cached = state.signer.cached(session.publicId, audience);
-    if (cached !== undefined) return cached;
-    // Only the session's own claims: a configured name like `toString` must not reach the prototype.
-    const claims = session.record.claims;
-    const named = Object.values(state.body.settings.identity.claimHeaders).filter((c) => Object.hasOwn(claims, c));
-    const extra: Record<string, unknown> = Object.fromEntries(named.map((c) => [c, claims[c]]));
-    return state.signer.sign({ sessionId: session.publicId, issuer: state.authenticateHost ?? audience, audience, identity: session.identity, extraClaims: extra });
+    return assertion(state, session, audience);
   }
 
   /**
