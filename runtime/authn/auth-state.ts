@@ -60,6 +60,8 @@ export interface AuthState {
   readonly tcpRouteHosts: ReadonlySet<string>;
   /** Resolved `orchestrator_service_account_token` per route index. */
   readonly orchestratorTokens: ReadonlyMap<number, string>;
+  /** `jwt_claims_headers` as (lower-case header, claim) pairs, as `PlanIndex.claimHeaders` holds them. */
+  readonly claimHeaders: readonly (readonly [string, string])[];
 }
 
 /**
@@ -133,6 +135,7 @@ export function buildAuthState(body: PlanBody, scheme: 'http' | 'https', previou
     routeHosts,
     tcpRouteHosts,
     orchestratorTokens,
+    claimHeaders: Object.entries(s.identity.claimHeaders).map(([h, c]) => [h.toLowerCase(), c] as const),
   };
 }
 

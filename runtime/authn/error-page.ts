@@ -84,10 +84,25 @@ export function endSocketWithError(socket: { end(data: string): unknown }, statu
   socket.end(`${head.join('\r\n')}\r\n\r\n${a.body}`);
 }
 
-/** Answers with the error page on a response; `close` ends the connection after it (HTTP/1.1). */
-export function sendError(res: ServerResponse | Http2ServerResponse, status: number, requestId: string, reason: string, accept: string | undefined, close: boolean): void {
+/**
+ * Answers with the error page on a response, with `extra` headers beside the page's own (a
+ * `Set-Cookie`, `Retry-After`, a route's `x-svc-route-host`); `close` ends the connection after it
+ * (HTTP/1.1). Every error svc answers on a response object goes through here or {@link sendAnswer}.
+ */
+export function sendError(res: ServerResponse | Http2ServerResponse, status: number, requestId: string, reason: string, accept: string | undefined, close: boolean, extra?: Readonly<Record<string, string | string[]>>): void {
   const a = errorAnswer(status, requestId, reason, wantsJson(accept));
   if (close && 'shouldKeepAlive' in res) res.shouldKeepAlive = false;
-  writeHead(res, a.status, a.headers);
+  sendAnswer(res, a, extra);
+}
+
+/** Writes a built answer (an error page, a sign-in failure, a denial: pages.ts) with `extra` headers. */
+export function sendAnswer(res: ServerResponse | Http2ServerResponse, a: ErrorAnswer, extra?: Readonly<Record<string, string | string[]>>): void {
+  writeHead(res, a.status, extra === undefined ? a.headers : { ...a.headers, ...extra });
   res.end(a.body);
+}
+
+/** The `Accept` header of a request, as the error pages read it. */
+export function acceptOf(req: { readonly headers: { readonly accept?: string | string[] | undefined } }): string | undefined {
+  const accept = req.headers.accept;
+  return accept === undefined ? undefined : String(accept);
 }

@@ -13,25 +13,10 @@
  * - a request for one of svc's own endpoints (`/.svc/…`, the authenticate or forward-auth host):
  *   403. svc answers those itself; the proxy routes them to svc, never to its upstream.
  *
- * The `uri` parameter comes in one of two forms (docs/forward-auth.md), told apart by what the
- * proxy's configuration writes, never by what the client sent:
- * - raw: the query starts with `uri=` followed by a literal `http://` or `https://`; the value is
- *   the rest of the query, as is (nginx: `?uri=$scheme://$http_host$request_uri`). Not decoded: it
- *   is the request exactly as the client sent it, `&`, `+` and `%xx` included, so svc decides the
- *   very request the proxy forwards (decoding it once more would let `/public%3F/../admin` be
- *   decided as `/public`);
- * - encoded: any other query; exactly one `uri` parameter, percent-decoded once (Caddy:
- *   `?uri={scheme}%3A%2F%2F{hostport}{uri}`, whose placeholders Caddy escapes).
- * Either way the value must be `scheme://authority[/path[?query]]` with a plain authority.
- *
- * The original method comes from `X-Forwarded-Method` when the proxy sends it (one header, a
- * method token in upper case, else 400), else GET.
- *
- * Every answer decided by a route (200, 401, 302, 403 for a policy's denial, 503) names that route
- * in `x-svc-route-host`: its `from` host, with the port when not the default, as in the JWT's
- * `aud`. svc cannot know where the proxy sends the request once allowed; the proxy can compare this
- * with the site it protects, so a check asked for another route's host (a public one) is not taken
- * as a decision for this application (docs/forward-auth.md, "Binding the check to the site").
+ * The `uri` parameter (raw or percent-encoded form, told apart by what the proxy's configuration
+ * writes), `X-Forwarded-Method`, and `x-svc-route-host` on every answer a route decided (for the
+ * proxy to bind the check to its site): docs/forward-auth.md, "The endpoints" and "Binding the
+ * check to the site".
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
@@ -40,8 +25,8 @@ import type { RemoteAuthorizer } from '../authorize/remote-authorizer.ts';
 import type { PlanRef } from '../authorize/routes-checksum.ts';
 import { authorizeUnavailableDecision, decideWithAuthorizer } from '../authorize/remote-policy.ts';
 import type { RequestHeaders } from '../core/types.ts';
-import { errorAnswer, wantsJson } from './error-page.ts';
-import { claimHeaderValue } from '../request/forward.ts';
+import { acceptOf, sendError } from './error-page.ts';
+import { identityHeaders } from './identity-headers.ts';
 import type { PlanIndex } from '../plan/index.ts';
 import type { AuthState } from './auth-state.ts';
 import { STORE_UNAVAILABLE, type Authn, type SignInRedirect } from './service.ts';
@@ -111,13 +96,11 @@ export async function forwardAuth(authn: Authn, state: AuthState, index: PlanInd
     case 'redirect': {
       const out: Record<string, string> = { 'cache-control': 'no-store', ...routed };
       // Identity only where the route passes it (`pass_identity_headers`, docs/configuration.md), as svc itself would.
-      if (session && index.body.routes[d.route.index]!.passIdentityHeaders) {
-        const audience = routeHost(index, d.route.index);
-        out['x-svc-jwt-assertion'] = await authn.assertion(state, session, audience);
-        for (const [header, claim] of index.claimHeaders) {
-          const value = claimHeaderValue(session.identity, claim);
-          if (value !== undefined) out[header] = value;
-        }
+      // The one identity step (identity-headers.ts): claims and assertion; no upstream credentials.
+      const identity = await identityHeaders(state, { routeIndex: d.route.index, session, audience: routeHost(index, d.route.index), upstream: null });
+      for (const name in identity) {
+        const value = identity[name];
+        if (typeof value === 'string') out[name] = value;
       }
       writeHead(res, 200, { ...out, 'content-length': '0' });
       res.end();
@@ -161,7 +144,5 @@ export function routeHost(index: PlanIndex, routeIndex: number): string {
 }
 
 function fail(res: Res, status: number, requestId: string, reason: string, req: Req, extra: Record<string, string> = {}): void {
-  const a = errorAnswer(status, requestId, reason, wantsJson(req.headers['accept'] === undefined ? undefined : String(req.headers['accept'])));
-  writeHead(res, a.status, { ...a.headers, ...extra });
-  res.end(a.body);
+  sendError(res, status, requestId, reason, acceptOf(req), false, extra);
 }

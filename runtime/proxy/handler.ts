@@ -17,6 +17,7 @@ import type { OutgoingHeaders, RequestHeaders } from '../core/types.ts';
 import type { CompiledRoute } from '../plan/index.ts';
 import type { ServedGeneration, ServedStore } from '../generation/generation.ts';
 import { denialAnswer } from '../authn/denied.ts';
+import { applyIdentityHeaders, identityHeaders, type IdentityHeaders } from '../authn/identity-headers.ts';
 import { sendError, wantsJson } from '../authn/error-page.ts';
 import { admit, SESSION_STORE_UNAVAILABLE, type Admission, type GateOptions } from './gate.ts';
 import { storeUnavailable } from '../authn/service.ts';
@@ -303,12 +304,16 @@ function respond(gen: ServedGeneration, a: Admission, req: Req, res: Res, reques
       }
       // The decision's headers are this request's own copy: completed in place, not copied again.
       const headers = d.upstream.headers as OutgoingHeaders;
-      headers['x-request-id'] = requestId;
-      const identity = authn && state ? authn.upstreamIdentity(state, session, d.route.index, d.upstream.assertion, routeHost(gen.index, d.route.index), headers) : undefined;
-      if (identity === undefined) forward(upstream.pool, route, d.upstream.url, headers, incoming, req, res, requestId, upstream.done, options, trace);
+      const identity = authn && state ? identityHeaders(state, { routeIndex: d.route.index, session, audience: routeHost(gen.index, d.route.index), upstream: headers }) : undefined;
+      const send = (edits: IdentityHeaders | undefined) => {
+        if (edits !== undefined) applyIdentityHeaders(headers, edits);
+        headers['x-request-id'] = requestId;
+        forward(upstream.pool!, route, d.upstream.url, headers, incoming, req, res, requestId, upstream.done, options, trace);
+      };
+      if (!(identity instanceof Promise)) send(identity);
       else
         identity.then(
-          () => forward(upstream.pool!, route, d.upstream.url, headers, incoming, req, res, requestId, upstream.done, options, trace),
+          send,
           (e: unknown) => {
             upstream.done({});
             options.log?.({ msg: 'identity assertion failed', requestId, error: (e as Error).message });

@@ -22,6 +22,7 @@ import { routeHost } from '../authn/forward-auth.ts';
 import type { OutgoingHeaders } from '../core/types.ts';
 import type { ServedGeneration, ServedStore } from '../generation/generation.ts';
 import { endSocketWithError } from '../authn/error-page.ts';
+import { applyIdentityHeaders, identityHeaders, type IdentityHeaders } from '../authn/identity-headers.ts';
 import { admitForStream, type Admission, type GateOptions, type GateResult } from './gate.ts';
 import { joinTunnel } from './tunnel.ts';
 import { tunnelOpened, type TunnelObserver } from './tunnel-access-lines.ts';
@@ -63,8 +64,9 @@ function upgrade(gen: ServedGeneration, a: Admission, req: IncomingMessage, clie
   const headers: OutgoingHeaders = { ...d.upstream.headers };
   if (options.tracing?.current?.trustIncoming === false) dropTraceHeaders(headers);
   const authn = options.authn;
-  const identity = authn && a.auth ? authn.upstreamIdentity(a.auth, a.session, d.route.index, d.upstream.assertion, routeHost(gen.index, d.route.index), headers) : undefined;
-  const open = () => {
+  const identity = authn && a.auth ? identityHeaders(a.auth, { routeIndex: d.route.index, session: a.session, audience: routeHost(gen.index, d.route.index), upstream: headers }) : undefined;
+  const open = (edits: IdentityHeaders | undefined) => {
+    if (edits !== undefined) applyIdentityHeaders(headers, edits);
     if (client.destroyed) return upstream.done({});
     // A header set to undefined (svc's own credentials, taken out) is not sent.
     const out: Record<string, string | string[]> = {};
@@ -91,7 +93,7 @@ function upgrade(gen: ServedGeneration, a: Admission, req: IncomingMessage, clie
       joinTunnel(client, socket, head, route, closed);
     });
   };
-  if (identity === undefined) open();
+  if (!(identity instanceof Promise)) open(identity);
   else
     identity.then(open, () => {
       upstream.done({});

@@ -4,12 +4,11 @@
  *
  * INVARIANT (identity-headers): client copies of identity headers (`x-svc-*`, configured claim
  * headers, compared case-insensitively with `_` read as `-`) and of the proxy-internal `x-envoy-*`
- * namespace never reach an upstream; identity headers are only ever set by svc (docs/security.md S16, S18).
+ * namespace never reach an upstream; identity headers are only ever set by svc, after the decision,
+ * in its one identity step (runtime/authn/identity-headers.ts; docs/security.md S16, S18).
  * INVARIANT (trust-boundary): `X-Forwarded-*` from the client is kept only per
  * `xff_num_trusted_hops` (default 0: dropped) (docs/security.md S13, S14).
  */
-import { claimValues } from '../policy/criteria.ts';
-import { checkedEmail } from '../policy/email.ts';
 import type { Identity, RequestHeaders, UpstreamRequest } from '../core/types.ts';
 import type { CompiledRoute, PlanIndex } from '../plan/index.ts';
 import { renormalizedPath, type CanonicalRequest } from './canonical-request.ts';
@@ -136,14 +135,6 @@ function headerKind(name: string): HeaderKind {
   return k;
 }
 
-/** The value of a claim header (docs/decisions.md §6 step 5), or undefined when the claim is missing. */
-export function claimHeaderValue(identity: Identity, claim: string): string | undefined {
-  if (claim === 'user' || claim === 'sub' || claim === 'id') return identity.user;
-  if (claim === 'email') return checkedEmail(identity.email);
-  const values = claim === 'groups' ? identity.groups : claimValues(identity, claim);
-  return values.length > 0 ? values.join(',') : undefined;
-}
-
 /** The namespace key of a header name: lower-case with `_` read as `-`. */
 function nameKey(name: string): string {
   return name.includes('_') ? name.replaceAll('_', '-') : name;
@@ -186,12 +177,5 @@ function requestHeaders(index: PlanIndex, r: CompiledRoute, input: ForwardInput)
     out[name] = value;
   }
 
-  const identity = input.identity;
-  if (r.route.passIdentityHeaders && identity) {
-    for (const [header, claim] of index.claimHeaders) {
-      const value = claimHeaderValue(identity, claim);
-      if (value !== undefined) out[header] = value;
-    }
-  }
   return out;
 }

@@ -17,6 +17,10 @@ import { connectionOf, gateReference, type GateEntry } from '../reference/gate.t
 import { decideReference } from '../reference/interpreter.ts';
 import { compileBody, makeRequest } from '../reference/support.ts';
 import { GATE_CONNECTION, type DecisionCase } from './case.ts';
+import { withClaimHeaders } from '../support/claim-headers.ts';
+
+/** The runtime's decision with the claim headers of the identity step (test/support/claim-headers.ts). */
+const withIdentity = (index: ReturnType<typeof buildIndex>, request: DecisionRequest, identity: Identity | null): Decision => withClaimHeaders(index, decide(index, request, identity), identity);
 
 const casesDir = join(dirname(fileURLToPath(import.meta.url)), 'cases');
 const modules: [string, { cases: readonly DecisionCase[] }][] = [];
@@ -30,7 +34,7 @@ const backEnds: readonly {
   readonly gate: (c: DecisionCase, body: PlanBody, entry: GateEntry) => GateOutcome;
 }[] = [
   { name: 'reference', run: decideReference, gate: (c, body, entry) => gateReference(body, entry, connectionOf(c.connection ?? GATE_CONNECTION), c.identity) },
-  { name: 'runtime', run: (body, request, identity) => decide(buildIndex(body), request, identity), gate: (c, _body, entry) => runtimeGate(c.config, entry, c.connection ?? GATE_CONNECTION, c.identity) },
+  { name: 'runtime', run: (body, request, identity) => withIdentity(buildIndex(body), request, identity), gate: (c, _body, entry) => runtimeGate(c.config, entry, c.connection ?? GATE_CONNECTION, c.identity) },
 ];
 
 /** The gate entry of a case: its request, as its `entry` says it came in. */

@@ -25,6 +25,7 @@ import type { ServedGeneration } from '../../runtime/generation/generation.ts';
 import { connectionOf, gateReference, type GateAnswer, type GateConnectionData, type GateEntry } from '../reference/gate.ts';
 import { decideReference, responseHeadersReference } from '../reference/interpreter.ts';
 import { compileText } from '../support/compile-text.ts';
+import { withClaimHeaders } from '../support/claim-headers.ts';
 
 /** fixtures/corpus/, where shrunk counterexamples are kept and replayed. */
 export const CORPUS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'fixtures', 'corpus');
@@ -56,7 +57,7 @@ export function compiled(text: string): Compiled {
 /** Both decisions for one request. */
 export function bothDecisions(text: string, request: DecisionRequest, identity: Identity | null): { runtime: Decision; reference: Decision } {
   const { body, index } = compiled(text);
-  return { runtime: decide(index, request, identity), reference: decideReference(body, request, identity) };
+  return { runtime: withClaimHeaders(index, decide(index, request, identity), identity), reference: decideReference(body, request, identity) };
 }
 
 /**
@@ -89,7 +90,7 @@ export function runtimeGate(text: string, entry: GateEntry, connection: GateConn
   });
   // The stand-in answers synchronously, so `then` must have been called, once, before admit returned.
   if (calls !== 1 || result === undefined) return { gateContract: `then called ${calls} times synchronously`, result };
-  return gateOutcome(entry, result);
+  return gateOutcome(entry, result, compiled(text).index, identity);
 }
 
 /**
@@ -108,7 +109,7 @@ export async function runtimeGateWith(text: string, entry: GateEntry, connection
   );
   await new Promise((r) => setImmediate(r));
   if (calls !== 1) return { gateContract: `then called ${calls} times`, result };
-  return gateOutcome(entry, result);
+  return gateOutcome(entry, result, compiled(text).index, session?.identity ?? null);
 }
 
 /** The generation, options and entry of one gate case (see {@link runtimeGate}). */
@@ -139,13 +140,13 @@ function gateSetup(text: string, entry: GateEntry, connection: GateConnectionDat
 }
 
 /** What a gate answered, or the gate contract it broke. */
-function gateOutcome(entry: GateEntry, result: GateResult): GateOutcome {
+function gateOutcome(entry: GateEntry, result: GateResult, index: PlanIndex, identity: Identity | null): GateOutcome {
   if (!result.admitted) return { refused: result.status, problem: result.problem };
   const d = result.decision;
   if ((result.upstream !== undefined) !== (d.outcome === 'allow')) return { gateContract: 'an upstream is chosen exactly for an allowed decision', result: d };
   const canonicalKept = result.canonical !== null;
   if (entry.kind === 'connect' ? canonicalKept : !canonicalKept && d.outcome !== 'bad_request') return { gateContract: 'the canonical request is kept for every admitted request but CONNECT', result: d };
-  return d;
+  return withClaimHeaders(index, d, identity);
 }
 
 /** Both gates' answers for one entry, comparable (see `GateOutcome`). */

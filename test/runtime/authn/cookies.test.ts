@@ -1,7 +1,7 @@
 /** Reading svc's cookie from a request and writing Set-Cookie values. */
 import { describe, expect, it } from 'vitest';
 import { cookieDomainFor, readCookie, serializeCookie } from '../../../runtime/authn/cookies.ts';
-import { stripCredentials } from '../../../runtime/authn/service.ts';
+import { stripCredentials } from '../../../runtime/authn/identity-headers.ts';
 
 describe('readCookie', () => {
   it('finds the named cookie among others and across header lines', () => {

@@ -9,6 +9,7 @@ import { decide } from '../../../runtime/request/decide.ts';
 import type { Decision, DecisionRequest, Identity } from '../../../runtime/core/types.ts';
 import { buildIndex, type PlanIndex } from '../../../runtime/plan/index.ts';
 import { BASE_SETTINGS, compileText } from '../../support/compile-text.ts';
+import { withClaimHeaders } from '../../support/claim-headers.ts';
 
 function indexOf(routes: unknown[], settings: Record<string, unknown> = {}): PlanIndex {
   const res = compileText(stringify({ ...BASE_SETTINGS, ...settings, routes }));
@@ -155,8 +156,11 @@ describe('the upstream Host', () => {
 });
 
 describe('the upstream headers', () => {
-  const headersOf = (route: Record<string, unknown>, headers: Record<string, string | string[]>, settings: Record<string, unknown> = {}, identity: Identity | null = null, peer = '192.0.2.10') =>
-    upstream(decide(indexOf([{ from: 'https://a.example.com', to: 'http://up', ...open, ...route }], settings), request('https://a.example.com/', headers, { peer }), identity)).headers;
+  // With the claim headers the identity step adds after the decision (test/support/claim-headers.ts).
+  const headersOf = (route: Record<string, unknown>, headers: Record<string, string | string[]>, settings: Record<string, unknown> = {}, identity: Identity | null = null, peer = '192.0.2.10') => {
+    const ix = indexOf([{ from: 'https://a.example.com', to: 'http://up', ...open, ...route }], settings);
+    return upstream(withClaimHeaders(ix, decide(ix, request('https://a.example.com/', headers, { peer }), identity), identity)).headers;
+  };
 
   it('drops hop-by-hop headers and the ones Connection names', () => {
     const h = headersOf({}, { connection: 'keep-alive, X-Secret', 'x-secret': '1', 'keep-alive': '5', te: 'trailers', upgrade: 'h2c', 'http2-settings': 'AAA', accept: 'a' });
