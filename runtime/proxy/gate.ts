@@ -22,7 +22,8 @@ import type { RequestObserver } from '../observe/metrics/registry.ts';
 import type { Route } from '../../compiler/plan/types.ts';
 import type { AuthState } from '../authn/auth-state.ts';
 import type { ResolvedSession } from '../sessions/session-cache.ts';
-import { STORE_UNAVAILABLE, type Authn, type SessionLookup } from '../authn/service.ts';
+import type { Authn, SessionLookup } from '../authn/service.ts';
+import { sessionAndDecision, storeOutageDecision } from '../authn/admit.ts';
 import { canonicalize, connectAuthority, rule, ruleConnect, type Canonical, type Ruling } from '../request/decide.ts';
 import type { Decision, DecisionRequest, RequestHeaders } from '../core/types.ts';
 import type { Duplex } from 'node:stream';
@@ -31,7 +32,7 @@ import type { CanonicalRequest } from '../request/canonical-request.ts';
 import type { RequestTrace } from '../observe/trace/request-trace.ts';
 import type { PolicyOracle } from '../request/decide.ts';
 import type { RemoteAuthorizer } from '../authorize/remote-authorizer.ts';
-import { authorizeUnavailableDecision, decideWithAuthorizer } from '../authorize/remote-policy.ts';
+import { authorizeUnavailableDecision } from '../authorize/remote-policy.ts';
 import { roleAnswers } from './role.ts';
 import { pickUpstream, type ChosenUpstream } from './pick.ts';
 
@@ -169,26 +170,10 @@ export function admit(gen: ServedGeneration, entry: Entry, options: GateOptions,
   const lookupSpan = trace && authn && auth && host !== '' ? trace.child('session lookup') : undefined;
   if (authn && auth && host !== '') lookup = authority === undefined ? authn.resolve(auth, entry.headers, host) : authn.resolveTunnel(auth, entry.headers, host);
   const decide = (session: ResolvedSession | null, oracle?: PolicyOracle) => (trace ? tracedDecision(trace, gen, entry, options, canonical, session, auth, oracle) : decideEntry(gen, entry, options, canonical, session, auth, oracle));
-  const decideWith = (session: Awaited<SessionLookup>): void => {
-    const authorizer = options.authorizer;
-    // All-in-one (the hot path): the core decides the policy itself, nothing allocated here.
-    if (authorizer === undefined) return then(picked(gen, entry, session === STORE_UNAVAILABLE ? withoutStore(decide(null)) : decide(session)));
-    const known = session === STORE_UNAVAILABLE ? null : session;
-    const finish = (r: Ruled) => then(picked(gen, entry, session === STORE_UNAVAILABLE ? withoutStore(r) : r));
-    // The proxy role: the cached verdict, else the authorize service's (remote-policy.ts).
-    const r = decideWithAuthorizer(authorizer, known?.record.id ?? '', gen.plan, (policy) => decide(known, policy), authorizeUnavailable);
-    if (r instanceof Promise) void r.then(finish);
-    else finish(r);
-  };
-  if (lookup instanceof Promise)
-    void lookup.then((session) => {
-      lookupSpan?.end();
-      decideWith(session);
-    });
-  else {
-    lookupSpan?.end();
-    decideWith(lookup);
-  }
+  const authorizer = options.authorizer;
+  const steps = { decide, withoutStore, remote: authorizer === undefined ? undefined : { authorizer, plan: gen.plan, unavailable: authorizeUnavailable } };
+  // Session and decision (authn/admit.ts, shared with forward-auth), then the pick (pick.ts).
+  sessionAndDecision(lookup, steps, (r) => then(picked(gen, entry, r)), lookupSpan && (() => lookupSpan.end()));
 }
 
 /** The gate's answer when the authorize service could not decide: 503, no upstream (remote-policy.ts). */
@@ -215,15 +200,10 @@ function tracedDecision(trace: RequestTrace, gen: ServedGeneration, entry: Entry
  */
 function withoutStore(r: Ruled): Ruled {
   if (!r.admitted) return r;
-  const d = r.ruling;
-  if (d.outcome === 'unauthenticated' || d.outcome === 'deny') {
-    return { ...r, ruling: { outcome: 'unavailable', status: 503, route: d.route, reasons: [SESSION_STORE_UNAVAILABLE] }, storeUnavailable: true };
-  }
-  return { ...r, storeUnavailable: true };
+  return { ...r, ruling: storeOutageDecision(r.ruling), storeUnavailable: true };
 }
 
-/** The reason of a 503 while the session store is unreachable. */
-export const SESSION_STORE_UNAVAILABLE = 'session-store-unavailable';
+export { SESSION_STORE_UNAVAILABLE } from '../authn/admit.ts';
 
 const REFUSED_HTTP_10: Refusal = { admitted: false, status: 505, problem: 'http-1.0-unsupported' };
 const REFUSED_TOO_MANY_HEADERS: Refusal = { admitted: false, status: 431, problem: 'too-many-headers' };
