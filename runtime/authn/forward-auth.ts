@@ -21,15 +21,17 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import { canonicalize, decide } from '../request/decide.ts';
+import { sessionAndDecision, storeOutageDecision, type DecideSteps } from './admit.ts';
+import type { ResolvedSession } from '../sessions/session-cache.ts';
 import type { RemoteAuthorizer } from '../authorize/remote-authorizer.ts';
 import type { PlanRef } from '../authorize/routes-checksum.ts';
-import { authorizeUnavailableDecision, decideWithAuthorizer } from '../authorize/remote-policy.ts';
-import type { RequestHeaders } from '../core/types.ts';
+import { authorizeUnavailableDecision } from '../authorize/remote-policy.ts';
+import type { Decision, RequestHeaders } from '../core/types.ts';
 import { acceptOf, sendError } from './error-page.ts';
 import { identityHeaders } from './identity-headers.ts';
 import type { PlanIndex } from '../plan/index.ts';
 import type { AuthState } from './auth-state.ts';
-import { STORE_UNAVAILABLE, type Authn, type SignInRedirect } from './service.ts';
+import type { Authn, SignInRedirect } from './service.ts';
 import { writeHead } from './write-head.ts';
 
 type Req = IncomingMessage | Http2ServerRequest;
@@ -80,17 +82,16 @@ export async function forwardAuth(authn: Authn, state: AuthState, index: PlanInd
   // Normalized once: the same canonical host binds a bearer token and chooses the route.
   const canonical = canonicalize(index, { target, headers, scheme });
   const lookup = canonical.ok ? authn.resolve(state, headers as RequestHeaders, canonical.request.host) : null;
-  const found = lookup instanceof Promise ? await lookup : lookup;
-  const session = found === STORE_UNAVAILABLE ? null : found;
-  const request = { method, target, scheme, headers, peer, nowMs: Date.now() };
-  const identity = session?.identity ?? null;
-  const d = remote
-    ? await decideWithAuthorizer(remote.authorizer, session?.record.id ?? '', remote.plan, (policy) => decide(index, request, identity, { reasons: false, canonical, policy }), authorizeUnavailableDecision)
-    : decide(index, request, identity, { reasons: false, canonical });
-  // The session store is unreachable: where a session would matter, 503 (the user was not signed out).
+  // Session and decision as the gate's (admit.ts): the store's outage rule included (503 where a
+  // session would matter: the user was not signed out).
+  const steps: DecideSteps<Decision> = {
+    decide: (session, policy) => decide(index, { method, target, scheme, headers, peer, nowMs: Date.now() }, session?.identity ?? null, { reasons: false, canonical, policy }),
+    withoutStore: storeOutageDecision,
+    remote: remote && { ...remote, unavailable: authorizeUnavailableDecision },
+  };
+  const { d, session } = await new Promise<{ d: Decision; session: ResolvedSession | null }>((resolve) => sessionAndDecision(lookup, steps, (d, session) => resolve({ d, session })));
   // The route that decided, for the proxy to compare with the site it protects (above).
   const routed: Record<string, string> = 'route' in d ? { 'x-svc-route-host': routeHost(index, d.route.index) } : {};
-  if (found === STORE_UNAVAILABLE && (d.outcome === 'unauthenticated' || d.outcome === 'deny')) return fail(res, 503, requestId, 'session-store-unavailable', req, routed);
   switch (d.outcome) {
     case 'allow':
     case 'redirect': {

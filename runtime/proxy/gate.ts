@@ -5,8 +5,9 @@
  *
  *   HTTP/1.0 (505) → more than `MAX_HEADER_FIELDS` header fields (431) → canonical request, once (400) → the connection's certificate covers the host
  *   (421) → session (cookie, or programmatic bearer token) → decision core: svc's own endpoints,
- *   route, policy, upstream choice through the route's upstream set (load balancing, health,
- *   ejection) → client certificate of the route or of `client_ca` (495) → upstream TLS options.
+ *   route, policy (request/decide.ts `rule`) → the role's part (role.ts) → client certificate of the
+ *   route or of `client_ca` (495) → the session store's outage rule → pick: the upstream, through the
+ *   route's upstream set (pick.ts), only once every check above has said yes → upstream TLS options.
  *
  * The entry points (handler.ts, upgrade.ts, connect.ts) differ only in what they do with an
  * admission: stream a response, switch protocols after the upstream's 101, or open a tunnel.
@@ -17,25 +18,23 @@
  */
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import type { Dispatcher } from 'undici';
 import type { RequestObserver } from '../observe/metrics/registry.ts';
 import type { Route } from '../../compiler/plan/types.ts';
 import type { AuthState } from '../authn/auth-state.ts';
 import type { ResolvedSession } from '../sessions/session-cache.ts';
-import { STORE_UNAVAILABLE, type Authn, type SessionLookup } from '../authn/service.ts';
-import { canonicalize, connectAuthority, decide, decideConnect, type Canonical } from '../request/decide.ts';
+import type { Authn, SessionLookup } from '../authn/service.ts';
+import { sessionAndDecision, storeOutageDecision } from '../authn/admit.ts';
+import { canonicalize, connectAuthority, rule, ruleConnect, type Canonical, type Ruling } from '../request/decide.ts';
 import type { Decision, DecisionRequest, RequestHeaders } from '../core/types.ts';
-import type { CompiledRoute } from '../plan/index.ts';
 import type { Duplex } from 'node:stream';
 import type { ServedGeneration, ServedStore } from '../generation/generation.ts';
 import type { CanonicalRequest } from '../request/canonical-request.ts';
-import type { UpstreamOutcome } from '../core/types.ts';
-import type { PoolOptions } from '../upstream/pools.ts';
 import type { RequestTrace } from '../observe/trace/request-trace.ts';
 import type { PolicyOracle } from '../request/decide.ts';
 import type { RemoteAuthorizer } from '../authorize/remote-authorizer.ts';
-import { authorizeUnavailableDecision, decideWithAuthorizer } from '../authorize/remote-policy.ts';
+import { authorizeUnavailableDecision } from '../authorize/remote-policy.ts';
 import { roleAnswers } from './role.ts';
+import { pickUpstream, type ChosenUpstream } from './pick.ts';
 
 /** The ways into svc. */
 export type EntryKind = 'request' | 'upgrade' | 'connect';
@@ -61,6 +60,11 @@ export interface Entry {
    * traced and untraced requests, so the rare sampled one does not deoptimize the gate's code.
    */
   readonly trace?: RequestTrace | undefined;
+  /**
+   * Whether the entry point can still forward an allowed entry to `route` (its client is still
+   * there, the route takes its upgrade's protocol); when it says no, no upstream is picked (pick.ts).
+   */
+  readonly canForward?: ((route: Route) => boolean) | undefined;
 }
 
 /** What a listener tells the gate about its connections. Fixed for the listener's life. */
@@ -78,17 +82,7 @@ export interface GateOptions {
   readonly authorizer?: RemoteAuthorizer;
 }
 
-/** The upstream an allowed forward goes to: chosen through the route's upstream set. */
-export interface ChosenUpstream {
-  /** Index into the route's `to` list. */
-  readonly index: number;
-  /** The pool of `https` routes' upstreams (undefined for `tcp+https` routes). */
-  readonly pool: Dispatcher | undefined;
-  /** How to reach it over TLS (the route's `tls_*` settings and `certificate_authority`). */
-  readonly tls: PoolOptions;
-  /** Tells the load balancer and outlier detection once how the exchange ended. */
-  readonly done: (outcome: UpstreamOutcome) => void;
-}
+export type { ChosenUpstream } from './pick.ts';
 
 /** Refused at the door, before or beside the decision core. */
 export interface Refusal {
@@ -133,7 +127,17 @@ export interface Admission {
 
 export type GateResult = Refusal | Admission;
 
-const NO_OUTCOME = (): void => undefined;
+/** An admission before its upstream is picked: the ruling instead of the decision. */
+type Ruled = Refusal | (Omit<Admission, 'decision' | 'upstream'> & { readonly ruling: Ruling });
+
+/** The gate's answer once every check has said yes: the upstream picked for an allowed forward. */
+function picked(gen: ServedGeneration, entry: Entry, r: Ruled): GateResult {
+  if (!r.admitted) return r;
+  const { ruling, ...rest } = r;
+  if (ruling.outcome !== 'forward') return { ...rest, decision: ruling, upstream: undefined };
+  const p = pickUpstream(gen, entry, ruling);
+  return { ...rest, decision: p.decision, upstream: p.upstream };
+}
 
 /**
  * Admits or refuses one entry under generation `gen`. Calls `then` exactly once: synchronously when
@@ -166,39 +170,24 @@ export function admit(gen: ServedGeneration, entry: Entry, options: GateOptions,
   const lookupSpan = trace && authn && auth && host !== '' ? trace.child('session lookup') : undefined;
   if (authn && auth && host !== '') lookup = authority === undefined ? authn.resolve(auth, entry.headers, host) : authn.resolveTunnel(auth, entry.headers, host);
   const decide = (session: ResolvedSession | null, oracle?: PolicyOracle) => (trace ? tracedDecision(trace, gen, entry, options, canonical, session, auth, oracle) : decideEntry(gen, entry, options, canonical, session, auth, oracle));
-  const decideWith = (session: Awaited<SessionLookup>): void => {
-    const authorizer = options.authorizer;
-    // All-in-one (the hot path): the core decides the policy itself, nothing allocated here.
-    if (authorizer === undefined) return then(session === STORE_UNAVAILABLE ? withoutStore(decide(null)) : decide(session));
-    const known = session === STORE_UNAVAILABLE ? null : session;
-    const finish = (r: GateResult) => then(session === STORE_UNAVAILABLE ? withoutStore(r) : r);
-    // The proxy role: the cached verdict, else the authorize service's (remote-policy.ts).
-    const r = decideWithAuthorizer(authorizer, known?.record.id ?? '', gen.plan, (policy) => decide(known, policy), authorizeUnavailable);
-    if (r instanceof Promise) void r.then(finish);
-    else finish(r);
-  };
-  if (lookup instanceof Promise)
-    void lookup.then((session) => {
-      lookupSpan?.end();
-      decideWith(session);
-    });
-  else {
-    lookupSpan?.end();
-    decideWith(lookup);
-  }
+  const authorizer = options.authorizer;
+  const steps = { decide, withoutStore, remote: authorizer === undefined ? undefined : { authorizer, plan: gen.plan, unavailable: authorizeUnavailable } };
+  // Session and decision (authn/admit.ts, shared with forward-auth), then the pick (pick.ts).
+  sessionAndDecision(lookup, steps, (r) => then(picked(gen, entry, r)), lookupSpan && (() => lookupSpan.end()));
 }
 
 /** The gate's answer when the authorize service could not decide: 503, no upstream (remote-policy.ts). */
-function authorizeUnavailable(placeholder: GateResult, err: unknown): GateResult {
+function authorizeUnavailable(placeholder: Ruled, err: unknown): Ruled {
   if (!placeholder.admitted) return placeholder;
-  return { ...placeholder, decision: authorizeUnavailableDecision(placeholder.decision, err), upstream: undefined };
+  // Only the ruling's route is read (a forward ruling is a decision without its upstream yet).
+  return { ...placeholder, ruling: authorizeUnavailableDecision(placeholder.ruling as Decision, err) as Ruling };
 }
 
 /** `decideEntry` as the `route decision` span of a traced request. */
-function tracedDecision(trace: RequestTrace, gen: ServedGeneration, entry: Entry, options: GateOptions, canonical: Canonical | undefined, session: ResolvedSession | null, auth: AuthState | undefined, oracle?: PolicyOracle): GateResult {
+function tracedDecision(trace: RequestTrace, gen: ServedGeneration, entry: Entry, options: GateOptions, canonical: Canonical | undefined, session: ResolvedSession | null, auth: AuthState | undefined, oracle?: PolicyOracle): Ruled {
   const span = trace.child('route decision');
   const r = decideEntry(gen, entry, options, canonical, session, auth, oracle);
-  span.setAttribute('svc.decision', r.admitted ? r.decision.outcome : r.problem);
+  span.setAttribute('svc.decision', r.admitted ? (r.ruling.outcome === 'forward' ? 'allow' : r.ruling.outcome) : r.problem);
   span.end();
   return r;
 }
@@ -209,55 +198,34 @@ function tracedDecision(trace: RequestTrace, gen: ServedGeneration, entry: Entry
  * sign-in redirect or a 403 (the user was not signed out); public routes are served; svc's own
  * endpoints learn it through `storeUnavailable`.
  */
-function withoutStore(r: GateResult): GateResult {
+function withoutStore(r: Ruled): Ruled {
   if (!r.admitted) return r;
-  const d = r.decision;
-  if (d.outcome === 'unauthenticated' || d.outcome === 'deny') {
-    return { ...r, decision: { outcome: 'unavailable', status: 503, route: d.route, reasons: [SESSION_STORE_UNAVAILABLE] }, storeUnavailable: true };
-  }
-  return { ...r, storeUnavailable: true };
+  return { ...r, ruling: storeOutageDecision(r.ruling), storeUnavailable: true };
 }
 
-/** The reason of a 503 while the session store is unreachable. */
-export const SESSION_STORE_UNAVAILABLE = 'session-store-unavailable';
+export { SESSION_STORE_UNAVAILABLE } from '../authn/admit.ts';
 
 const REFUSED_HTTP_10: Refusal = { admitted: false, status: 505, problem: 'http-1.0-unsupported' };
 const REFUSED_TOO_MANY_HEADERS: Refusal = { admitted: false, status: 431, problem: 'too-many-headers' };
 const REFUSED_MISDIRECTED: Refusal = { admitted: false, status: 421, problem: 'misdirected-request' };
 const REFUSED_CERTIFICATE: Refusal = { admitted: false, status: 495, problem: 'client-certificate-required' };
 
-function decideEntry(gen: ServedGeneration, entry: Entry, options: GateOptions, canonical: Canonical | undefined, session: ResolvedSession | null, auth: AuthState | undefined, policy?: PolicyOracle): GateResult {
+function decideEntry(gen: ServedGeneration, entry: Entry, options: GateOptions, canonical: Canonical | undefined, session: ResolvedSession | null, auth: AuthState | undefined, policy?: PolicyOracle): Ruled {
   const tls = gen.tls;
   const socket = tls ? (entry.socket as TLSSocket | undefined) : undefined;
-  const forward = gen.forward;
-  let picked: { readonly index: number; readonly done: (outcome: UpstreamOutcome) => void } | undefined;
   const peer = entry.socket?.remoteAddress ?? '';
-  const request: DecisionRequest = { method: entry.method, target: entry.target, scheme: options.scheme, headers: entry.headers, peer, nowMs: entry.nowMs ?? Date.now(), upstreamSample: entry.upstreamSample ?? Math.random() };
-  const pickUpstream = forward.pick ? (r: CompiledRoute) => (picked = forward.pick!(r, peer, entry.method))?.index : undefined;
+  const request: DecisionRequest = { method: entry.method, target: entry.target, scheme: options.scheme, headers: entry.headers, peer, nowMs: entry.nowMs ?? Date.now() };
   const clientCertificate = tls && socket ? (route: Route) => tls.clientCertificate(route, socket) : undefined;
   const identity = session?.identity ?? null;
-  const decided =
-    canonical === undefined
-      ? decideConnect(gen.index, request, identity, { pickUpstream, clientCertificate, policy })
-      : decide(gen.index, request, identity, { reasons: false, canonical, pickUpstream, clientCertificate, policy });
+  const decided = canonical === undefined ? ruleConnect(gen.index, request, identity, { clientCertificate, policy }) : rule(gen.index, request, identity, { reasons: false, canonical, clientCertificate, policy });
   // A split deployment's roles each answer their part only (role.ts).
-  const decision = roleAnswers(gen.plan.body.settings.mode.services, decided);
-  if (decision !== decided) picked?.done({});
+  const ruling = roleAnswers(gen.plan.body.settings.mode.services, decided);
 
   if (tls && socket) {
-    const scope = clientCertificateScope(gen, decision);
-    if (scope !== undefined && tls.required(scope) && !tls.clientCertificate(scope, socket)?.valid) {
-      picked?.done({});
-      return REFUSED_CERTIFICATE;
-    }
+    const scope = clientCertificateScope(gen, ruling);
+    if (scope !== undefined && tls.required(scope) && !tls.clientCertificate(scope, socket)?.valid) return REFUSED_CERTIFICATE;
   }
-  let upstream: ChosenUpstream | undefined;
-  if (decision.outcome === 'allow') {
-    const route = gen.index.body.routes[decision.route.index]!;
-    const index = picked?.index ?? upstreamIndexOf(route, decision.upstream.url);
-    upstream = { index, pool: forward.pools[decision.route.index]?.[index], tls: forward.upstreamTls(decision.route.index), done: picked?.done ?? NO_OUTCOME };
-  }
-  return { admitted: true, decision, canonical: canonical?.ok ? canonical.request : null, session, storeUnavailable: false, auth, upstream };
+  return { admitted: true, ruling, canonical: canonical?.ok ? canonical.request : null, session, storeUnavailable: false, auth };
 }
 
 /**
@@ -266,23 +234,16 @@ function decideEntry(gen: ServedGeneration, entry: Entry, options: GateOptions, 
  * are the proxies, authenticated by their certificates: docs/security.md S13); `undefined` when none applies.
  * The sign-in endpoints stay open to browsers, which sign in there (docs/forward-auth.md).
  */
-function clientCertificateScope(gen: ServedGeneration, d: Decision): Route | null | undefined {
+function clientCertificateScope(gen: ServedGeneration, d: Ruling): Route | null | undefined {
   if (d.outcome === 'internal') return d.endpoint.service === 'forward_auth' ? null : undefined;
   if ('route' in d && d.outcome !== 'unavailable') return gen.index.body.routes[d.route.index];
   return undefined;
 }
 
-/** Without a load balancer, the upstream the core chose is found back by its URL's origin. */
-function upstreamIndexOf(route: Route, url: string): number {
-  if (route.action.kind !== 'forward') return 0;
-  const i = route.action.upstreams.findIndex((u) => url.startsWith(`${u.scheme}://${u.host}`));
-  return i < 0 ? 0 : i;
-}
-
 /**
  * Admits an entry that lives as long as `stream` (an upgrade's connection, a tunnel's connection or
  * HTTP/2 stream): the generation it is decided under is held until the stream closes. `then` is not
- * called for a stream that went away meanwhile (the upstream chosen for it is released instead).
+ * called for a stream that went away meanwhile (and no upstream is picked for it).
  */
 export function admitForStream(store: ServedStore, stream: Duplex, entry: Entry, options: GateOptions, then: (gen: ServedGeneration, result: GateResult) => void): void {
   const gen = store.acquire();
@@ -293,8 +254,9 @@ export function admitForStream(store: ServedStore, stream: Duplex, entry: Entry,
     store.release(gen);
   });
   stream.on('error', () => stream.destroy());
-  admit(gen, entry, options, (r) => {
+  const canForward = entry.canForward;
+  const alive = { ...entry, canForward: (route: Route) => !stream.destroyed && (canForward === undefined || canForward(route)) };
+  admit(gen, alive, options, (r) => {
     if (!stream.destroyed) then(gen, r);
-    else if (r.admitted) r.upstream?.done({});
   });
 }

@@ -95,13 +95,12 @@ export function createHandler(store: ServedStore, options: HandlerOptions): (req
       res.setHeader('x-svc-plan-checksum', gen.plan.checksum);
       if (options.workerId !== undefined) res.setHeader('x-svc-worker', String(options.workerId));
     }
-    admit(gen, { kind: 'request', method: req.method ?? 'GET', target: req.url ?? '/', headers, httpVersion: req.httpVersion, socket: req.socket, trace }, options, (r) => {
+    // Gone while the gate ran (HTTP/2: `destroyed` is not set on a reset stream's response): then
+    // the gate picks no upstream (pick.ts).
+    const gone = () => (socket ? res.destroyed : http2Closed(res as Http2ServerResponse));
+    admit(gen, { kind: 'request', method: req.method ?? 'GET', target: req.url ?? '/', headers, httpVersion: req.httpVersion, socket: req.socket, trace, canForward: () => !gone() }, options, (r) => {
       result = r;
-      // Gone while the gate ran (HTTP/2: `destroyed` is not set on a reset stream's response).
-      if (socket ? res.destroyed : http2Closed(res as Http2ServerResponse)) {
-        if (r.admitted) r.upstream?.done({});
-        return;
-      }
+      if (gone()) return;
       if (!r.admitted) sendError(res, r.status, requestId, r.problem, acceptOf(headers), true);
       else {
         // `Expect: 100-continue` (Node's `checkContinue`, serve.ts): svc answers the expectation
@@ -297,8 +296,8 @@ function respond(gen: ServedGeneration, a: Admission, req: Req, res: Res, reques
     case 'allow': {
       const route = gen.index.body.routes[d.route.index]!;
       const upstream = a.upstream!;
+      // A route without a pool: the gate picked nothing (pick.ts).
       if (!upstream.pool) {
-        upstream.done({});
         sendError(res, 502, requestId, 'no-upstream-pool', accept, false);
         return;
       }

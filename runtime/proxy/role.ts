@@ -7,11 +7,12 @@
  */
 import type { PlanSettings } from '../../compiler/plan/types.ts';
 import type { Decision } from '../core/types.ts';
+import type { Ruling } from '../request/decide.ts';
 
-const NOT_HERE: Decision = { outcome: 'not_found', status: 404, reasons: ['no-route'] };
+const NOT_HERE: Decision & { readonly outcome: 'not_found' } = { outcome: 'not_found', status: 404, reasons: ['no-route'] };
 
-/** `decision`, or 404 when this role does not serve what it decided. */
-export function roleAnswers(services: PlanSettings['mode']['services'], decision: Decision): Decision {
+/** `decision` (a decision, or a ruling before its upstream is picked), or 404 when this role does not serve what it decided. */
+export function roleAnswers<D extends Decision | Ruling>(services: PlanSettings['mode']['services'], decision: D): D | typeof NOT_HERE {
   switch (services) {
     case 'proxy':
       return decision.outcome === 'internal' && decision.endpoint.service === 'authenticate' ? NOT_HERE : decision;

@@ -18,6 +18,7 @@ import { request as httpRequest, type ClientRequest, type IncomingMessage } from
 import { request as httpsRequest } from 'node:https';
 import { isIP, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import type { Route } from '../../compiler/plan/types.ts';
 import { routeHost } from '../authn/forward-auth.ts';
 import type { OutgoingHeaders } from '../core/types.ts';
 import type { ServedGeneration, ServedStore } from '../generation/generation.ts';
@@ -38,7 +39,8 @@ export interface UpgradeOptions extends GateOptions {
 export function createUpgradeHandler(store: ServedStore, options: UpgradeOptions, observer?: TunnelObserver): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
   return (req, socket, head) => {
     const requestId = randomUUID();
-    const entry = { kind: 'upgrade', method: req.method ?? 'GET', target: req.url ?? '/', headers: req.headersDistinct, httpVersion: req.httpVersion, socket: req.socket } as const;
+    // A route that does not take this protocol is refused after the gate, with no upstream picked.
+    const entry = { kind: 'upgrade', method: req.method ?? 'GET', target: req.url ?? '/', headers: req.headersDistinct, httpVersion: req.httpVersion, socket: req.socket, canForward: (route: Route) => upgradeEnabled(route, req) } as const;
     admitForStream(store, socket, entry, options, (gen, result) => {
       const allowed = result.admitted && result.decision.outcome === 'allow';
       const r = options.observe ? observeStream(options.observe, gen, result, socket, entry.method, allowed ? undefined : refusal(result).status) : result;
@@ -52,14 +54,9 @@ export function createUpgradeHandler(store: ServedStore, options: UpgradeOptions
 function upgrade(gen: ServedGeneration, a: Admission, req: IncomingMessage, client: Duplex, clientHead: Buffer, requestId: string, options: UpgradeOptions, observer: TunnelObserver | undefined): void {
   const d = a.decision;
   if (d.outcome !== 'allow') return;
-  const upstream = a.upstream!;
   const route = gen.index.body.routes[d.route.index]!;
-  const protocol = String(req.headers['upgrade'] ?? '').trim().toLowerCase();
-  const enabled = (protocol === 'websocket' && route.allowWebsockets) || (protocol.startsWith('spdy/') && route.allowSpdy);
-  if (!enabled) {
-    upstream.done({});
-    return endSocketWithError(client, 400, requestId, `upgrade-not-enabled:${protocol || 'none'}`, req.headers['accept']);
-  }
+  if (!upgradeEnabled(route, req)) return endSocketWithError(client, 400, requestId, `upgrade-not-enabled:${upgradeProtocol(req) || 'none'}`, req.headers['accept']);
+  const upstream = a.upstream!;
 
   const headers: OutgoingHeaders = { ...d.upstream.headers };
   if (options.tracing?.current?.trustIncoming === false) dropTraceHeaders(headers);
@@ -99,6 +96,17 @@ function upgrade(gen: ServedGeneration, a: Admission, req: IncomingMessage, clie
       upstream.done({});
       endSocketWithError(client, 500, requestId, 'identity-assertion-failed', req.headers['accept']);
     });
+}
+
+/** The protocol an upgrade asks for, lower-case (empty when none). */
+function upgradeProtocol(req: IncomingMessage): string {
+  return String(req.headers['upgrade'] ?? '').trim().toLowerCase();
+}
+
+/** Whether `route` takes the protocol `req` asks to switch to (`allow_websockets`, `allow_spdy`). */
+function upgradeEnabled(route: Route, req: IncomingMessage): boolean {
+  const protocol = upgradeProtocol(req);
+  return (protocol === 'websocket' && route.allowWebsockets) || (protocol.startsWith('spdy/') && route.allowSpdy);
 }
 
 /**

@@ -6,16 +6,20 @@
  *
  * Order: duplicate Host → canonical request (400) → client address (400) → svc's own endpoints →
  * route (404) → policy (public routes skip it) → redirect, upstream request, 403, or sign-in/401.
+ *
+ * Two forms: `decide` answers with the upstream a weighted sample picks (`svc explain`, `svc test`,
+ * forward-auth), `rule` stops before the upstream choice (the proxy's gate, which picks through the
+ * route's load balancer only once every check has said yes, then completes the ruling: `complete`).
  */
 import type { Route } from '../../compiler/plan/types.ts';
 import type { PolicyExplanation, PolicyInput } from '../policy/program.ts';
 import { canonicalRequest, type CanonicalRequest } from './canonical-request.ts';
 import { clientAddress } from './client-address.ts';
-import { upstreamBySample, upstreamRequest } from './forward.ts';
+import { upstreamAt, upstreamBySample, upstreamTemplate, type UpstreamTemplate } from './forward.ts';
 import { redirectLocation } from './redirect.ts';
 import { internalEndpoint, matchRoute } from './route.ts';
 import type { CompiledRoute, PlanIndex } from '../plan/index.ts';
-import type { Decision, DecisionRequest, Identity, Verdict } from '../core/types.ts';
+import type { Decision, DecisionRequest, Identity, RouteRef, Verdict } from '../core/types.ts';
 
 export interface DecideOptions {
   /**
@@ -23,12 +27,6 @@ export interface DecideOptions {
    * an allowed request are only for explanations, and computing them evaluates every leaf.
    */
   readonly reasons?: boolean;
-  /**
-   * The load balancer (docs/running.md "Load balancing and health"): picks the upstream of an allowed forward request (an index into
-   * the route's `to` list), or `undefined` when none is healthy (→ 503 `no-healthy-upstream`).
-   * Without it the request's `upstreamSample` picks by weight.
-   */
-  readonly pickUpstream?: ((route: CompiledRoute) => number | undefined) | undefined;
   /**
    * The connection's client certificate as the chosen route's CA sees it (`client_ca`, or the
    * route's `tls_downstream_client_ca`); overrides `request.clientCertificate` for the policy.
@@ -95,9 +93,59 @@ const FORBIDDEN_ESCAPE = /%(?:2[fF]|5[cC]|3[bBfF]|23|[01][0-9a-fA-F]|7[fF])/;
 /** A path segment that is empty, `.` or `..` before its `;` parameters. */
 const DOT_WITH_PARAMETERS = /\/\.{0,2};/;
 
-/** Decides one request. Never throws for any request (fail closed: a policy error is a deny). */
+/**
+ * An allowed forward request before its upstream is chosen: the route and the upstream-request
+ * template (`null` for a CONNECT, whose upstream is the `tcp://` address itself).
+ */
+export interface Forward {
+  readonly outcome: 'forward';
+  readonly status: 200;
+  readonly route: RouteRef;
+  readonly reasons: readonly string[];
+  readonly compiled: CompiledRoute;
+  readonly template: UpstreamTemplate | null;
+}
+
+/** A decision whose upstream, for an allowed forward request, is not chosen yet. */
+export type Ruling = Exclude<Decision, { readonly outcome: 'allow' }> | Forward;
+
+/**
+ * The decision of a ruling once its upstream is chosen: `upstreamIndex` into the route's `to` list,
+ * or undefined when none is healthy (503 `no-healthy-upstream`). Call once per ruling (it completes
+ * the template's headers in place).
+ */
+export function complete(ruling: Ruling, upstreamIndex: number | undefined): Decision {
+  if (ruling.outcome !== 'forward') return ruling;
+  const route = ruling.route;
+  if (upstreamIndex === undefined) return { outcome: 'unavailable', status: 503, route, reasons: ['no-healthy-upstream'] };
+  if (ruling.template === null) {
+    const action = ruling.compiled.route.action;
+    const u = action.kind === 'forward' ? action.upstreams[upstreamIndex]! : undefined;
+    if (!u) throw new Error(`complete: no upstream ${upstreamIndex}`);
+    return { outcome: 'allow', status: 200, route, reasons: ruling.reasons, upstream: { url: `tcp://${u.host}:${u.port}`, host: `${u.host}:${u.port}`, headers: {}, assertion: false } };
+  }
+  const upstream = upstreamAt(ruling.template, upstreamIndex);
+  if (upstream === null) return FORWARDED_PATH_REFUSED;
+  return { outcome: 'allow', status: 200, route, reasons: ruling.reasons, upstream };
+}
+
+/** The upstream the request's `upstreamSample` picks by weight (0 when absent). */
+export function sampledUpstream(r: CompiledRoute, request: Pick<DecisionRequest, 'upstreamSample'>): number {
+  return upstreamBySample(r, request.upstreamSample ?? 0);
+}
+
+/** Decides one request, its upstream picked by `upstreamSample`. Never throws for any request (fail closed: a policy error is a deny). */
 export function decide(index: PlanIndex, request: DecisionRequest, identity: Identity | null, options: DecideOptions = {}): Decision {
+  return bySample(run(index, request, identity, options.reasons !== false, false, options).decision, request);
+}
+
+/** Decides one request up to its upstream choice (the gate's form: see the file comment). */
+export function rule(index: PlanIndex, request: DecisionRequest, identity: Identity | null, options: DecideOptions = {}): Ruling {
   return run(index, request, identity, options.reasons !== false, false, options).decision;
+}
+
+function bySample(ruling: Ruling, request: DecisionRequest): Decision {
+  return ruling.outcome === 'forward' ? complete(ruling, sampledUpstream(ruling.compiled, request)) : ruling;
 }
 
 /** A decision with what led to it, for `svc explain` and `svc test`. */
@@ -113,16 +161,19 @@ export interface DecisionExplanation {
 
 /** Decides one request and keeps the full policy trace. */
 export function explainDecision(index: PlanIndex, request: DecisionRequest, identity: Identity | null): DecisionExplanation {
-  return run(index, request, identity, true, true, {});
+  const x = run(index, request, identity, true, true, {});
+  return { ...x, decision: bySample(x.decision, request) };
 }
 
-function run(index: PlanIndex, request: DecisionRequest, identity: Identity | null, wantReasons: boolean, wantTrace: boolean, options: DecideOptions): DecisionExplanation {
+/** A `DecisionExplanation` whose decision is a ruling. */
+type RulingExplanation = Omit<DecisionExplanation, 'decision'> & { readonly decision: Ruling };
+
+function run(index: PlanIndex, request: DecisionRequest, identity: Identity | null, wantReasons: boolean, wantTrace: boolean, options: DecideOptions): RulingExplanation {
   const none = { route: null, policy: null };
   const c = options.canonical ?? canonicalize(index, request);
   if (!c.ok) return { ...none, canonical: null, decision: c.decision };
   const req = c.request;
   const rawForm = c.rawForm;
-  const pick = options.pickUpstream;
   const certificateFor = options.clientCertificate;
   const address = clientAddress(request.peer, request.headers, index.body.settings.server.xffNumTrustedHops);
   if (address === undefined) return { ...none, canonical: req, decision: { outcome: 'bad_request', status: 400, problem: 'client-address-invalid', reasons: ['client-address-invalid'] } };
@@ -164,10 +215,10 @@ function run(index: PlanIndex, request: DecisionRequest, identity: Identity | nu
       }
     }
   }
-  return { route: r.route, policy: trace, canonical: req, decision: answer(index, r, verdict, reasons, req, request, identity, pick) };
+  return { route: r.route, policy: trace, canonical: req, decision: answer(index, r, verdict, reasons, req, request, identity) };
 }
 
-function answer(index: PlanIndex, r: CompiledRoute, verdict: Verdict, reasons: readonly string[], req: CanonicalRequest, request: DecisionRequest, identity: Identity | null, pick: DecideOptions['pickUpstream']): Decision {
+function answer(index: PlanIndex, r: CompiledRoute, verdict: Verdict, reasons: readonly string[], req: CanonicalRequest, request: DecisionRequest, identity: Identity | null): Ruling {
   const route = r.ref;
   if (verdict === 'deny') return { outcome: 'deny', status: 403, route, reasons };
   if (verdict === 'unauthenticated') {
@@ -186,22 +237,12 @@ function answer(index: PlanIndex, r: CompiledRoute, verdict: Verdict, reasons: r
     if (location === null) return FORWARDED_PATH_REFUSED;
     return { outcome: 'redirect', status: r.route.action.redirect.responseCode, route, reasons, location };
   }
-  const upstreamIndex = pick ? pick(r) : upstreamBySample(r, request.upstreamSample ?? 0);
-  if (upstreamIndex === undefined) return { outcome: 'unavailable', status: 503, route, reasons: ['no-healthy-upstream'] };
-  const upstream = upstreamRequest(index, r, {
-    request: req,
-    scheme: request.scheme,
-    headers: request.headers,
-    peer: request.peer,
-    identity,
-    upstreamIndex,
-  });
-  if (upstream === null) return FORWARDED_PATH_REFUSED;
-  return { outcome: 'allow', status: 200, route, reasons, upstream };
+  const template = upstreamTemplate(index, r, { request: req, scheme: request.scheme, headers: request.headers, peer: request.peer, identity });
+  return { outcome: 'forward', status: 200, route, reasons, compiled: r, template };
 }
 
 /** An allowed request whose rewritten path would hold a dot segment (docs/decisions.md §6 step 5). */
-const FORWARDED_PATH_REFUSED: Decision = { outcome: 'bad_request', status: 400, problem: 'forwarded-path-dot-segment', reasons: ['forwarded-path-dot-segment'] };
+const FORWARDED_PATH_REFUSED: Decision & { readonly outcome: 'bad_request' } = { outcome: 'bad_request', status: 400, problem: 'forwarded-path-dot-segment', reasons: ['forwarded-path-dot-segment'] };
 
 /** Some media range of an `Accept` header is `text/html` (case-insensitive, parameters ignored). */
 function acceptsHtml(accept: readonly string[] | undefined): boolean {
@@ -234,16 +275,22 @@ export function connectAuthority(target: string): string | undefined {
  * `tcp://` upstream to open. Anonymous callers get 401, never a sign-in redirect (no browser does
  * CONNECT through svc); a tunnel's identity comes from its `Proxy-Authorization` token (docs/tcp.md).
  */
-export function decideConnect(index: PlanIndex, request: DecisionRequest, identity: Identity | null, options: Pick<DecideOptions, 'pickUpstream' | 'clientCertificate' | 'policy'> = {}): Decision {
-  return runConnect(index, request, identity, false, options.pickUpstream, options.clientCertificate, options.policy).decision;
+export function decideConnect(index: PlanIndex, request: DecisionRequest, identity: Identity | null, options: Pick<DecideOptions, 'clientCertificate' | 'policy'> = {}): Decision {
+  return bySample(ruleConnect(index, request, identity, options), request);
+}
+
+/** `decideConnect` up to its upstream choice (the gate's form). */
+export function ruleConnect(index: PlanIndex, request: DecisionRequest, identity: Identity | null, options: Pick<DecideOptions, 'clientCertificate' | 'policy'> = {}): Ruling {
+  return runConnect(index, request, identity, false, options.clientCertificate, options.policy).decision;
 }
 
 /** A CONNECT decision with its route and full policy trace, for `svc explain -X CONNECT`. */
 export function explainConnect(index: PlanIndex, request: DecisionRequest, identity: Identity | null): DecisionExplanation {
-  return runConnect(index, request, identity, true);
+  const x = runConnect(index, request, identity, true);
+  return { ...x, decision: bySample(x.decision, request) };
 }
 
-function runConnect(index: PlanIndex, request: DecisionRequest, identity: Identity | null, wantTrace: boolean, pick?: DecideOptions['pickUpstream'], certificateFor?: DecideOptions['clientCertificate'], oracle?: PolicyOracle): DecisionExplanation {
+function runConnect(index: PlanIndex, request: DecisionRequest, identity: Identity | null, wantTrace: boolean, certificateFor?: DecideOptions['clientCertificate'], oracle?: PolicyOracle): RulingExplanation {
   const none = { route: null, policy: null, canonical: null };
   const authority = connectAuthority(request.target);
   if (authority === undefined) return { ...none, decision: { outcome: 'bad_request', status: 400, problem: 'target-not-origin-form', reasons: ['target-not-origin-form'] } };
@@ -268,13 +315,10 @@ function runConnect(index: PlanIndex, request: DecisionRequest, identity: Identi
       reasons = trace.reasons;
     }
   }
-  const decision = ((): Decision => {
+  const decision = ((): Ruling => {
     if (verdict === 'deny') return { outcome: 'deny', status: 403, route, reasons };
     if (verdict === 'unauthenticated') return { outcome: 'unauthenticated', status: 401, route, reasons, location: null };
-    const i = pick ? pick(r) : upstreamBySample(r, request.upstreamSample ?? 0);
-    if (i === undefined) return { outcome: 'unavailable', status: 503, route, reasons: ['no-healthy-upstream'] };
-    const u = action.upstreams[i]!;
-    return { outcome: 'allow', status: 200, route, reasons, upstream: { url: `tcp://${u.host}:${u.port}`, host: `${u.host}:${u.port}`, headers: {}, assertion: false } };
+    return { outcome: 'forward', status: 200, route, reasons, compiled: r, template: null };
   })();
   return { route: r.route, policy: wantTrace ? trace : null, canonical: null, decision };
 }

@@ -30,34 +30,66 @@ export interface ForwardInput {
   readonly upstreamIndex: number;
 }
 
-/**
- * Builds the upstream request for a forward route; `null` when the path after rewrites and the `to`
- * join would hold a dot segment or leave the route's forwarded prefix (→ 400
- * `forwarded-path-dot-segment`, docs/decisions.md §6 step 5).
- */
-export function upstreamRequest(index: PlanIndex, r: CompiledRoute, input: ForwardInput): UpstreamRequest | null {
-  if (r.route.action.kind !== 'forward') throw new Error('upstreamRequest: not a forward route');
-  const upstream = r.route.action.upstreams[input.upstreamIndex];
-  if (!upstream) throw new Error(`upstreamRequest: no upstream ${input.upstreamIndex}`);
-  const req = input.request;
+/** What an upstream request is built from, before its upstream is chosen. */
+export type TemplateInput = Omit<ForwardInput, 'upstreamIndex'>;
 
-  let path = r.rewritePath ? r.rewritePath(req.path) : req.path;
+/**
+ * The upstream request of an allowed forward request before the proxy chooses its upstream: what
+ * every upstream of the route shares (the path after the route's rewrites, every header but `host`).
+ * `upstreamAt` completes it for one upstream. Built once per request; its headers are that request's
+ * own copy.
+ */
+export interface UpstreamTemplate {
+  readonly route: CompiledRoute;
+  readonly input: TemplateInput;
+  /** The path after the route's rewrites, before the `to` path join. */
+  readonly path: string;
+  /** Every header sent but `host` (set by `upstreamAt`). */
+  readonly headers: Record<string, string>;
+  readonly assertion: boolean;
+}
+
+/** The upstream-independent part of a forward route's upstream request. */
+export function upstreamTemplate(index: PlanIndex, r: CompiledRoute, input: TemplateInput): UpstreamTemplate {
+  if (r.route.action.kind !== 'forward') throw new Error('upstreamTemplate: not a forward route');
+  let path = r.rewritePath ? r.rewritePath(input.request.path) : input.request.path;
   if (!path.startsWith('/')) path = `/${path}`;
+  return { route: r, input, path, headers: requestHeaders(index, r, input), assertion: r.route.passIdentityHeaders && input.identity !== null };
+}
+
+/**
+ * The upstream request of `template` sent to the route's upstream `upstreamIndex`; `null` when the
+ * path after rewrites and the `to` join would hold a dot segment or leave the route's forwarded
+ * prefix (→ 400 `forwarded-path-dot-segment`, docs/decisions.md §6 step 5). Sets the template's
+ * `host` header: call once per request.
+ */
+export function upstreamAt(template: UpstreamTemplate, upstreamIndex: number): UpstreamRequest | null {
+  const r = template.route;
+  const upstream = r.route.action.kind === 'forward' ? r.route.action.upstreams[upstreamIndex] : undefined;
+  if (!upstream) throw new Error(`upstreamAt: no upstream ${upstreamIndex}`);
+  let path = template.path;
   // docs/decisions.md §6, literally: the `to` path and the request path without its first slash.
   if (upstream.path !== '') path = upstream.path + path.slice(1);
   // INVARIANT (one-canonical-request): what is forwarded is normal again after the string splices
   // (slashes merged, no dot segment) and stays under the route's forwarded prefix, so the upstream
   // reads the path svc matched and judged (docs/decisions.md §6).
   const normal = renormalizedPath(path);
-  if (normal === undefined || !normal.startsWith(r.forwardBases[input.upstreamIndex] ?? '/')) return null;
-  path = normal;
+  if (normal === undefined || !normal.startsWith(r.forwardBases[upstreamIndex] ?? '/')) return null;
+  const query = template.input.request.query;
   const upstreamHost = hostWithPort(upstream.host, upstream.port, upstream.scheme);
-  const url = `${upstream.scheme}://${upstreamHost}${path}${req.query === '' ? '' : `?${req.query}`}`;
-
-  const host = hostHeader(r, input, upstreamHost);
-  const headers = requestHeaders(index, r, input);
+  const url = `${upstream.scheme}://${upstreamHost}${normal}${query === '' ? '' : `?${query}`}`;
+  const host = hostHeader(r, template.input, upstreamHost);
+  const headers = template.headers;
   headers['host'] = host;
-  return { url, host, headers, assertion: r.route.passIdentityHeaders && input.identity !== null };
+  return { url, host, headers, assertion: template.assertion };
+}
+
+/**
+ * Builds the upstream request for a forward route and one of its upstreams (`upstreamTemplate`
+ * completed by `upstreamAt`).
+ */
+export function upstreamRequest(index: PlanIndex, r: CompiledRoute, input: ForwardInput): UpstreamRequest | null {
+  return upstreamAt(upstreamTemplate(index, r, input), input.upstreamIndex);
 }
 
 /** The upstream a sample in [0, 1) picks by weight: the first whose cumulative weight exceeds it. */
@@ -81,7 +113,7 @@ function isValidHost(value: string): boolean {
   return m[1] === undefined || (Number(m[1]) >= 1 && Number(m[1]) <= 65535);
 }
 
-function hostHeader(r: CompiledRoute, input: ForwardInput, upstreamHost: string): string {
+function hostHeader(r: CompiledRoute, input: TemplateInput, upstreamHost: string): string {
   const rule = r.route.host;
   switch (rule.kind) {
     case 'upstream':
@@ -140,7 +172,7 @@ function nameKey(name: string): string {
   return name.includes('_') ? name.replaceAll('_', '-') : name;
 }
 
-function requestHeaders(index: PlanIndex, r: CompiledRoute, input: ForwardInput): Record<string, string> {
+function requestHeaders(index: PlanIndex, r: CompiledRoute, input: TemplateInput): Record<string, string> {
   const hops = index.body.settings.server.xffNumTrustedHops;
   const out: Record<string, string> = {};
   const connection = input.headers['connection'];
