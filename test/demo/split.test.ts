@@ -8,11 +8,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSplitDemo, type SplitDemo } from '../../demo/split.ts';
 import { DemoPortError } from '../../demo/start.ts';
 import { HttpBrowser } from '../support/http-browser.ts';
+import { freePorts } from '../support/ports.ts';
 
 describe('the split demo', () => {
   let demo: SplitDemo;
   beforeAll(async () => {
-    demo = await startSplitDemo({ ports: { proxy: 0, authenticate: 0, authorize: 0, databroker: 0, idp: 0, docs: 0, app: 0 } });
+    // The roles' ports are handed to svc processes (test/support/ports.ts); the IdP and the upstreams listen on port 0.
+    const [proxy, authenticate, authorize, databroker] = await freePorts(4);
+    demo = await startSplitDemo({ ports: { proxy: proxy!, authenticate: authenticate!, authorize: authorize!, databroker: databroker!, idp: 0, docs: 0, app: 0 } });
   }, 60_000);
   afterAll(async () => demo?.close());
 
