@@ -25,10 +25,16 @@ describe('the split demo', () => {
   };
 
   it('serves the quickstart through four processes: alice allowed with her assertion, bob denied, docs public', async () => {
-    const alice = browser();
-    const hops = await alice.signIn(demo.appUrl, 'alice@example.com');
-    const last = hops.at(-1)!;
-    expect(last.status).toBe(200);
+    // The four roles start side by side: a role that came up before another finds it within its gRPC
+    // reconnect backoff, and until then a sign-in fails closed (503), never open. Waited out.
+    let alice = browser();
+    let last = (await alice.signIn(demo.appUrl, 'alice@example.com')).at(-1)!;
+    for (const started = Date.now(); last.status === 503 && Date.now() - started < 20_000; ) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      alice = browser();
+      last = (await alice.signIn(demo.appUrl, 'alice@example.com')).at(-1)!;
+    }
+    expect(last.status, last.body).toBe(200);
     expect(last.body).toContain('x-svc-jwt-assertion');
     const bob = browser();
     expect((await bob.signIn(demo.appUrl, 'bob@other.example')).at(-1)!.status).toBe(403);
