@@ -162,7 +162,8 @@ export interface RedisCluster {
 /** Three masters, no replicas, made with `redis-cli --cluster create`. */
 export async function startCluster(): Promise<RedisCluster> {
   const nodes: RedisProcess[] = [];
-  for (let i = 0; i < 3; i++) nodes.push(await startRedis({ extraArgs: ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000'] }));
+  // Each node's cluster bus on a port of ours too (by default its port + 10000, which can fall in the ephemeral range).
+  for (let i = 0; i < 3; i++) nodes.push(await startRedis({ extraArgs: ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000', '--cluster-port', String(await freePort())] }));
   const ports = nodes.map((n) => n.port);
   const out = redisCli(ports[0]!, ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-yes']);
   if (!/All 16384 slots covered/.test(out)) throw new Error(`cluster create failed: ${out}`);
