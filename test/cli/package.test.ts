@@ -140,7 +140,7 @@ describe('npm pack', () => {
     const port = await freePort();
     const config = { ...BASE_SETTINGS, address: `127.0.0.1:${port}`, routes: [{ from: 'https://app.example.com', to: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`, allow_public_unauthenticated_access: true }] };
     writeFileSync(join(elsewhere, 'run.yaml'), stringify(config));
-    const child = spawn(join(app, 'node_modules/.bin/svc'), ['run', '--shutdown-delay', '0', '-config', 'run.yaml', '--workers', '1'], { cwd: elsewhere, env: npmEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(join(app, 'node_modules/.bin/svc'), ['run', '--shutdown-delay', '0', '--grpc-listen', '127.0.0.1:0', '-config', 'run.yaml', '--workers', '1'], { cwd: elsewhere, env: npmEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
     cleanups.push(() => child.kill('SIGKILL'));
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
