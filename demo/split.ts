@@ -95,7 +95,8 @@ async function freePort(): Promise<number> {
 /** Starts `svc run` in `role`; resolves once it says it listens, rejects when it exits first. */
 function startRole(role: Role, configPath: string, ports: SplitPorts, print?: (role: Role, line: string) => void): { child: ChildProcess; ready: Promise<void>; output: () => string } {
   const where = role === 'proxy' || role === 'authenticate' ? ['--listen', `${HOST}:${ports[role]}`] : ['--grpc-listen', `${HOST}:${ports[role]}`];
-  const child = spawn(process.execPath, [SVC, 'run', '-config', configPath, '--workers', '1', ...where], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SERVICES: role } });
+  // No shutdown delay: no load balancer watches the demo's readiness, so Ctrl+C (and a test's close) stops at once.
+  const child = spawn(process.execPath, [SVC, 'run', '--shutdown-delay', '0', '-config', configPath, '--workers', '1', ...where], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SERVICES: role } });
   let out = '';
   const ready = new Promise<void>((ok, fail) => {
     const onData = (c: Buffer) => {
@@ -155,16 +156,18 @@ export async function startSplitDemo(options: { readonly ports?: Partial<SplitPo
     writeFileSync(configPath, `# The quickstart as four roles (demo/split.ts). TEST KEYS ONLY.\n${stringify(config)}`, { mode: 0o600 });
 
     const started = new Map<Role, ReturnType<typeof startRole>>();
-    for (const role of ROLES) {
-      const s = startRole(role, configPath, ports, options.print);
-      started.set(role, s);
-      cleanups.push(async () => {
-        if (s.child.exitCode !== null || s.child.signalCode !== null) return;
-        const exited = new Promise((r) => s.child.once('exit', r));
-        s.child.kill('SIGTERM');
-        await exited;
-      });
-    }
+    for (const role of ROLES) started.set(role, startRole(role, configPath, ports, options.print));
+    // The four roles stop side by side: each one's drain does not wait for another's.
+    cleanups.push(() =>
+      Promise.all(
+        [...started.values()].map(async (s) => {
+          if (s.child.exitCode !== null || s.child.signalCode !== null) return;
+          const exited = new Promise((r) => s.child.once('exit', r));
+          s.child.kill('SIGTERM');
+          await exited;
+        }),
+      ),
+    );
     await Promise.all([...started.values()].map((s) => s.ready));
     let closing: Promise<void> | undefined;
     return { appUrl, docsUrl, configPath, output: (role) => started.get(role)!.output(), close: () => (closing ??= closeAll()) };

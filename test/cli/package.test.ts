@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { BASE_SETTINGS } from '../support/compile-text.ts';
+import { freePort } from '../support/ports.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
 const PACKAGE = '@svc-proxy/svc';
@@ -47,14 +48,6 @@ const cleanups: (() => void)[] = [];
 afterAll(() => {
   for (const c of cleanups) c();
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** The body of `GET /` on 127.0.0.1:port for a host (fetch would not send our Host header). */
 function get(port: number, host: string): Promise<string> {
@@ -147,7 +140,7 @@ describe('npm pack', () => {
     const port = await freePort();
     const config = { ...BASE_SETTINGS, address: `127.0.0.1:${port}`, routes: [{ from: 'https://app.example.com', to: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`, allow_public_unauthenticated_access: true }] };
     writeFileSync(join(elsewhere, 'run.yaml'), stringify(config));
-    const child = spawn(join(app, 'node_modules/.bin/svc'), ['run', '--shutdown-delay', '0', '-config', 'run.yaml', '--workers', '1'], { cwd: elsewhere, env: npmEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(join(app, 'node_modules/.bin/svc'), ['run', '--shutdown-delay', '0', '--grpc-listen', '127.0.0.1:0', '-config', 'run.yaml', '--workers', '1'], { cwd: elsewhere, env: npmEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
     cleanups.push(() => child.kill('SIGKILL'));
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));

@@ -8,11 +8,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSplitDemo, type SplitDemo } from '../../demo/split.ts';
 import { DemoPortError } from '../../demo/start.ts';
 import { HttpBrowser } from '../support/http-browser.ts';
+import { freePorts } from '../support/ports.ts';
 
 describe('the split demo', () => {
   let demo: SplitDemo;
   beforeAll(async () => {
-    demo = await startSplitDemo({ ports: { proxy: 0, authenticate: 0, authorize: 0, databroker: 0, idp: 0, docs: 0, app: 0 } });
+    // The roles' ports are handed to svc processes (test/support/ports.ts); the IdP and the upstreams listen on port 0.
+    const [proxy, authenticate, authorize, databroker] = await freePorts(4);
+    demo = await startSplitDemo({ ports: { proxy: proxy!, authenticate: authenticate!, authorize: authorize!, databroker: databroker!, idp: 0, docs: 0, app: 0 } });
   }, 60_000);
   afterAll(async () => demo?.close());
 
@@ -22,10 +25,16 @@ describe('the split demo', () => {
   };
 
   it('serves the quickstart through four processes: alice allowed with her assertion, bob denied, docs public', async () => {
-    const alice = browser();
-    const hops = await alice.signIn(demo.appUrl, 'alice@example.com');
-    const last = hops.at(-1)!;
-    expect(last.status).toBe(200);
+    // The four roles start side by side: a role that came up before another finds it within its gRPC
+    // reconnect backoff, and until then a sign-in fails closed (503), never open. Waited out.
+    let alice = browser();
+    let last = (await alice.signIn(demo.appUrl, 'alice@example.com')).at(-1)!;
+    for (const started = Date.now(); last.status === 503 && Date.now() - started < 20_000; ) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      alice = browser();
+      last = (await alice.signIn(demo.appUrl, 'alice@example.com')).at(-1)!;
+    }
+    expect(last.status, last.body).toBe(200);
     expect(last.body).toContain('x-svc-jwt-assertion');
     const bob = browser();
     expect((await bob.signIn(demo.appUrl, 'bob@other.example')).at(-1)!.status).toBe(403);

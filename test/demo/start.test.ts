@@ -1,7 +1,7 @@
 /**
  * `npm start` (demo/start.ts): the dev identity provider, the demo upstreams and svc serving the quickstart
- * config, run here on free ports (every port 0, gRPC's too: startDemo serves a copy of the config with them
- * substituted and gives svc the gRPC port).
+ * config, run here on free ports (svc's from test/support/ports.ts, since the config names it; every other
+ * port 0, gRPC's too: startDemo serves a copy of the config with them substituted and gives svc the gRPC port).
  * A cookie-keeping client signs in as alice and reaches the demo app with a signed identity; bob is denied
  * with svc's 403 page; the docs route is public.
  */
@@ -11,11 +11,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { banner, decodeJwtForDisplay, DemoPortError, DemoUsageError, formatLogLine, grpcPortFromEnv, listenFailure, startDemo, substitutePorts, DEFAULT_PORTS, type Demo } from '../../demo/start.ts';
 import { HttpBrowser, type Hop } from '../support/http-browser.ts';
+import { freePort } from '../support/ports.ts';
 
 let demo: Demo;
 
 beforeAll(async () => {
-  demo = await startDemo({ ports: { svc: 0, idp: 0, docs: 0, app: 0, grpc: 0 }, watch: false, env: {} });
+  demo = await startDemo({ ports: { svc: await freePort(), idp: 0, docs: 0, app: 0, grpc: 0 }, watch: false, env: {} });
 }, 30_000);
 
 afterAll(async () => {

@@ -5,21 +5,15 @@
  * svc's port is chosen first, because the configuration names it (authenticate URL, routes).
  */
 import { generateKeyPairSync } from 'node:crypto';
-import { createServer } from 'node:net';
 import { startDevIdp, type DevIdp, type DevUser } from '../../demo/dev-idp.ts';
 import { run, type IdentityManagerTuning, type RunOptions, type Running } from '../../runtime/process/run.ts';
 import type { SessionStore } from '../../runtime/core/session-store.ts';
 import { HttpBrowser } from '../support/http-browser.ts';
 import { configDir, echo, startUpstream, type Upstream } from './support.ts';
+import { freePort } from '../support/ports.ts';
 
-/** A free loopback port (listened on and released). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+/** Ports for svc's listeners, which its config names up front (test/support/ports.ts: safe beside parallel files). */
+export { freePort };
 
 /** A P-256 signing key as the config takes it (base64 of the PEM). TEST KEY ONLY. */
 export function testSigningKey(): string {

@@ -8,11 +8,12 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { request, createServer } from 'node:http';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../cli/main.ts';
 import { run, RunError, type Running } from '../../runtime/process/run.ts';
+import { freePort } from '../support/ports.ts';
 import { configDir, echo, startUpstream, type Upstream } from './support.ts';
 
 const SVC = join(import.meta.dirname, '../../bin/svc');
@@ -35,17 +36,6 @@ function get(port: number): Promise<number> {
     });
     req.on('error', reject);
     req.end();
-  });
-}
-
-/** A loopback port free right now. */
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
   });
 }
 

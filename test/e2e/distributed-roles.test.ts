@@ -100,7 +100,7 @@ function deployment(tls: boolean) {
     return { cookie: `_svc=${b.cookies('app.localhost')['_svc']}`, status: hops.at(-1)!.status, browser: b };
   };
   const close = async () => {
-    for (const s of running) await stopSvc(s);
+    await Promise.all(running.map((s) => stopSvc(s)));
     await up?.close();
     await idp?.close();
     cfg.remove();

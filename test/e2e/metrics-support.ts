@@ -1,17 +1,9 @@
 /** Helpers for the metrics tests: free ports, requests with a Host header, scrapes, series. */
-import { createServer, request, type IncomingHttpHeaders } from 'node:http';
+import { request, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 
-/** A loopback port free right now (metrics_address takes no port 0). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
+/** Ports for metrics_address, which takes no port 0 (test/support/ports.ts: safe beside parallel files). */
+export { freePort } from '../support/ports.ts';
 
 /** `GET path` on svc's listener with a Host header; resolves with the status. */
 export function hit(port: number, host: string, path = '/', method = 'GET'): Promise<number> {

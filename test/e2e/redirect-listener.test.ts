@@ -4,22 +4,12 @@
  * (`GET http://host/p?q`) is redirected to `https://host:PORT/p?q` and not to a Location with the
  * whole target glued after the port; what cannot be rebuilt (userinfo, another host) is answered 400.
  */
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run, type Running } from '../../runtime/process/run.ts';
 import { issue, makeCa } from '../runtime/tls/pki.ts';
+import { freePort } from '../support/ports.ts';
 import { configDir, startUpstream, type Upstream } from './support.ts';
-
-/** A port free on loopback now (the compiler wants a real port for http_redirect_addr). */
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** Sends `head` to the redirect listener; resolves with the status and Location of its answer. */
 function ask(port: number, head: string): Promise<{ status: number; location: string | undefined }> {

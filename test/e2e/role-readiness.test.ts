@@ -65,15 +65,18 @@ describeWithCommands(['redis-server'], 'readiness and the graceful stop of the s
         routes: [{ from: `https://public.localhost:${port.proxy}`, to: up.url, allow_public_unauthenticated_access: true }],
       }),
     );
-    for (const r of ROLES) {
-      // Every listener on a port of its own, the gRPC one included (the HTTP roles open none here).
-      const listen = r === 'databroker' || r === 'authorize' ? ['--grpc-listen', `127.0.0.1:${port[r]}`] : ['--listen', `127.0.0.1:${port[r]}`, '--grpc-listen', '127.0.0.1:0'];
-      svc[r] = await startSvc(cfg.path, { SERVICES: r, METRICS_ADDRESS: `127.0.0.1:${metrics[r]}` }, [...listen, '--shutdown-delay', '10']);
-    }
+    // The four roles start side by side (the first test waits for each to see the data broker).
+    await Promise.all(
+      ROLES.map(async (r) => {
+        // Every listener on a port of its own, the gRPC one included (the HTTP roles open none here).
+        const listen = r === 'databroker' || r === 'authorize' ? ['--grpc-listen', `127.0.0.1:${port[r]}`] : ['--listen', `127.0.0.1:${port[r]}`, '--grpc-listen', '127.0.0.1:0'];
+        svc[r] = await startSvc(cfg.path, { SERVICES: r, METRICS_ADDRESS: `127.0.0.1:${metrics[r]}` }, [...listen, '--shutdown-delay', '10']);
+      }),
+    );
   }, 90_000);
 
   afterAll(async () => {
-    for (const r of ROLES) await stopSvc(svc[r], 'SIGKILL');
+    await Promise.all(ROLES.map((r) => stopSvc(svc[r], 'SIGKILL')));
     await up?.close();
     await idp?.close();
     await redis?.stop();

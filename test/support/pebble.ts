@@ -5,12 +5,12 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'node:https';
 import { issue, makeCa } from '../runtime/tls/pki.ts';
 import { BASE_SETTINGS } from './compile-text.ts';
+import { freePort } from './ports.ts';
 
 export interface Pebble {
   readonly directoryUrl: string;
@@ -35,14 +35,8 @@ export interface PebbleOptions {
   readonly eab?: Readonly<Record<string, string>>;
 }
 
-/** A free loopback port (listen on 0, then close). */
-export async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
+/** Ports for pebble, its DNS server and the svc it validates (test/support/ports.ts: safe beside parallel files). */
+export { freePort };
 
 function get(url: string, ca: string): Promise<string> {
   return new Promise((resolve, reject) => {

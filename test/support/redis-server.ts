@@ -5,21 +5,13 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './ports.ts';
 
-/** A port free right now on 127.0.0.1. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
+/** Ports for redis-server and its neighbours (test/support/ports.ts: safe beside parallel files). */
+export { freePort };
 
 export interface RedisProcess {
   readonly port: number;
@@ -170,7 +162,8 @@ export interface RedisCluster {
 /** Three masters, no replicas, made with `redis-cli --cluster create`. */
 export async function startCluster(): Promise<RedisCluster> {
   const nodes: RedisProcess[] = [];
-  for (let i = 0; i < 3; i++) nodes.push(await startRedis({ extraArgs: ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000'] }));
+  // Each node's cluster bus on a port of ours too (by default its port + 10000, which can fall in the ephemeral range).
+  for (let i = 0; i < 3; i++) nodes.push(await startRedis({ extraArgs: ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000', '--cluster-port', String(await freePort())] }));
   const ports = nodes.map((n) => n.port);
   const out = redisCli(ports[0]!, ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-yes']);
   if (!/All 16384 slots covered/.test(out)) throw new Error(`cluster create failed: ${out}`);

@@ -12,7 +12,6 @@
  * connections and calls are real.
  */
 import dns from 'node:dns';
-import { createServer, type AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MemoryStore } from '../../../runtime/databroker/memory-store.ts';
 import { channelTarget, clientChannelOptions, GrpcClient, ROUND_ROBIN_SERVICE_CONFIG, type ClientTls } from '../../../runtime/grpc/client.ts';
@@ -22,6 +21,7 @@ import { generateSelfSigned } from '../../../runtime/tls/self-signed.ts';
 import type { GrpcObserver } from '../../../runtime/observe/metrics/grpc.ts';
 import type { ServerTls } from '../../../runtime/grpc/server.ts';
 import { GRPC_TEST_SECRET, startBroker } from '../databroker/grpc-support.ts';
+import { freePort } from '../../support/ports.ts';
 
 const NAME = 'broker.svc.test';
 const ADDRESSES = ['127.0.0.1', '127.0.0.2'] as const;
@@ -44,25 +44,9 @@ beforeEach(() => {
   });
 });
 
-/** A port free on every address of NAME. */
-async function portFreeOnBoth(): Promise<number> {
-  for (;;) {
-    const first = createServer();
-    const port = await new Promise<number>((resolve) => first.listen(0, ADDRESSES[0], () => resolve((first.address() as AddressInfo).port)));
-    const second = createServer();
-    const free = await new Promise<boolean>((resolve) => {
-      second.once('error', () => resolve(false));
-      second.listen(port, ADDRESSES[1], () => resolve(true));
-    });
-    await new Promise((resolve) => first.close(resolve));
-    if (free) await new Promise((resolve) => second.close(resolve));
-    if (free) return port;
-  }
-}
-
 /** A data broker on each address of NAME at one port; `calls[i]`: the calls the one on ADDRESSES[i] answered. */
 async function brokers(tls: ServerTls | null = null): Promise<{ port: number; calls: number[] }> {
-  const port = await portFreeOnBoth();
+  const port = await freePort(); // free on every address, so on both of NAME's
   const calls = ADDRESSES.map(() => 0);
   for (const [i, address] of ADDRESSES.entries()) {
     const store = new MemoryStore();
