@@ -6,6 +6,7 @@
  * Exit status: 0 when the request is explained, whatever the outcome; 1 when the config has errors;
  * 2 on a usage error (bad URL, header, identity or time) or an unreadable file or plan.
  */
+import { withClaimHeaders } from './with-claim-headers.ts';
 import { buildIndex } from '../runtime/plan/index.ts';
 import { explainConnect, explainDecision } from '../runtime/request/decide.ts';
 import { explainJson, renderExplainText } from './explain-render.ts';
@@ -73,7 +74,8 @@ export function explainCommand(planArg: string | undefined, opts: ExplainOptions
   }
   // CONNECT is decided as the listener's CONNECT handler does: the tcp+https route of `host:port`.
   const explain = request.value.method === 'CONNECT' ? explainConnect : explainDecision;
-  const x = explain(buildIndex(input.plan.body), request.value, identity.value);
+  const index = buildIndex(input.plan.body);
+  const x = withClaimHeaders(index, explain(index, request.value, identity.value), identity.value);
   if (opts.format === 'json') io.out(`${JSON.stringify(explainJson(x), null, 2)}\n`);
   else io.out(renderExplainText(x, { plan: input.plan, request: request.value, url: opts.url, identity: identity.value }));
   return 0;

@@ -12,6 +12,7 @@
  * Exit status: 0 when every case passes; 1 when a case fails; 2 when a test file or its config
  * cannot be used (unreadable, invalid, or a config with errors). 2 wins over 1.
  */
+import { withClaimHeaders } from './with-claim-headers.ts';
 import { resolve } from 'node:path';
 import { printRule } from '../compiler/index.ts';
 import type { PlanEnvelope } from '../compiler/plan/types.ts';
@@ -108,7 +109,7 @@ function indent(text: string, by: string): string {
 }
 
 function runCase(run: ConfigRun, c: PolicyTestCase): { result: CaseResult; trace: string } {
-  const x: Explained = (c.request.method === 'CONNECT' ? explainConnect : explainDecision)(run.index, c.request, c.identity);
+  const x: Explained = withClaimHeaders(run.index, (c.request.method === 'CONNECT' ? explainConnect : explainDecision)(run.index, c.request, c.identity), c.identity);
   const json = explainJson(x);
   if (json.route && x.route) run.routes.add(json.route.index);
   if (x.route && x.policy) {

@@ -65,8 +65,6 @@ function commentsOf(file: string): Comment[] {
  * Files whose header comment another change moves into docs/ (docs/authentication.md,
  * docs/forward-auth.md); until then their citations of outside documents are known and listed here.
  */
-const HEADERS_BEING_MOVED = new Set(['runtime/authn/service.ts', 'runtime/authn/forward-auth.ts']);
-
 const OUTSIDE_DOCUMENT = /\b(?:SERVICE|DESIGN|SECURITY|STYLE)\.md\b/;
 const SPEC_CITATION = /(?<![-\w`])spec(?:'s)?(?![-\w`])/i;
 const ISSUE_NUMBER = /\bissues? ?#?\d+/i;
@@ -150,7 +148,6 @@ describe('references a clone can follow (docs/architecture.md §6)', () => {
 
   it('no comment in compiler/, runtime/, cli/ or test/ cites a document outside the repository or an issue number', () => {
     const found = allComments
-      .filter((c) => !HEADERS_BEING_MOVED.has(c.file))
       .flatMap((c) => {
         const hit = outsideReference(c.text);
         return hit === undefined ? [] : [`${c.file}:${c.line}: ${hit}`];
@@ -159,7 +156,7 @@ describe('references a clone can follow (docs/architecture.md §6)', () => {
   });
 
   it('no source file in compiler/, runtime/ or cli/ names a document kept outside the repository', () => {
-    const found = citingFiles.filter((f) => !HEADERS_BEING_MOVED.has(f) && OUTSIDE_DOCUMENT.test(readFileSync(join(ROOT, f), 'utf8')));
+    const found = citingFiles.filter((f) => OUTSIDE_DOCUMENT.test(readFileSync(join(ROOT, f), 'utf8')));
     expect(found).toEqual([]);
   });
 
