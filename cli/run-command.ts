@@ -182,7 +182,8 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
     for (const d of warnings) logs.announce(diagnosticEntry(d));
   };
 
-  const { run, RunError, loadForRun } = await import('../runtime/process/run.ts');
+  const { run } = await import('../runtime/process/run.ts');
+  const { RunError, loadForRun } = await import('../runtime/process/load-plan.ts');
   try {
     // The role decides the process shape: the data broker and authorize roles serve gRPC only, in this process.
     const { isDatabrokerRole, runDatabroker } = await import('../runtime/process/databroker-run.ts');

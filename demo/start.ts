@@ -28,7 +28,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { escapeHtml } from '../runtime/authn/error-page.ts';
-import { run, RunError, type Running } from '../runtime/process/run.ts';
+import { run, type Running } from '../runtime/process/run.ts';
+import { RunError } from '../runtime/process/load-plan.ts';
 import { isMainModule } from './main-module.ts';
 import { DEMO_USERS, DEV_PASSWORD, startDevIdp, type DevIdp } from './dev-idp.ts';
 

@@ -2,7 +2,7 @@
  * The layout shows the architecture (docs/architecture.md §6): the compiler imports nothing of the runtime or
  * the CLI; the runtime and the CLI import the plan contract (compiler/plan/) and the compiler's
  * public entry point (compiler/index.ts) and nothing else of compiler/; inside the runtime, only
- * `svc run -config` (runtime/process/run.ts) calls the compiler. Inside the runtime, each folder is a
+ * `svc run -config` (runtime/process/load-plan.ts) calls the compiler. Inside the runtime, each folder is a
  * floor and imports only the floors below it (docs/architecture.md §6), so no two folders import each
  * other and no file imports itself back; `runtime/request/` is the pure request path, with no I/O.
  * Read from the import statements.
@@ -42,7 +42,7 @@ describe('layout (docs/architecture.md §6)', () => {
   it('the runtime imports the plan contract, and only svc run -config the compiler entry point', () => {
     const bad = sources('runtime').flatMap((f) =>
       imports(f)
-        .filter((p) => under(p, 'compiler') && !under(p, 'compiler/plan') && !(p === 'compiler/index.ts' && f === 'runtime/process/run.ts'))
+        .filter((p) => under(p, 'compiler') && !under(p, 'compiler/plan') && !(p === 'compiler/index.ts' && f === 'runtime/process/load-plan.ts'))
         .map((p) => `${f} → ${p}`),
     );
     expect(bad).toEqual([]);
@@ -58,7 +58,32 @@ describe('layout (docs/architecture.md §6)', () => {
   it('the rule can fail: it sees the imports of a file that breaks it', () => {
     expect(imports('cli/generated.ts')).toContain('compiler/settings/table.ts');
   });
+
+  it('a cluster worker loads no compiler code: only the plan contract (it serves plans its primary compiled)', () => {
+    const loaded = loadedFrom('runtime/process/worker.ts');
+    expect(loaded.filter((p) => under(p, 'compiler') && !under(p, 'compiler/plan'))).toEqual([]);
+    // The rule can fail: the single process, which compiles `svc run -config`, loads the compiler.
+    expect(loadedFrom('runtime/process/run.ts')).toContain('compiler/index.ts');
+  });
 });
+
+/** The files loaded at run time from `file`: its imports and theirs, `import type` left out (erased). */
+function loadedFrom(file: string): string[] {
+  const seen = new Set<string>([file]);
+  const queue = [file];
+  while (queue.length > 0) {
+    const current = queue.pop()!;
+    const text = readFileSync(join(ROOT, current), 'utf8');
+    for (const m of text.matchAll(/^\s*(?:import|export)\s+(?!type\b)[^'"]*?from\s+'(\.[^']+)'|^\s*import\s+'(\.[^']+)'/gm)) {
+      const p = relative(ROOT, normalize(join(ROOT, dirname(current), m[1] ?? m[2]!)));
+      if (!seen.has(p) && p.endsWith('.ts')) {
+        seen.add(p);
+        queue.push(p);
+      }
+    }
+  }
+  return [...seen];
+}
 
 /** The runtime's floors, bottom to top (docs/architecture.md §6). */
 const FLOORS = ['core', 'policy', 'plan', 'request', 'tls', 'upstream', 'observe', 'grpc', 'databroker', 'sessions', 'authorize', 'authn', 'generation', 'proxy', 'process'];

@@ -9,9 +9,8 @@
  * (provision.ts), authentication, TLS material (and, after the swap, the listener's default
  * certificate for clients without SNI), forwarding, and the names autocert manages (after the swap),
  * after the parts every process has, the cluster primary too (`processProvisioners`): log settings,
- * tracing, and the notices of a new plan. What a part changes outside generations it changes in its
- * after-swap hook (provision.ts `afterSwap`). The metrics listener's material is prepared beside
- * them (runtime/generation/run-metrics.ts).
+ * tracing, the notices of a new plan, and the metrics listener's material. What a part changes
+ * outside generations it changes in its after-swap hook (provision.ts `afterSwap`).
  */
 import type { PlanBody, PlanEnvelope, PlanSettings } from '../../compiler/plan/types.ts';
 import { buildAuthState, type AuthState } from '../authn/auth-state.ts';
@@ -22,6 +21,7 @@ import type { AutocertManager } from '../tls/acme/manager.ts';
 import type { SecureContextOptions } from 'node:tls';
 import { defaultSecureContext, listenerTls, loadTlsMaterial, type ListenerTls, type TlsMaterial } from '../tls/material.ts';
 import { readPemSource } from '../tls/pem.ts';
+import { readMetricsMaterial, type MetricsMaterial } from '../observe/metrics/listener.ts';
 import { afterSwap, cleanupGeneration, provisionGeneration, type Generation, type Provisioner, type Provisioners } from './provision.ts';
 import { PlanStore } from './plan-store.ts';
 import { forwardProvisioner } from './forward-provisioner.ts';
@@ -34,6 +34,12 @@ export interface ProcessTargets {
   readonly tracing?: { apply(settings: PlanSettings): void } | undefined;
   /** Told each new plan that goes into service (svc run: what its settings do only partly, said once). */
   readonly notices?: ((plan: PlanEnvelope) => void) | undefined;
+  /**
+   * The metrics listener of a process that runs one (the loading process: not a cluster worker),
+   * once it listens: the material of each generation swapped in is handed to it. Absent: the
+   * process runs no metrics listener and reads no metrics material.
+   */
+  readonly metricsListener?: (() => { use(material: MetricsMaterial): void } | undefined) | undefined;
 }
 
 /** The parts every process's generations have, the cluster primary's too. */
@@ -44,6 +50,8 @@ export interface ProcessParts {
   readonly tracing: PlanEnvelope;
   /** The plan the notices were told. */
   readonly notices: PlanEnvelope;
+  /** The metrics listener's credential and TLS (null without a metrics listener in this process). */
+  readonly metricsMaterial: MetricsMaterial | null;
 }
 
 /**
@@ -57,10 +65,27 @@ export function processProvisioners(targets: ProcessTargets): Provisioners<Proce
     cleanup: () => undefined,
     afterSwap: (plan) => apply?.(plan),
   });
+  const listener = targets.metricsListener;
+  const metricsMaterial: Provisioner<MetricsMaterial | null> = {
+    name: 'metrics material',
+    // A renewal reads rotated key files as they now are (runtime/tls/pem.ts), and keeps the part in
+    // service when they are what it holds already, so an unchanged renewal swaps nothing.
+    provision: (plan, _index, previous, context) => {
+      if (listener === undefined || plan.body.settings.metrics.address === null) return null;
+      const material = readMetricsMaterial(plan.body.settings.metrics, context.renewal ? 'reload' : 'load');
+      return previous && JSON.stringify(previous) === JSON.stringify(material) ? previous : material;
+    },
+    cleanup: () => undefined,
+    // The first generation's material is the one the listener starts with (it listens later).
+    afterSwap: (material) => {
+      if (material) listener?.()?.use(material);
+    },
+  };
   return {
     logSettings: follow('log settings', targets.logSettings && ((p) => targets.logSettings!.apply(p.body.settings))),
     tracing: follow('tracing', targets.tracing && ((p) => targets.tracing!.apply(p.body.settings))),
     notices: follow('notices', targets.notices),
+    metricsMaterial,
   };
 }
 

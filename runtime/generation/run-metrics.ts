@@ -1,15 +1,15 @@
 /**
- * Metrics as `svc run` wires them (runtime/process/run.ts, cluster.ts, worker.ts): created when the
- * first plan sets `metrics_address` (the listener's shape is fixed at start: serve.ts
+ * Metrics as `svc run` wires them (runtime/process/startup.ts, worker.ts): created when the first
+ * plan sets `metrics_address` (the listener's shape is fixed at start: restart-checks.ts
  * `listenerChange`), told about every reload, and in the loading process the metrics listener,
- * whose material each reload prepares with the generation and applies on commit.
+ * which starts with the first generation's material; later material comes with each generation
+ * swapped in (generation.ts `metricsMaterial`).
  */
 import type { PlanEnvelope } from '../../compiler/plan/types.ts';
-import type { Prepared } from './generation.ts';
 import type { ReloadResult } from './reload.ts';
 import type { HealthDetail, ReadinessChecks } from '../observe/metrics/health.ts';
 import { serviceLabel } from '../observe/service-label.ts';
-import { startMetricsListener, type MetricsListener, type Scrape } from '../observe/metrics/listener.ts';
+import { startMetricsListener, type MetricsListener, type MetricsMaterial, type Scrape } from '../observe/metrics/listener.ts';
 import { createMetrics, type MetricsOptions, type SvcMetrics } from '../observe/metrics/registry.ts';
 
 /** The metrics of a process, or undefined when `plan` sets no `metrics_address`. */
@@ -24,40 +24,22 @@ export function metricsFor(plan: PlanEnvelope, role: MetricsOptions['role'], mor
 export interface LoaderMetrics {
   readonly metrics: SvcMetrics;
   readonly listener: MetricsListener;
-  /**
-   * Builds the next generation with `inner` and reads the metrics listener's material for `plan`
-   * first (a missing secret or unreadable file refuses the reload); commit applies both.
-   */
-  prepare(plan: PlanEnvelope, current: PlanEnvelope, inner: (plan: PlanEnvelope) => Promise<Prepared>): Promise<Prepared>;
   /** Records a reload's outcome (`config_last_reload_success`, the checksum in service). */
   reloaded(r: ReloadResult): void;
   close(): Promise<void>;
 }
 
-/** Starts the metrics listener of `metrics` for `plan`. */
+/** Starts the metrics listener of `metrics` for `plan`, with the material of the generation in service. */
 export async function startLoaderMetrics(
   metrics: SvcMetrics,
   plan: PlanEnvelope,
-  options: { readonly scrape?: Scrape; readonly ready: ReadinessChecks; readonly health?: HealthDetail; readonly log?: (entry: Record<string, unknown>) => void },
+  options: { readonly material: MetricsMaterial | null; readonly scrape?: Scrape; readonly ready: ReadinessChecks; readonly health?: HealthDetail; readonly log?: (entry: Record<string, unknown>) => void },
 ): Promise<LoaderMetrics> {
   const scrape: Scrape = options.scrape ?? (async () => ({ contentType: metrics.registry.contentType, body: await metrics.registry.metrics() }));
-  const listener = await startMetricsListener(plan, { scrape, ready: options.ready, ...(options.health ? { health: options.health } : {}), ...(options.log ? { log: options.log } : {}) });
+  const listener = await startMetricsListener(plan, { scrape, ready: options.ready, ...(options.material ? { material: options.material } : {}), ...(options.health ? { health: options.health } : {}), ...(options.log ? { log: options.log } : {}) });
   return {
     metrics,
     listener,
-    async prepare(next, current, inner) {
-      // Unchanged checksum: a renewal, reading rotated key files as they now are (runtime/tls/pem.ts).
-      const material = listener.prepare(next, next.checksum === current.checksum ? 'reload' : 'load');
-      const built = await inner(next);
-      return {
-        commit: () => {
-          built.commit();
-          material.commit();
-        },
-        abort: () => built.abort(),
-        ...(built.changed !== undefined ? { changed: built.changed } : {}),
-      };
-    },
     reloaded(r) {
       metrics.config?.reloaded(r.ok);
       if (r.ok) metrics.config?.served(r.checksum);

@@ -3,8 +3,7 @@
  * process, the data broker and authorize roles, and the cluster primary (a worker gets its plans
  * from the primary: runtime/process/worker.ts). `reload` loads the plan again and builds what comes
  * next through the target's `prepare` (this process's generation, or on the cluster primary every
- * worker's; with the metrics listener's material read first when one runs, so it is checked too),
- * records the outcome for metrics, and on a swap watches the new plan's files and calls `onSwapped`.
+ * worker's), records the outcome for metrics, and on a swap watches the new plan's files.
  * With `watch` (the default), a change to the config or to a file the plan reads triggers it
  * (debounced: a burst of writes is one reload).
  */
@@ -44,7 +43,6 @@ export async function startWatchedReload(
   options: WatchedReloadOptions,
   target: ReloadTarget,
   observed: () => LoaderMetrics | undefined,
-  onSwapped: (plan: PlanEnvelope) => void = () => {},
 ): Promise<WatchedReload> {
   let watcher: FSWatcher | undefined;
   const source = options.source;
@@ -52,10 +50,7 @@ export async function startWatchedReload(
   const reloader = createReloader({
     load: options.load,
     current: () => target.plan(),
-    prepare: (p) => {
-      const metrics = observed();
-      return metrics ? metrics.prepare(p, target.plan(), (next) => target.prepare(next)) : target.prepare(p);
-    },
+    prepare: (p) => target.prepare(p),
     ...(options.log ? { log: options.log } : {}),
   });
   const reload = async (): Promise<ReloadResult> => {
@@ -63,9 +58,7 @@ export async function startWatchedReload(
     observed()?.reloaded(r);
     // A new plan may refer to new files (a certificate added): watch them too.
     if (r.ok && r.result === 'swapped') {
-      const plan = target.plan();
-      watcher?.add(watchedFiles(plan));
-      onSwapped(plan);
+      watcher?.add(watchedFiles(target.plan()));
     }
     return r;
   };

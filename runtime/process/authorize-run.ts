@@ -9,14 +9,11 @@ import type { PlanEnvelope } from '../../compiler/plan/types.ts';
 import { authorizeGrpcService } from '../authorize/authorize-service.ts';
 import { authorizeServerTls, grpcBindAddress, planCredentialKey } from '../grpc/plan-options.ts';
 import { startGrpcServer, type GrpcServerHandle } from '../grpc/server.ts';
-import { watchDatabroker } from '../observe/metrics/health.ts';
-import { shutdownDelay } from './stop-signals.ts';
-import { openObservedStore } from '../databroker/observed-store.ts';
-import { metricsFor, startLoaderMetrics, type LoaderMetrics } from '../generation/run-metrics.ts';
-import { lazyEphemeralKey, startGenerations } from '../generation/generation.ts';
+import { SvcError } from '../core/errors.ts';
+import { lazyEphemeralKey, startGenerations, type ServedGenerations } from '../generation/generation.ts';
 import type { ReloadResult } from '../generation/reload.ts';
-import { firstPlan, processTargets, watchedReloadOptions, type RunOptions } from './run.ts';
-import { startWatchedReload } from '../generation/watched-reload.ts';
+import { loadForRun } from './load-plan.ts';
+import { startProcess, type RunOptions } from './startup.ts';
 
 export interface AuthorizeRunning {
   /** The gRPC listener's address (the bound port when `--grpc-listen` asked for 0). */
@@ -41,70 +38,44 @@ export function isAuthorizeRole(plan: PlanEnvelope): boolean {
 
 /** Starts the authorize role. Resolves once the gRPC listener listens; rejects when it cannot. */
 export async function runAuthorize(options: RunOptions): Promise<AuthorizeRunning> {
-  const plan = firstPlan(options);
-  if (!isAuthorizeRole(plan)) throw new Error('runAuthorize needs a plan with services: authorize');
-  const metrics = metricsFor(plan, 'loader', {});
-  const generations = await startGenerations(plan, {
-    ...processTargets(options),
-    scheme: plan.body.settings.server.insecure ? 'http' : 'https',
-    ephemeralKey: lazyEphemeralKey(options.log),
-    ...(options.log ? { log: options.log } : {}),
-  });
-  const store = generations.store;
-  const opened = options.sessionStore ? undefined : openObservedStore(plan.body.settings, metrics?.store ?? options.storeObserver, options.log, metrics?.grpc);
-  const sessions = options.sessionStore ?? opened!.store;
-  // The data broker service's state for /healthz, never for readiness: every replica shares it.
-  const databroker = metrics ? watchDatabroker({ store: () => sessions, ...(opened ? { pool: () => opened.pool() } : {}), ...(options.log ? { log: options.log } : {}) }) : undefined;
-  const service = authorizeGrpcService({ current: () => ({ index: store.current.index, checksum: store.current.plan.checksum }), sessions, ...(options.log ? { log: options.log } : {}), ...(options.storeOutageGraceMs !== undefined ? { storeOutageGraceMs: options.storeOutageGraceMs } : {}), ...(metrics ? { graceObserver: metrics.sessions } : {}) });
-  const settings = plan.body.settings;
-  const address = grpcBindAddress(settings, options.grpcListen);
-  let server: GrpcServerHandle;
-  let observed: LoaderMetrics | undefined;
-  let closing = false;
-  try {
-    const tls = await authorizeServerTls(plan.body, store.current.tls?.material ?? null);
-    try {
-      server = await startGrpcServer({ address, credentialKey: planCredentialKey(settings), tls, ...(metrics ? { observer: metrics.grpc } : {}), ...(options.log ? { log: options.log } : {}) }, [service]);
-    } catch (e) {
-      throw new Error(`grpc_address: ${(e as Error).message}`, { cause: e });
-    }
-    options.log?.({ msg: 'serving the authorize service over gRPC', address: `${address.replace(/:\d+$/, '')}:${server.port}`, tls: tls !== null });
-    if (metrics) {
-      const up = server;
-      // Ready: this process can serve (a plan, the gRPC listener, not draining).
-      observed = await startLoaderMetrics(metrics, plan, { ready: { plan: () => true, draining: () => !closing }, health: { databroker: () => databroker!.state() }, ...(options.log ? { log: options.log } : {}) }).catch(async (e: unknown) => {
-        await up.close(0);
+  const first = options.plan ?? loadForRun(options);
+  if (!isAuthorizeRole(first)) throw new Error('bug: runAuthorize needs a plan with services: authorize');
+  const log = options.log ? { log: options.log } : {};
+  let listening: { readonly host: string; readonly port: number } | undefined;
+  const p = await startProcess<ServedGenerations>({ ...options, plan: first }, {
+    generations: (plan, targets) => startGenerations(plan, { ...targets, scheme: plan.body.settings.server.insecure ? 'http' : 'https', ephemeralKey: lazyEphemeralKey(options.log), ...log }),
+    async serve({ plan, generations, metrics, sessions }) {
+      const store = generations.store;
+      const service = authorizeGrpcService({ current: () => ({ index: store.current.index, checksum: store.current.plan.checksum }), sessions, ...log, ...(options.storeOutageGraceMs !== undefined ? { storeOutageGraceMs: options.storeOutageGraceMs } : {}), ...(metrics ? { graceObserver: metrics.sessions } : {}) });
+      const settings = plan.body.settings;
+      const address = grpcBindAddress(settings, options.grpcListen);
+      let server: GrpcServerHandle;
+      try {
+        const tls = await authorizeServerTls(plan.body, store.current.tls?.material ?? null);
+        try {
+          server = await startGrpcServer({ address, credentialKey: planCredentialKey(settings), tls, ...(metrics ? { observer: metrics.grpc } : {}), ...log }, [service]);
+        } catch (e) {
+          throw new SvcError('SVC_ERR_GRPC_LISTEN', `grpc_address: ${(e as Error).message}`, { cause: e });
+        }
+        options.log?.({ msg: 'serving the authorize service over gRPC', address: `${address.replace(/:\d+$/, '')}:${server.port}`, tls: tls !== null });
+      } catch (e) {
+        service.close();
         throw e;
-      });
-    }
-  } catch (e) {
-    databroker?.close();
-    service.close();
-    await generations.close();
-    if (!options.sessionStore) await sessions.close();
-    throw e;
-  }
-  const reloads = await startWatchedReload(watchedReloadOptions(options), generations, () => observed);
-  const host = address.replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1');
-
-  const stop = async (graceMs: number, delayMs: number) => {
-    closing = true;
-    await reloads.close();
-    // Calls are still accepted (and answered) while the orchestrator notices /readyz failing.
-    await shutdownDelay(delayMs);
-    await server.close(graceMs);
-    service.close();
-    databroker?.close();
-    await observed?.close();
-    await generations.close();
-    if (!options.sessionStore) await sessions.close();
-  };
+      }
+      listening = { host: address.replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1'), port: server.port };
+      return {
+        // Calls in flight finish on the graceful stop (at most 5 s of the drain timeout).
+        front: { drain: (timeoutMs) => server.close(Math.min(timeoutMs, 5_000)), close: () => server.close(0) },
+        behind: [{ stop: () => service.close() }],
+      };
+    },
+  });
   return {
-    grpc: { address: { host, port: server.port } },
-    plan: () => store.current.plan,
-    reload: reloads.reload,
-    lastReload: () => reloads.last(),
-    close: () => stop(0, 0),
-    drain: (timeoutMs, delayMs = 0) => stop(Math.min(timeoutMs, 5_000), delayMs),
+    grpc: { address: listening! },
+    plan: () => p.generations.store.current.plan,
+    reload: p.reload,
+    lastReload: p.lastReload,
+    close: p.close,
+    drain: p.drain,
   };
 }

@@ -19,13 +19,10 @@ import type { PlanEnvelope } from '../../compiler/plan/types.ts';
 import { serveStoreToWorkers } from '../databroker/ipc-store.ts';
 import { exportEphemeralKey } from '../authn/signing-key.ts';
 import { aggregatedScrape } from '../observe/metrics/cluster.ts';
-import { watchDatabroker } from '../observe/metrics/health.ts';
-import { hasStorePool, openObservedStore } from '../databroker/observed-store.ts';
-import { metricsFor, startLoaderMetrics } from '../generation/run-metrics.ts';
-import { lazyEphemeralKey, startProcessGenerations, type Prepared } from '../generation/generation.ts';
+import { lazyEphemeralKey, startProcessGenerations, type Generations, type Prepared, type ProcessParts } from '../generation/generation.ts';
 import type { ReloadResult } from '../generation/reload.ts';
-import { startWatchedReload } from '../generation/watched-reload.ts';
-import { firstPlan, processTargets, startIdentityManager, watchedReloadOptions, type RunOptions } from './run.ts';
+import { loadForRun } from './load-plan.ts';
+import { startProcess, type RoleGenerations, type RunOptions } from './startup.ts';
 import { serveDatabrokerGrpc, type DatabrokerGrpc } from './grpc-databroker.ts';
 import { usesRemoteDatabroker } from '../grpc/plan-options.ts';
 import { isSessionDirectory } from '../core/session-store.ts';
@@ -60,61 +57,15 @@ export async function runPrimary(
   options: ClusterOptions,
   workerArgs: readonly string[],
 ): Promise<{ stop(): Promise<void>; now(): void; readonly port: number; reload(): Promise<ReloadResult>; readonly grpcAddress: string | undefined }> {
-  let committed = firstPlan(options);
-  // The primary's own generations: the parts every process has (log settings, tracing, notices),
-  // applied from here on and after each commit; its workers build the rest.
-  const own = await startProcessGenerations(committed, { ...processTargets(options), log: options.log });
+  let committed = options.plan ?? loadForRun(options);
   const count = Math.max(1, options.workers ?? availableParallelism());
-  let stopping = false;
   let port = 0;
+  let stopping = (): boolean => false;
   // One key per svc (docs/authentication.md "Identity for upstreams"): without signing_key every worker signs with this one.
   const ephemeralKey = lazyEphemeralKey(options.log);
   const keyFor = (p: PlanEnvelope) => (p.body.settings.identity.signingKey ? {} : { ephemeralKey: exportEphemeralKey(ephemeralKey()) });
-
   // Default ('json') IPC serialization: session records are JSON values (see ipc-store.ts).
   cluster.setupPrimary({ args: [...workerArgs], silent: false });
-  // Served before the first fork, so a worker's first store request always finds it.
-  // Metrics (metrics_address): the primary keeps the configuration and storage figures and serves
-  // one scrape aggregating every worker's (runtime/observe/metrics/cluster.ts). The identity
-  // manager and the store (below) are read at scrape time, after they started.
-  const metrics = metricsFor(committed, 'loader', { identityManager: () => manager?.figures(), ...(hasStorePool(committed.body.settings) ? { storePool: () => opened.pool() } : {}) });
-  // The plan's store lives here (memory: the one data broker; Redis: one client for every worker).
-  const opened = openObservedStore(committed.body.settings, metrics?.store ?? options.storeObserver, options.log, metrics?.grpc);
-  const sessions = opened.store;
-  const storeService = serveStoreToWorkers(sessions, cluster);
-  // The identity manager runs here, where the store is held, never in a worker (docs/authentication.md "Keeping sessions fresh"). It follows
-  // the committed plan: its provider client is built here from that plan, as a worker builds its own.
-  let auth: AuthState | undefined;
-  const idmSettings = (): IdentityManagerSettings => {
-    if (auth?.body !== committed.body) {
-      try {
-        auth = buildAuthState(committed.body, committed.body.settings.server.insecure ? 'http' : 'https', auth, ephemeralKey);
-      } catch (e) {
-        // The workers accepted this plan, so its secrets were readable a moment ago; try again next scan.
-        options.log?.({ msg: 'identity manager: cannot build the identity provider of the committed plan', error: (e as Error).message });
-        return auth ? managerSettings(auth) : { idp: null, directoryIntervalMs: committed.body.settings.idp.refreshDirectoryIntervalMs, directoryTimeoutMs: committed.body.settings.idp.refreshDirectoryTimeoutMs };
-      }
-    }
-    return managerSettings(auth);
-  };
-  const { manager } = startIdentityManager(sessions, idmSettings, options, usesRemoteDatabroker(committed.body.settings));
-  // The data broker is also served over gRPC, from here where the store is held (before
-  // any worker is forked: a listener that cannot bind stops svc at start).
-  let grpc: DatabrokerGrpc | undefined;
-  if (!usesRemoteDatabroker(committed.body.settings) && isSessionDirectory(sessions)) {
-    try {
-      grpc = await serveDatabrokerGrpc(committed.body, sessions, {
-        ...(options.grpcListen ? { listen: options.grpcListen } : {}),
-        ...(metrics ? { observer: metrics.grpc } : {}),
-        ...(options.log ? { log: options.log } : {}),
-      });
-    } catch (e) {
-      await manager?.close();
-      storeService.close();
-      await sessions.close();
-      throw e;
-    }
-  }
 
   // Workers that take connections, in turn; connections wait here while none does (at start, or
   // while the only one is being replaced).
@@ -137,7 +88,7 @@ export async function runPrimary(
     const i = rotation.indexOf(w);
     if (i >= 0) rotation.splice(i, 1);
     // Stopping and no worker left to take a connection: refuse them from now on.
-    if (stopping && rotation.length === 0) closeAcceptor();
+    if (stopping() && rotation.length === 0) closeAcceptor();
   };
   let acceptorClosed = false;
   const closeAcceptor = () => {
@@ -146,7 +97,6 @@ export async function runPrimary(
     acceptor.close();
     for (const socket of queued.splice(0)) socket.destroy();
   };
-
   // The main address: this process listens on it and hands each connection to a serving worker in
   // turn (workers bind nothing there). Node's own round robin cannot be told to stop accepting:
   // while its last worker closed, a connection it was handing to that worker stayed open in the
@@ -154,81 +104,29 @@ export async function runPrimary(
   // worker has left the rotation (after the shutdown delay), so a new connection is served before
   // that and refused (ECONNREFUSED) after it. `pauseOnConnect`: the primary reads nothing.
   const acceptor = createNetServer({ pauseOnConnect: true }, (socket) => handOver(socket));
-  let address: { host: string; port: number };
-  try {
-    address = await bind(acceptor, options.listen ?? committed.body.settings.server.address);
-  } catch (e) {
-    await grpc?.close(0);
-    await manager?.close();
-    storeService.close();
-    await sessions.close();
-    throw e;
-  }
-  port = address.port;
+
   // Workers that were sent the committed plan: the ones a reload asks. A worker that asks for its
   // first plan while a reload is under way waits for the outcome and gets the plan committed then.
   const started = new Set<Worker>();
   let reloading = false;
   const waiting: Worker[] = [];
+  let address: { host: string; port: number } | undefined;
   const start = (w: Worker) => {
     if (w.isDead()) return;
     started.add(w);
-    w.send({ type: 'start', text: prettyJson(committed), ...keyFor(committed), listen: address } satisfies ToWorker);
+    w.send({ type: 'start', text: prettyJson(committed), ...keyFor(committed), listen: address! } satisfies ToWorker);
   };
   const endReload = () => {
     reloading = false;
     for (const w of waiting.splice(0)) start(w);
   };
-  const fork = (): Promise<void> =>
-    new Promise((resolve) => {
-      const w = cluster.fork({ SVC_CLUSTER_WORKER: '1' });
-      w.on('message', (m: ToPrimary) => {
-        // A message sent before the worker listens for it would be lost: it asks when ready.
-        if (m.type === 'ready') {
-          if (reloading) waiting.push(w);
-          else start(w);
-        } else if (m.type === 'listening') {
-          if (!stopping) {
-            rotation.push(w);
-            for (const socket of queued.splice(0)) handOver(socket);
-          }
-          resolve();
-        } else if (m.type === 'leaving') {
-          leaveRotation(w);
-          if (w.isConnected()) w.send({ type: 'left' } satisfies ToWorker);
-        } else if (m.type === 'refused' && m.id === undefined) options.log?.({ msg: 'worker refused its first plan', worker: w.process.pid, error: m.error });
-      });
-      w.once('exit', () => {
-        started.delete(w);
-        leaveRotation(w);
-      });
-    });
-  cluster.on('exit', (w, code, signal) => {
-    if (stopping) return;
-    options.log?.({ msg: 'worker died; replacing it', worker: w.process.pid, code, signal });
-    void fork();
-  });
-  await Promise.all(Array.from({ length: count }, fork));
-  const liveWorkers = () => Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && !w.isDead());
-  // The data broker's state for /healthz (never for readiness: every replica shares it).
-  const databroker = metrics ? watchDatabroker({ store: () => sessions, pool: () => opened.pool(), ...(options.log ? { log: options.log } : {}) }) : undefined;
-  const observed = metrics
-    ? await startLoaderMetrics(metrics, committed, {
-        scrape: aggregatedScrape(metrics.registry, liveWorkers),
-        // Ready: a plan is committed, svc is not draining, a worker serves the listener.
-        ready: { plan: () => true, draining: () => !stopping, listeners: () => liveWorkers().length > 0 },
-        health: { databroker: () => databroker!.state() },
-        ...(options.log ? { log: options.log } : {}),
-      })
-    : undefined;
-
   let seq = 0;
   /**
    * Every started worker builds the plan's generation and answers; all accepted: commit (each
    * swaps); any refused: abort (none swaps) and the reload fails naming the worker and its reason.
    * A worker that dies meanwhile has no say: its replacement starts on whatever is committed.
    */
-  const prepare = async (plan: PlanEnvelope): Promise<Prepared> => {
+  const prepareWorkers = async (plan: PlanEnvelope): Promise<Prepared> => {
     reloading = true;
     const id = ++seq;
     const voters = [...started].filter((w) => !w.isDead());
@@ -266,66 +164,160 @@ export async function runPrimary(
       },
     };
   };
-  // A reload builds the primary's parts and every worker's generation; the workers commit first.
-  const prepareAll = async (plan: PlanEnvelope): Promise<Prepared> => {
-    const mine = await own.prepare(plan);
-    let theirs: Prepared;
-    try {
-      theirs = await prepare(plan);
-    } catch (e) {
-      mine.abort();
-      throw e;
+  const liveWorkers = () => Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && !w.isDead());
+  let grpc: DatabrokerGrpc | undefined;
+
+  // The identity manager runs here, where the store is held, never in a worker (docs/authentication.md
+  // "Keeping sessions fresh"). It follows the committed plan: its provider client is built here from
+  // that plan, as a worker builds its own.
+  let auth: AuthState | undefined;
+  function idmSettings(): IdentityManagerSettings {
+    if (auth?.body !== committed.body) {
+      try {
+        auth = buildAuthState(committed.body, committed.body.settings.server.insecure ? 'http' : 'https', auth, ephemeralKey);
+      } catch (e) {
+        // The workers accepted this plan, so its secrets were readable a moment ago; try again next scan.
+        options.log?.({ msg: 'identity manager: cannot build the identity provider of the committed plan', error: (e as Error).message });
+        return auth ? managerSettings(auth) : { idp: null, directoryIntervalMs: committed.body.settings.idp.refreshDirectoryIntervalMs, directoryTimeoutMs: committed.body.settings.idp.refreshDirectoryTimeoutMs };
+      }
     }
-    return {
-      commit: () => {
-        theirs.commit();
-        mine.commit();
+    return managerSettings(auth);
+  }
+
+  const p = await startProcess<PrimaryGenerations>(
+    { ...options, plan: committed },
+    {
+      // The plan's store lives here (memory: the one data broker; Redis: one client for every worker).
+      ownStore: true,
+      identityManager: () => idmSettings(),
+      // The primary's own generations: the parts every process has (log settings, tracing, notices,
+      // the metrics listener's material), applied from here on and after each commit; its workers
+      // build the rest. A reload builds the primary's parts and every worker's generation; the
+      // workers commit first.
+      async generations(plan, targets) {
+        const own = await startProcessGenerations(plan, { ...targets, log: options.log });
+        return {
+          store: own.store,
+          plan: () => committed,
+          close: () => own.close(),
+          prepare: async (next) => {
+            const mine = await own.prepare(next);
+            let theirs: Prepared;
+            try {
+              theirs = await prepareWorkers(next);
+            } catch (e) {
+              mine.abort();
+              throw e;
+            }
+            return {
+              commit: () => {
+                theirs.commit();
+                mine.commit();
+              },
+              abort: () => {
+                theirs.abort();
+                mine.abort();
+              },
+            };
+          },
+        };
       },
-      abort: () => {
-        theirs.abort();
-        mine.abort();
+      async serve({ plan, metrics, sessions, closing }) {
+        stopping = closing;
+        // Served before the first fork, so a worker's first store request always finds it.
+        const storeService = serveStoreToWorkers(sessions, cluster);
+        try {
+          // The data broker is also served over gRPC, from here where the store is held (before
+          // any worker is forked: a listener that cannot bind stops svc at start).
+          if (!usesRemoteDatabroker(plan.body.settings) && isSessionDirectory(sessions)) {
+            grpc = await serveDatabrokerGrpc(plan.body, sessions, {
+              ...(options.grpcListen ? { listen: options.grpcListen } : {}),
+              ...(metrics ? { observer: metrics.grpc } : {}),
+              ...(options.log ? { log: options.log } : {}),
+            });
+          }
+          address = await bind(acceptor, options.listen ?? plan.body.settings.server.address);
+        } catch (e) {
+          await grpc?.close(0);
+          storeService.close();
+          throw e;
+        }
+        port = address.port;
+        cluster.on('exit', (w, code, signal) => {
+          if (closing()) return;
+          options.log?.({ msg: 'worker died; replacing it', worker: w.process.pid, code, signal });
+          void fork();
+        });
+        await Promise.all(Array.from({ length: count }, fork));
+        const served = grpc;
+        return {
+          // Metrics: one scrape aggregating every worker's (runtime/observe/metrics/cluster.ts).
+          ...(metrics ? { scrape: aggregatedScrape(metrics.registry, liveWorkers) } : {}),
+          // Ready: also a worker serves the listener.
+          ready: { listeners: () => liveWorkers().length > 0 },
+          front: {
+            // Graceful: every worker drains its requests and exits (asked over IPC, not by a signal:
+            // a Ctrl-C reaches the workers too, and a worker counts a second signal as "stop at
+            // once"). Each worker waits the shutdown delay itself (its own --shutdown-delay: the
+            // primary's arguments). The metrics listener stays up until every worker is gone.
+            drain: () => stopWorkers(),
+            close: () => stopWorkers(),
+          },
+          // Only after the workers are gone: a worker draining its requests may still need sessions.
+          behind: [{ stop: (draining) => served?.close(draining ? undefined : 0) }, { stop: () => storeService.close() }],
+        };
       },
-    };
-  };
-  const reloads = await startWatchedReload(watchedReloadOptions(options), { plan: () => committed, prepare: prepareAll }, () => observed);
-  const reload = reloads.reload;
+    },
+  );
+
+  // Workers started by `fork`, which resolves once the worker listens.
+  function fork(): Promise<void> {
+    return new Promise((resolve) => {
+      const w = cluster.fork({ SVC_CLUSTER_WORKER: '1' });
+      w.on('message', (m: ToPrimary) => {
+        // A message sent before the worker listens for it would be lost: it asks when ready.
+        if (m.type === 'ready') {
+          if (reloading) waiting.push(w);
+          else start(w);
+        } else if (m.type === 'listening') {
+          if (!stopping()) {
+            rotation.push(w);
+            for (const socket of queued.splice(0)) handOver(socket);
+          }
+          resolve();
+        } else if (m.type === 'leaving') {
+          leaveRotation(w);
+          if (w.isConnected()) w.send({ type: 'left' } satisfies ToWorker);
+        } else if (m.type === 'refused' && m.id === undefined) options.log?.({ msg: 'worker refused its first plan', worker: w.process.pid, error: m.error });
+      });
+      w.once('exit', () => {
+        started.delete(w);
+        leaveRotation(w);
+      });
+    });
+  }
+  async function stopWorkers(): Promise<void> {
+    if (rotation.length === 0) closeAcceptor();
+    await Promise.all(
+      Object.values(cluster.workers ?? {}).map(
+        (w) =>
+          new Promise<void>((resolve) => {
+            if (!w || w.isDead()) return resolve();
+            w.once('exit', () => resolve());
+            if (w.isConnected()) w.send({ type: 'stop' } satisfies ToWorker);
+            else w.kill('SIGTERM');
+          }),
+      ),
+    );
+    closeAcceptor();
+  }
 
   return {
     port,
-    reload,
+    reload: p.reload,
     grpcAddress: grpc ? `${grpc.address.host}:${grpc.address.port}` : undefined,
-    // Graceful: every worker drains its requests and exits (asked over IPC, not by a signal: a
-    // Ctrl-C reaches the workers too, and a worker counts a second signal as "stop at once"). Each
-    // worker waits the shutdown delay itself (its own --shutdown-delay: the primary's arguments).
-    // The metrics listener stays up until every worker is gone: /readyz answers 503 `draining`
-    // and /healthz 200 for the whole drain.
-    stop: async () => {
-      stopping = true;
-      if (rotation.length === 0) closeAcceptor();
-      await reloads.close();
-      await manager?.close();
-      await Promise.all(
-        Object.values(cluster.workers ?? {}).map(
-          (w) =>
-            new Promise<void>((resolve) => {
-              if (!w || w.isDead()) return resolve();
-              w.once('exit', () => resolve());
-              if (w.isConnected()) w.send({ type: 'stop' } satisfies ToWorker);
-              else w.kill('SIGTERM');
-            }),
-        ),
-      );
-      closeAcceptor();
-      databroker?.close();
-      await observed?.close();
-      // Only after the workers are gone: a worker draining its requests may still need sessions.
-      await grpc?.close();
-      storeService.close();
-      await sessions.close();
-      await own.close();
-    },
+    stop: () => p.drain(0, 0),
     now: () => {
-      stopping = true;
       closeAcceptor();
       for (const w of Object.values(cluster.workers ?? {})) {
         if (!w || w.isDead()) continue;
@@ -334,6 +326,11 @@ export async function runPrimary(
       }
     },
   };
+}
+
+/** The primary's generations: its own parts, and a prepare that asks every worker too. */
+interface PrimaryGenerations extends RoleGenerations {
+  readonly store: Generations<ProcessParts>['store'];
 }
 
 /**

@@ -11,15 +11,11 @@ import type { PlanEnvelope } from '../../compiler/plan/types.ts';
 import { isSessionDirectory } from '../core/session-store.ts';
 import { managerSettings } from '../sessions/identity-manager.ts';
 import type { IdentityManager } from '../sessions/identity-manager.ts';
-import { watchDatabroker } from '../observe/metrics/health.ts';
-import { shutdownDelay } from './stop-signals.ts';
-import { hasStorePool, openObservedStore } from '../databroker/observed-store.ts';
-import { metricsFor, startLoaderMetrics, type LoaderMetrics } from '../generation/run-metrics.ts';
-import { lazyEphemeralKey, startGenerations } from '../generation/generation.ts';
+import { lazyEphemeralKey, startGenerations, type ServedGenerations } from '../generation/generation.ts';
 import { serveDatabrokerGrpc, type DatabrokerGrpc } from './grpc-databroker.ts';
 import type { ReloadResult } from '../generation/reload.ts';
-import { startWatchedReload } from '../generation/watched-reload.ts';
-import { firstPlan, processTargets, startIdentityManager, watchedReloadOptions, type RunOptions } from './run.ts';
+import { loadForRun } from './load-plan.ts';
+import { startProcess, type RunOptions } from './startup.ts';
 
 export interface DatabrokerRunning {
   /** The gRPC listener's address (the bound port when `--grpc-listen` asked for 0). */
@@ -47,81 +43,41 @@ export function isDatabrokerRole(plan: PlanEnvelope): boolean {
 
 /** Starts the data broker role. Resolves once the gRPC listener listens; rejects when it cannot. */
 export async function runDatabroker(options: RunOptions): Promise<DatabrokerRunning> {
-  const plan = firstPlan(options);
-  if (!isDatabrokerRole(plan)) throw new Error('runDatabroker needs a plan with services: databroker');
-  const metrics = metricsFor(plan, 'loader', { identityManager: () => manager?.figures(), ...(hasStorePool(plan.body.settings) ? { storePool: () => opened.pool() } : {}) });
-  // The generations carry what the identity manager reads (the provider), and follow reloads.
-  const generations = await startGenerations(plan, {
-    ...processTargets(options),
-    scheme: plan.body.settings.server.insecure ? 'http' : 'https',
-    ephemeralKey: lazyEphemeralKey(options.log),
-    ...(options.log ? { log: options.log } : {}),
+  const first = options.plan ?? loadForRun(options);
+  if (!isDatabrokerRole(first)) throw new Error('bug: runDatabroker needs a plan with services: databroker');
+  const log = options.log ? { log: options.log } : {};
+  let grpc: DatabrokerGrpc | undefined;
+  const p = await startProcess<ServedGenerations>({ ...options, plan: first }, {
+    // This role serves the plan's store: it opens it, whatever the caller holds.
+    ownStore: true,
+    // The generations carry what the identity manager reads (the provider), and follow reloads.
+    identityManager: (g) => managerSettings(g.store.current.auth),
+    generations: (plan, targets) => startGenerations(plan, { ...targets, scheme: plan.body.settings.server.insecure ? 'http' : 'https', ephemeralKey: lazyEphemeralKey(options.log), ...log }),
+    async serve({ plan, generations, metrics, sessions }) {
+      // Ready (the metrics listener's /readyz): this process can serve: a plan, the gRPC listener,
+      // not draining. Not its own store: every data broker replica shares the one Redis, so were
+      // it down every replica would turn unready at once, and the proxies would lose the data
+      // broker's prompt `unavailable` answers (and take longer to see it back) while no replica
+      // could serve sessions better. The store's state goes to /healthz, `svc_redis_up` and the
+      // logs (docs/observability.md).
+      if (!isSessionDirectory(sessions)) throw new Error('bug: the data broker store cannot list sessions');
+      const served = (grpc = await serveDatabrokerGrpc(plan.body, sessions, {
+        ...(options.grpcListen ? { listen: options.grpcListen } : {}),
+        material: generations.store.current.tls?.material ?? null,
+        ...(metrics ? { observer: metrics.grpc } : {}),
+        ...log,
+      }));
+      // Calls and watch streams in flight finish on the graceful stop (at most 5 s of the drain timeout).
+      return { front: { drain: (timeoutMs) => served.close(Math.min(timeoutMs, 5_000)), close: () => served.close(0) }, behind: [] };
+    },
   });
-  const store = generations.store;
-  const opened = openObservedStore(plan.body.settings, metrics?.store ?? options.storeObserver, options.log);
-  const sessions = opened.store;
-  const { manager } = startIdentityManager(sessions, () => managerSettings(store.current.auth), options);
-  let grpc: DatabrokerGrpc;
-  let observed: LoaderMetrics | undefined;
-  let closing = false;
-  // The store's state for /healthz (never for readiness, above).
-  const databroker = metrics ? watchDatabroker({ store: () => sessions, pool: () => opened.pool(), ...(options.log ? { log: options.log } : {}) }) : undefined;
-  try {
-    if (!isSessionDirectory(sessions)) throw new Error('the data broker store cannot list sessions');
-    grpc = await serveDatabrokerGrpc(plan.body, sessions, {
-      ...(options.grpcListen ? { listen: options.grpcListen } : {}),
-      material: store.current.tls?.material ?? null,
-      ...(metrics ? { observer: metrics.grpc } : {}),
-      ...(options.log ? { log: options.log } : {}),
-    });
-    if (metrics) {
-      const up = grpc;
-      // Ready: this process can serve (a plan, the gRPC listener, not draining). Not its own store:
-      // every data broker replica shares the one Redis, so were it down every replica would turn
-      // unready at once, and the proxies would lose the data broker's prompt `unavailable` answers
-      // (and take longer to see it back) while no replica could serve sessions better. The store's
-      // state goes to /healthz, `svc_redis_up` and the logs (docs/observability.md).
-      observed = await startLoaderMetrics(metrics, plan, {
-        ready: { plan: () => true, draining: () => !closing },
-        health: { databroker: () => databroker!.state() },
-        ...(options.log ? { log: options.log } : {}),
-      }).catch(async (e: unknown) => {
-        await up.close(0);
-        throw e;
-      });
-    }
-  } catch (e) {
-    databroker?.close();
-    await manager?.close();
-    await generations.close();
-    await sessions.close();
-    throw e;
-  }
-
-  const reloads = await startWatchedReload(watchedReloadOptions(options), generations, () => observed);
-  const reload = reloads.reload;
-
-  const stop = async (graceMs: number, delayMs: number) => {
-    closing = true;
-    await reloads.close();
-    // The lease goes first, so another instance's identity manager takes over without waiting for its expiry.
-    await manager?.close();
-    // Calls are still accepted (and answered) while the orchestrator notices /readyz failing.
-    await shutdownDelay(delayMs);
-    await grpc.close(graceMs);
-    databroker?.close();
-    await observed?.close();
-    await generations.close();
-    await sessions.close();
+  return {
+    grpc: grpc!,
+    identityManager: p.identityManager,
+    plan: () => p.generations.store.current.plan,
+    reload: p.reload,
+    lastReload: p.lastReload,
+    close: p.close,
+    drain: p.drain,
   };
-  const running: DatabrokerRunning = {
-    grpc,
-    identityManager: manager,
-    plan: () => store.current.plan,
-    reload,
-    lastReload: () => reloads.last(),
-    close: () => stop(0, 0),
-    drain: (timeoutMs, delayMs = 0) => stop(Math.min(timeoutMs, 5_000), delayMs),
-  };
-  return running;
 }

@@ -22,7 +22,7 @@ import { metricsFor } from '../generation/run-metrics.ts';
 import { startGenerations, type ServedGenerations } from '../generation/generation.ts';
 import { startAutocert } from '../tls/acme/start.ts';
 import { createReloader, type Reloader } from '../generation/reload.ts';
-import { processTargets, type RunOptions } from './run.ts';
+import type { RunOptions } from './startup.ts';
 import { serve } from '../proxy/listeners.ts';
 import { shutdownDelay } from './stop-signals.ts';
 import { upstreamSnapshots } from '../generation/forward-provisioner.ts';
@@ -163,7 +163,7 @@ export async function runWorker(options: WorkerOptions): Promise<ServingWorker> 
   // name and the others pick it up, and challenges are answered by whichever worker is reached.
   const autocert = startAutocert(plan.body, options.log ? { log: options.log } : {});
   try {
-    g = await startGenerations(plan, { ...processTargets(options), scheme: insecure ? 'http' : 'https', ephemeralKey, ...(options.log ? { log: options.log } : {}), ...(metrics ? { upstreamObserver: metrics.upstream } : {}), ...(autocert ? { autocert } : {}) });
+    g = await startGenerations(plan, { logSettings: options.logSettings, tracing: options.tracing, notices: options.notices, scheme: insecure ? 'http' : 'https', ephemeralKey, ...(options.log ? { log: options.log } : {}), ...(metrics ? { upstreamObserver: metrics.upstream } : {}), ...(autocert ? { autocert } : {}) });
   } catch (e) {
     refuseFirst(e);
     return new Promise<never>(() => undefined);

@@ -12,7 +12,8 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../cli/main.ts';
-import { run, RunError, type Running } from '../../runtime/process/run.ts';
+import { run, type Running } from '../../runtime/process/run.ts';
+import { RunError } from '../../runtime/process/load-plan.ts';
 import { freePort } from '../support/ports.ts';
 import { configDir, echo, startUpstream, type Upstream } from './support.ts';
 

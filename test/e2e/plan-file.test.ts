@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../cli/main.ts';
-import { run, RunError, type Running } from '../../runtime/process/run.ts';
+import { run, type Running } from '../../runtime/process/run.ts';
+import { RunError } from '../../runtime/process/load-plan.ts';
 import { configDir, echo, startUpstream, type Upstream } from './support.ts';
 
 const quiet = { out: () => undefined, err: () => undefined };

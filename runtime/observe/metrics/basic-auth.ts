@@ -24,7 +24,7 @@ const hasUserAndPassword = (pair: Buffer): boolean => {
  * without a colon, or with an empty user name or password (`prometheus:`, `:`), throws instead of
  * protecting `/metrics` with a guessable pair. The compiler refuses these (SVC3040, SVC3041); this
  * covers a plan built elsewhere, so the listener does not start (docs/observability.md); the listener
- * reports it as `SVC_ERR_METRICS_MATERIAL` (listener.ts `readMaterial`).
+ * reports it as `SVC_ERR_METRICS_MATERIAL` (listener.ts `readMetricsMaterial`).
  */
 export function basicCredential(base64Text: string): BasicCredential {
   const pair = Buffer.from(base64Text.trim(), 'base64');

@@ -10,8 +10,10 @@
  *
  * Reloads: the listener's shape (address, TLS or not, client certificates or not) is fixed at
  * start, and a reload changing it is refused (runtime/generation/restart-checks.ts `listenerChange`). The material
- * (credential, certificate, key, CA) follows the plan: `prepare` reads the next plan's, throwing
- * when it cannot (the reload then fails and keeps the plan in service), and `commit` applies it.
+ * (credential, certificate, key, CA) follows the plan: it is a part of the process's generation
+ * (runtime/generation/generation.ts `metricsMaterial`), read by `readMetricsMaterial` while the
+ * generation is built (a plan whose material cannot be read is refused, the plan in service stays)
+ * and handed to the listener with `use` once the generation is swapped in.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
@@ -36,18 +38,20 @@ export interface MetricsListenerOptions {
   /** Overrides `metrics_address` (tests). */
   readonly listen?: HostPort;
   readonly log?: (entry: Record<string, unknown>) => void;
+  /** The material to start with (the first generation's); read from `plan` when absent. */
+  readonly material?: MetricsMaterial;
 }
 
 export interface MetricsListener {
   readonly address: { readonly host: string; readonly port: number };
   readonly tls: boolean;
-  /** Reads the material of `plan`'s metrics settings (throws when it cannot); `commit` applies it. */
-  prepare(plan: PlanEnvelope, mode: ReadMode): { commit(): void };
+  /** Serves with `material` from now on (the material of the generation swapped in). */
+  use(material: MetricsMaterial): void;
   close(): Promise<void>;
 }
 
-/** What a plan's metrics settings resolve to. */
-interface Material {
+/** What a plan's metrics settings resolve to: the `/metrics` credential and the listener's TLS. */
+export interface MetricsMaterial {
   readonly credential: BasicCredential | null;
   readonly tls: SecureContextOptions | null;
 }
@@ -60,10 +64,15 @@ export class MetricsMaterialError extends SvcError<'SVC_ERR_METRICS_MATERIAL'> {
   }
 }
 
-function readMaterial(m: PlanSettings['metrics'], mode: ReadMode): Material {
+/**
+ * Reads the material of the metrics settings `m` (`mode` as for the listener's TLS key files:
+ * runtime/tls/pem.ts). Throws `MetricsMaterialError` when a secret is missing or changed or a file
+ * cannot be read.
+ */
+export function readMetricsMaterial(m: PlanSettings['metrics'], mode: ReadMode): MetricsMaterial {
   try {
     const credential = m.basicAuth ? basicCredential(resolveSecretText(m.basicAuth, 'metrics_basic_auth')) : null;
-    const tls: SecureContextOptions | null =
+    const tls: MetricsMaterial['tls'] =
       m.certificate && m.certificateKey
         ? {
             cert: readPemSource(m.certificate, 'metrics_certificate'),
@@ -84,7 +93,7 @@ export async function startMetricsListener(plan: PlanEnvelope, options: MetricsL
   const want = options.listen ?? settings.address;
   // A caller's bug (only a plan with metrics_address starts the listener): plain Error.
   if (!want) throw new Error('startMetricsListener: the plan sets no metrics_address');
-  let material = readMaterial(settings, 'load');
+  let material = options.material ?? readMetricsMaterial(settings, 'load');
 
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?', 1)[0];
@@ -123,14 +132,9 @@ export async function startMetricsListener(plan: PlanEnvelope, options: MetricsL
   return {
     address,
     tls: tlsAtStart !== null,
-    prepare(next, mode) {
-      const m = readMaterial(next.body.settings.metrics, mode);
-      return {
-        commit: () => {
-          material = m;
-          if (m.tls && 'setSecureContext' in server) server.setSecureContext(m.tls);
-        },
-      };
+    use(m) {
+      material = m;
+      if (m.tls && 'setSecureContext' in server) server.setSecureContext(m.tls);
     },
     close: () =>
       new Promise<void>((resolve) => {
