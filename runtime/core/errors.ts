@@ -67,6 +67,8 @@ export const RUNTIME_ERRORS = {
   SVC_ERR_PLAN_REFUSED: 'A plan was refused while its generation was prepared; the provisioner\'s error is the cause, the running plan stays.',
   // proxy/
   SVC_ERR_UPSTREAM_TIMEOUT: 'An upstream did not complete a WebSocket upgrade within the route\'s timeout.',
+  SVC_ERR_ROUTE_TIMEOUT: 'A forwarded request outlasted its route\'s timeout: svc aborted the upstream exchange and answered 504 (or cut the response already started).',
+  SVC_ERR_CLIENT_GONE: 'The client went away before its upstream exchange ended: svc aborted the upstream request (nothing is learned about the upstream).',
   // process/
   SVC_ERR_CONFIG_INVALID: 'The config does not compile; the compiler\'s diagnostics follow.',
   SVC_ERR_PLAN_INVALID: 'The plan file cannot be loaded (read, JSON, version, schema or checksum).',
