@@ -65,6 +65,7 @@ export const RUNTIME_ERRORS = {
   SVC_ERR_SIGNING_KEY_INVALID: 'The configured `signing_key` is not a usable PEM private key (encrypted, or of a refused kind or size).',
   // generation/
   SVC_ERR_PLAN_REFUSED: 'A plan was refused while its generation was prepared; the provisioner\'s error is the cause, the running plan stays.',
+  SVC_ERR_RESTART_REQUIRED: 'A reload changes a setting fixed at start (listeners, metrics listener, session storage, autocert, gRPC); the running plan stays, restart svc to apply it.',
   // proxy/
   SVC_ERR_UPSTREAM_TIMEOUT: 'An upstream did not complete a WebSocket upgrade within the route\'s timeout.',
   SVC_ERR_ROUTE_TIMEOUT: 'A forwarded request outlasted its route\'s timeout: svc aborted the upstream exchange and answered 504 (or cut the response already started).',
