@@ -80,6 +80,7 @@ export const RUNTIME_ERRORS = {
   SVC_ERR_LOGIN_REQUEST: '`svc tcp` could not get a sign-in URL from svc.',
   SVC_ERR_LOGIN_URL_UNTRUSTED: '`svc tcp` was sent to a sign-in page it does not trust (give `--auth-origin` if it is yours).',
   SVC_ERR_LOGIN_TIMEOUT: '`svc tcp` saw no sign-in within the time allowed.',
+  SVC_ERR_TCP_ROUTE_INVALID: '`svc tcp` was given a route that is not `tcp+https://host:port`.',
 } as const satisfies Record<`SVC_ERR_${string}`, string>;
 
 /** A stable runtime error code. */
