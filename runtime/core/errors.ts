@@ -7,9 +7,9 @@
  *
  * Plain errors remain only for a bug in svc, an assert no configuration, plan, request or invocation
  * can reach: a `RangeError` for an option a caller passed out of range, an `Error` whose message
- * starts with `bug:` or beside a comment that says it is a caller's bug. An error that is caught
- * and reported as a coded one (ACME order steps as `AcmeFailure`, the metrics material as
- * `MetricsMaterialError`) may be plain where it is thrown.
+ * starts with `bug:`. The tests read the sources for it: every error class of runtime/ and cli/
+ * extends `SvcError`, every `throw new Error(` there says `bug:`. An error only handed to a
+ * library's callback or `destroy` (a TLS or OCSP callback, a socket) may be plain where it is made.
  */
 
 /** Code → what it means, one line each, grouped by the floor that raises it. */
