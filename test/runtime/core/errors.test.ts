@@ -68,12 +68,14 @@ function errorClassesOffSvcError(sources: readonly Source[]): string[] {
 
 /**
  * The `throw new Error(…)` of `sources` whose message is not a string starting `bug:`, as
- * `path:line: message start` (what follows the opening quote on that line).
+ * `path:line: message start` (what follows the opening quote on that line). Comments are skipped.
  */
 function plainThrowsNotBugs(sources: readonly Source[]): string[] {
   const off: string[] = [];
   for (const { path, text } of sources) {
     for (const m of text.matchAll(/\bthrow\s+new\s+Error\(\s*(['"`]?)([^\n]*)/g)) {
+      const before = text.slice(text.lastIndexOf('\n', m.index) + 1, m.index);
+      if (/^\s*(\*|\/\*|\/\/)|\s\/\/\s/.test(before)) continue;
       if (m[1] === '' || !m[2]!.startsWith('bug:')) off.push(`${path}:${lineOf(text, m.index)}: ${m[2]}`);
     }
   }
@@ -142,6 +144,8 @@ describe('runtime error registry', () => {
         "throw new Error('bug: cannot happen');",
         'throw new Error(`no upstream ${i}`);',
         'throw new Error(message);',
+        ' * every `throw new Error(` says `bug:`',
+        "const x = 1; // throw new Error('in a comment')",
       ].join('\n'),
     };
     expect(errorClassesOffSvcError([sample])).toEqual(['runtime/x/sample.ts:1 PlainError', 'runtime/x/sample.ts:5 Offspring']);
