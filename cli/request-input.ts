@@ -99,7 +99,7 @@ export function policyTestsValidator(def?: 'identity'): ValidateFunction {
     ajv.addSchema(JSON.parse(readFileSync(SCHEMA_URL, 'utf8')) as object);
   }
   const v = ajv.getSchema(def === undefined ? SCHEMA_ID : `${SCHEMA_ID}#/$defs/${def}`);
-  if (!v) throw new Error(`schemas/policy-tests.schema.json: no validator for ${def ?? 'the file'}`);
+  if (!v) throw new Error(`bug: schemas/policy-tests.schema.json: no validator for ${def ?? 'the file'}`);
   return v;
 }
 

@@ -25,6 +25,7 @@ import { availableParallelism } from 'node:os';
 import { pino } from 'pino';
 import type { Diagnostic } from '../compiler/index.ts';
 import type { PlanEnvelope, PlanSettings } from '../compiler/plan/types.ts';
+import { SvcError } from '../runtime/core/errors.ts';
 import { partialUses } from '../runtime/plan/capabilities.ts';
 import { createRunLog } from '../runtime/observe/log/run-log.ts';
 import { logGrpcLibraryThrough } from '../runtime/grpc/library-log.ts';
@@ -196,7 +197,7 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
     if (grpcRole === 'databroker' && opts.storeOutageGrace !== undefined) {
       // The data broker serves the session store; the grace is for the roles that read it. A flag
       // this role would ignore is refused rather than accepted silently.
-      throw Object.assign(new Error('--store-outage-grace has no effect in the databroker role, which serves the session store itself (the authorize, authenticate and proxy roles read it and apply the grace): remove the flag here'), { code: 'SVC_ERR_FLAG_WITHOUT_EFFECT' });
+      throw new SvcError('SVC_ERR_FLAG_WITHOUT_EFFECT', '--store-outage-grace has no effect in the databroker role, which serves the session store itself (the authorize, authenticate and proxy roles read it and apply the grace): remove the flag here');
     }
     for (const w of warned) onWarnings(...w);
     if (grpcRole !== undefined) {

@@ -19,15 +19,15 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { request as httpRequest, createServer, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { SvcError } from '../runtime/core/errors.ts';
+
+/** Stable codes of {@link TcpLoginError}. */
+export type TcpLoginErrorCode = 'SVC_ERR_LOGIN_REQUEST' | 'SVC_ERR_LOGIN_URL_UNTRUSTED' | 'SVC_ERR_LOGIN_TIMEOUT';
 
 /** A login failure with a stable code. */
-export class TcpLoginError extends Error {
-  constructor(
-    readonly code: 'SVC_ERR_LOGIN_REQUEST' | 'SVC_ERR_LOGIN_URL_UNTRUSTED' | 'SVC_ERR_LOGIN_TIMEOUT',
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
+export class TcpLoginError extends SvcError<TcpLoginErrorCode> {
+  constructor(code: TcpLoginErrorCode, message: string, options?: ErrorOptions) {
+    super(code, message, options);
     this.name = 'TcpLoginError';
   }
 }

@@ -5,6 +5,7 @@
  */
 import { createServer, connect as netConnect, type Server, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
+import { SvcError } from '../runtime/core/errors.ts';
 
 /**
  * The credential `svc tcp` sends on CONNECT (`Proxy-Authorization: Bearer svc1.…`, docs/tcp.md).
@@ -43,7 +44,7 @@ export function proxyUrl(route: { readonly host: string }, proxy: string | undef
 /** Starts the local listener. Resolves once it listens. */
 export async function startTunnel(options: TunnelOptions): Promise<Server> {
   const target = parseTcpRoute(options.route);
-  if (!target) throw new Error(`route \`${options.route}\` is not tcp+https://host:port`);
+  if (!target) throw new SvcError('SVC_ERR_TCP_ROUTE_INVALID', `route \`${options.route}\` is not tcp+https://host:port`);
   const proxy = proxyUrl(target, options.proxy);
   const authority = `${target.host}:${target.port}`;
   const credential = options.credential;

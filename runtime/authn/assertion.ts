@@ -13,6 +13,7 @@ import { SignJWT } from 'jose';
 import { checkedEmail } from '../policy/email.ts';
 import type { Identity } from '../core/types.ts';
 import type { SigningKey } from './signing-key.ts';
+import { SvcError } from '../core/errors.ts';
 
 /** What one assertion says. */
 export interface AssertionInput {
@@ -41,11 +42,9 @@ export interface AssertionSignerOptions {
 }
 
 /** An `AssertionSigner` built with options that cannot work (a caller bug). */
-export class AssertionSignerError extends Error {
-  /** Stable code for this error class. */
-  readonly code = 'SVC_ERR_ASSERTION_OPTIONS';
-  constructor(message: string) {
-    super(message);
+export class AssertionSignerError extends SvcError<'SVC_ERR_ASSERTION_OPTIONS'> {
+  constructor(message: string, options?: ErrorOptions) {
+    super('SVC_ERR_ASSERTION_OPTIONS', message, options);
     this.name = 'AssertionSignerError';
   }
 }

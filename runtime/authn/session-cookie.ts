@@ -11,6 +11,7 @@
  * The plaintext is the JSON `{"h": handle, "e": expiresAtMs}`.
  */
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { SvcError } from '../core/errors.ts';
 
 /** The only format version this module writes or reads. */
 export const SESSION_COOKIE_VERSION = 1;
@@ -42,11 +43,9 @@ export type OpenedSessionCookie =
   | { readonly ok: false; readonly reason: SessionCookieFailure };
 
 /** A programming error when sealing (bad key or payload); never raised for a client's cookie. */
-export class SessionCookieError extends Error {
-  /** Stable code for this error class. */
-  readonly code = 'SVC_ERR_SESSION_COOKIE_INPUT';
+export class SessionCookieError extends SvcError<'SVC_ERR_SESSION_COOKIE_INPUT'> {
   constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
+    super('SVC_ERR_SESSION_COOKIE_INPUT', message, options);
     this.name = 'SessionCookieError';
   }
 }

@@ -5,6 +5,7 @@
  * client (docs/authentication.md, docs/tcp.md).
  */
 import { randomBytes } from 'node:crypto';
+import { SvcError } from '../core/errors.ts';
 import type { SessionRecord } from '../core/session-store.ts';
 import type { AuthState } from './auth-state.ts';
 import { PROGRAMMATIC_TOKEN_PREFIX, TUNNEL_AUDIENCE_PREFIX } from './credentials.ts';
@@ -24,7 +25,10 @@ export async function redirectWithHandoff(ctx: EndpointContext, state: AuthState
     // A tunnel's token is sealed here: its target was checked against the plan's tcp routes
     // (tunnelTarget) in the signed sign-in link; `programmatic` was checked there too.
     const client = programmatic === undefined ? undefined : programmaticTarget(programmatic, state.body.settings.authenticate.programmaticRedirectDomains);
-    if (client === undefined) throw new Error('a tunnel sign-in without a programmatic client');
+    // Reached when the plan in service no longer accepts the client the signed link named (the
+    // whitelist changed during the sign-in): no token is sent, the endpoint fails (hand-off.ts
+    // answers 400 for the same case on a route host).
+    if (client === undefined) throw new SvcError('SVC_ERR_PROGRAMMATIC_CLIENT_REFUSED', 'a tunnel sign-in without a programmatic client');
     return sendToken(ctx, state, record, client, target, cookies, res);
   }
   const origin = new URL(target).origin;

@@ -10,6 +10,7 @@
  * make the encoding injective, so no two different parameter sets share a canonical form.
  */
 import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+import { SvcError } from '../core/errors.ts';
 
 /** Query parameter holding the expiry (decimal milliseconds since the epoch). */
 export const EXPIRY_PARAM = 'svc_expiry';
@@ -31,11 +32,9 @@ export type VerifiedParams =
   | { readonly ok: false; readonly reason: SignedParamsFailure };
 
 /** A programming error when signing (bad key, reserved name, bad expiry); never raised for a client's query. */
-export class SignedParamsError extends Error {
-  /** Stable code for this error class. */
-  readonly code = 'SVC_ERR_SIGNED_PARAMS_INPUT';
+export class SignedParamsError extends SvcError<'SVC_ERR_SIGNED_PARAMS_INPUT'> {
   constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
+    super('SVC_ERR_SIGNED_PARAMS_INPUT', message, options);
     this.name = 'SignedParamsError';
   }
 }

@@ -5,6 +5,7 @@
  * algorithm follows from the key. The public half is published as a JWKS unless the key is ephemeral.
  */
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { SvcError } from '../core/errors.ts';
 
 /** The JWS algorithms svc signs with, one per key kind. */
 export type SigningAlgorithm = 'ES256' | 'ES384' | 'ES512' | 'RS256';
@@ -22,11 +23,9 @@ export interface SigningKey {
 }
 
 /** A configured signing key that svc cannot use: not a PEM private key, encrypted, or of a refused kind or size. */
-export class SigningKeyError extends Error {
-  /** Stable code for this error class. */
-  readonly code = 'SVC_ERR_SIGNING_KEY_INVALID';
+export class SigningKeyError extends SvcError<'SVC_ERR_SIGNING_KEY_INVALID'> {
   constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
+    super('SVC_ERR_SIGNING_KEY_INVALID', message, options);
     this.name = 'SigningKeyError';
   }
 }

@@ -77,7 +77,7 @@ export function policyReads(policy: PolicyIR): PolicyReads {
       default: {
         const unlisted: never = name;
         // A bug in svc (a criterion added without its read set): plain Error.
-        throw new Error(`policy-reads: criterion ${String(unlisted)} is not listed`);
+        throw new Error(`bug: policy-reads: criterion ${String(unlisted)} is not listed`);
       }
     }
   }

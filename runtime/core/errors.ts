@@ -7,9 +7,9 @@
  *
  * Plain errors remain only for a bug in svc, an assert no configuration, plan, request or invocation
  * can reach: a `RangeError` for an option a caller passed out of range, an `Error` whose message
- * starts with `bug:` or beside a comment that says it is a caller's bug. An error that is caught
- * and reported as a coded one (ACME order steps as `AcmeFailure`, the metrics material as
- * `MetricsMaterialError`) may be plain where it is thrown.
+ * starts with `bug:`. The tests read the sources for it: every error class of runtime/ and cli/
+ * extends `SvcError`, every `throw new Error(` there says `bug:`. An error only handed to a
+ * library's callback or `destroy` (a TLS or OCSP callback, a socket) may be plain where it is made.
  */
 
 /** Code → what it means, one line each, grouped by the floor that raises it. */
@@ -62,11 +62,15 @@ export const RUNTIME_ERRORS = {
   SVC_ERR_SIGNED_PARAMS_INPUT: 'Signed parameters were signed with a bad key, a reserved name or a bad expiry (a bug in svc).',
   SVC_ERR_SESSION_COOKIE_INPUT: 'A session cookie was sealed with a bad key or payload (a bug in svc).',
   SVC_ERR_ASSERTION_OPTIONS: 'The assertion signer was built with options that cannot work (a bug in svc).',
+  SVC_ERR_PROGRAMMATIC_CLIENT_REFUSED: 'A tunnel sign-in came back for a programmatic client the plan in service no longer accepts (`programmatic_redirect_domain_whitelist` changed meanwhile); no token is sent.',
   SVC_ERR_SIGNING_KEY_INVALID: 'The configured `signing_key` is not a usable PEM private key (encrypted, or of a refused kind or size).',
   // generation/
   SVC_ERR_PLAN_REFUSED: 'A plan was refused while its generation was prepared; the provisioner\'s error is the cause, the running plan stays.',
+  SVC_ERR_RESTART_REQUIRED: 'A reload changes a setting fixed at start (listeners, metrics listener, session storage, autocert, gRPC); the running plan stays, restart svc to apply it.',
   // proxy/
   SVC_ERR_UPSTREAM_TIMEOUT: 'An upstream did not complete a WebSocket upgrade within the route\'s timeout.',
+  SVC_ERR_ROUTE_TIMEOUT: 'A forwarded request outlasted its route\'s timeout: svc aborted the upstream exchange and answered 504 (or cut the response already started).',
+  SVC_ERR_CLIENT_GONE: 'The client went away before its upstream exchange ended: svc aborted the upstream request (nothing is learned about the upstream).',
   // process/
   SVC_ERR_CONFIG_INVALID: 'The config does not compile; the compiler\'s diagnostics follow.',
   SVC_ERR_PLAN_INVALID: 'The plan file cannot be loaded (read, JSON, version, schema or checksum).',
@@ -76,6 +80,7 @@ export const RUNTIME_ERRORS = {
   SVC_ERR_LOGIN_REQUEST: '`svc tcp` could not get a sign-in URL from svc.',
   SVC_ERR_LOGIN_URL_UNTRUSTED: '`svc tcp` was sent to a sign-in page it does not trust (give `--auth-origin` if it is yours).',
   SVC_ERR_LOGIN_TIMEOUT: '`svc tcp` saw no sign-in within the time allowed.',
+  SVC_ERR_TCP_ROUTE_INVALID: '`svc tcp` was given a route that is not `tcp+https://host:port`.',
 } as const satisfies Record<`SVC_ERR_${string}`, string>;
 
 /** A stable runtime error code. */

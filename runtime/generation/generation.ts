@@ -274,7 +274,7 @@ async function generationsOf<P extends object>(plan: PlanEnvelope, list: Provisi
           settled = true;
           // INVARIANT (build-fully-then-swap): a generation is prepared against the one in service;
           // reloads run one at a time (runtime/generation/reload.ts), so nothing was swapped in between.
-          if (store.current !== base) throw new Error('a generation was swapped in while another was prepared');
+          if (store.current !== base) throw new Error('bug: a generation was swapped in while another was prepared');
           store.swap(g);
           afterSwap(list, g, base, onSwapError);
         },

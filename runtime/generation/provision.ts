@@ -12,6 +12,7 @@
  */
 import type { PlanEnvelope } from '../../compiler/plan/types.ts';
 import { buildIndex, type PlanIndex } from '../plan/index.ts';
+import { SvcError } from '../core/errors.ts';
 
 /** What every generation has, whatever its parts. */
 export interface GenerationHead {
@@ -64,15 +65,13 @@ export interface Provisioner<T> {
 export type Provisioners<P extends object> = { readonly [K in keyof P]: Provisioner<P[K]> };
 
 /** A plan refused while its generation was built: the provisioner's coded error is the `cause`. */
-export class PlanRefusedError extends Error {
-  /** Stable code for this error class. */
-  readonly code = 'SVC_ERR_PLAN_REFUSED';
+export class PlanRefusedError extends SvcError<'SVC_ERR_PLAN_REFUSED'> {
   constructor(
     /** The provisioner that refused (`auth`, `tls`, `forward`, …). */
     readonly part: string,
     cause: unknown,
   ) {
-    super(cause instanceof Error ? cause.message : String(cause), { cause });
+    super('SVC_ERR_PLAN_REFUSED', cause instanceof Error ? cause.message : String(cause), { cause });
     this.name = 'PlanRefusedError';
   }
 }

@@ -19,6 +19,7 @@
  * against the one that is still in service when it is committed.
  */
 import type { PlanEnvelope } from '../../compiler/plan/types.ts';
+import { SvcError } from '../core/errors.ts';
 import type { Prepared } from './generation.ts';
 import { grpcChange, listenerChange } from './restart-checks.ts';
 import { storageChange } from '../databroker/open-store.ts';
@@ -66,7 +67,7 @@ export function createReloader(steps: ReloadSteps): Reloader {
       const current = steps.current();
       const change =
         listenerChange(current.body.settings, plan.body.settings) ?? storageChange(current.body.settings, plan.body.settings) ?? autocertChange(current.body.settings, plan.body.settings) ?? grpcChange(current.body.settings, plan.body.settings);
-      if (change !== undefined) throw new Error(change);
+      if (change !== undefined) throw new SvcError('SVC_ERR_RESTART_REQUIRED', change);
       prepared = await steps.prepare(plan);
       if (call.decide && !(await call.decide(plan))) {
         prepared.abort();
@@ -80,7 +81,8 @@ export function createReloader(steps: ReloadSteps): Reloader {
       return { ok: true, result, checksum: plan.checksum };
     } catch (e) {
       prepared?.abort();
-      steps.log?.({ msg: 'reload failed; keeping the current plan', error: (e as Error).message, checksum: steps.current().checksum });
+      const code = (e as { code?: unknown }).code;
+      steps.log?.({ msg: 'reload failed; keeping the current plan', error: (e as Error).message, ...(typeof code === 'string' ? { code } : {}), checksum: steps.current().checksum });
       return { ok: false, error: (e as Error).message };
     }
   };

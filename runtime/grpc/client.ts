@@ -110,7 +110,7 @@ export class GrpcClient {
 
   constructor(service: string, definition: grpc.ServiceDefinition, options: GrpcClientOptions) {
     // Callers' bugs (the plan always names a URL; the methods are the service's): plain errors.
-    if (options.urls.length === 0) throw new Error('a gRPC client needs at least one URL');
+    if (options.urls.length === 0) throw new Error('bug: a gRPC client needs at least one URL');
     if (!Number.isSafeInteger(options.timeoutMs) || options.timeoutMs < 1) throw new RangeError('timeoutMs must be a positive integer');
     this.#service = service;
     this.#definition = definition;
@@ -184,7 +184,7 @@ export class GrpcClient {
   #method(method: string): grpc.MethodDefinition<any, any> {
     const attrs = this.#definition[method];
     // A caller's bug: plain Error.
-    if (attrs === undefined) throw new Error(`${this.#service} has no method ${method}`);
+    if (attrs === undefined) throw new Error(`bug: ${this.#service} has no method ${method}`);
     return attrs;
   }
 

@@ -72,7 +72,7 @@ export async function startGrpcServer(options: GrpcServerOptions, services: read
     for (const [method, attrs] of Object.entries(service.definition)) {
       const handler = service.handlers[method];
       // A caller's bug (a service definition without its handler): plain Error.
-      if (handler === undefined) throw new Error(`no handler for ${service.name}/${method}`);
+      if (handler === undefined) throw new Error(`bug: no handler for ${service.name}/${method}`);
       implementation[method] = attrs.responseStream ? guardStream(service.name, method, attrs, handler as grpc.handleServerStreamingCall<any, any>) : guardUnary(service.name, method, attrs, handler as grpc.handleUnaryCall<any, any>);
     }
     server.addService(service.definition, implementation);

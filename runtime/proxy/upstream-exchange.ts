@@ -22,6 +22,7 @@ import type { Span } from '@opentelemetry/api';
 import type { Dispatcher } from 'undici';
 import type { Route } from '../../compiler/plan/types.ts';
 import { sendError } from '../authn/error-page.ts';
+import { SvcError } from '../core/errors.ts';
 import type { UpstreamOutcome } from '../core/types.ts';
 import { editResponseHeaders, responseDropSet } from '../request/response-headers.ts';
 import { writeHead } from '../authn/write-head.ts';
@@ -31,9 +32,10 @@ type Res = ServerResponse | Http2ServerResponse;
 type Why = 'timeout' | 'client';
 
 /** Why svc aborted an upstream exchange (the reason undici reports back to the handler). */
-class UpstreamAbort extends Error {
+class UpstreamAbort extends SvcError<'SVC_ERR_ROUTE_TIMEOUT' | 'SVC_ERR_CLIENT_GONE'> {
   constructor(readonly why: Why) {
-    super(why === 'timeout' ? 'route timeout' : 'client went away');
+    super(why === 'timeout' ? 'SVC_ERR_ROUTE_TIMEOUT' : 'SVC_ERR_CLIENT_GONE', why === 'timeout' ? 'route timeout' : 'client went away');
+    this.name = 'UpstreamAbort';
   }
 }
 

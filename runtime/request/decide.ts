@@ -121,7 +121,7 @@ export function complete(ruling: Ruling, upstreamIndex: number | undefined): Dec
   if (ruling.template === null) {
     const action = ruling.compiled.route.action;
     const u = action.kind === 'forward' ? action.upstreams[upstreamIndex]! : undefined;
-    if (!u) throw new Error(`complete: no upstream ${upstreamIndex}`);
+    if (!u) throw new Error(`bug: complete: no upstream ${upstreamIndex}`);
     return { outcome: 'allow', status: 200, route, reasons: ruling.reasons, upstream: { url: `tcp://${u.host}:${u.port}`, host: `${u.host}:${u.port}`, headers: {}, assertion: false } };
   }
   const upstream = upstreamAt(ruling.template, upstreamIndex);

@@ -51,7 +51,7 @@ export interface UpstreamTemplate {
 
 /** The upstream-independent part of a forward route's upstream request. */
 export function upstreamTemplate(index: PlanIndex, r: CompiledRoute, input: TemplateInput): UpstreamTemplate {
-  if (r.route.action.kind !== 'forward') throw new Error('upstreamTemplate: not a forward route');
+  if (r.route.action.kind !== 'forward') throw new Error('bug: upstreamTemplate: not a forward route');
   let path = r.rewritePath ? r.rewritePath(input.request.path) : input.request.path;
   if (!path.startsWith('/')) path = `/${path}`;
   return { route: r, input, path, headers: requestHeaders(index, r, input), assertion: r.route.passIdentityHeaders && input.identity !== null };
@@ -66,7 +66,7 @@ export function upstreamTemplate(index: PlanIndex, r: CompiledRoute, input: Temp
 export function upstreamAt(template: UpstreamTemplate, upstreamIndex: number): UpstreamRequest | null {
   const r = template.route;
   const upstream = r.route.action.kind === 'forward' ? r.route.action.upstreams[upstreamIndex] : undefined;
-  if (!upstream) throw new Error(`upstreamAt: no upstream ${upstreamIndex}`);
+  if (!upstream) throw new Error(`bug: upstreamAt: no upstream ${upstreamIndex}`);
   let path = template.path;
   // docs/decisions.md §6, literally: the `to` path and the request path without its first slash.
   if (upstream.path !== '') path = upstream.path + path.slice(1);

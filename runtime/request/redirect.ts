@@ -13,7 +13,7 @@ const DEFAULT_PORT: Readonly<Record<string, number>> = { http: 80, https: 443 };
  * would make its path hold a dot segment (→ 400 `forwarded-path-dot-segment`, docs/decisions.md §7).
  */
 export function redirectLocation(r: CompiledRoute, req: CanonicalRequest): string | null {
-  if (r.route.action.kind !== 'redirect') throw new Error('redirectLocation: not a redirect route');
+  if (r.route.action.kind !== 'redirect') throw new Error('bug: redirectLocation: not a redirect route');
   const x = r.route.action.redirect;
   const scheme = x.httpsRedirect ? 'https' : (x.scheme ?? 'https');
   const hostname = x.host ?? req.hostname;

@@ -5,6 +5,7 @@
  * prefix nor the length of the expected credential leaks through timing.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { SvcError } from '../../core/errors.ts';
 
 /** The expected credential, ready to compare (the decoded `username:password`, hashed). */
 export interface BasicCredential {
@@ -29,7 +30,7 @@ const hasUserAndPassword = (pair: Buffer): boolean => {
 export function basicCredential(base64Text: string): BasicCredential {
   const pair = Buffer.from(base64Text.trim(), 'base64');
   if (!hasUserAndPassword(pair)) {
-    throw new Error('metrics_basic_auth does not decode to `username:password` with a non-empty user name and password (SVC3041); set both');
+    throw new SvcError('SVC_ERR_METRICS_MATERIAL', 'metrics_basic_auth does not decode to `username:password` with a non-empty user name and password (SVC3041); set both');
   }
   return { digest: digest(pair) };
 }

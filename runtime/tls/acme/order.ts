@@ -76,7 +76,7 @@ async function orderOnce(client: acme.Client, name: string, responder: Challenge
       // acme-client's types list only http-01 and dns-01; the CA also offers tls-alpn-01 (RFC 8737).
       const type = types.find((t) => authz.challenges.some((c) => (c.type as string) === t));
       const challenge = authz.challenges.find((c) => (c.type as string) === type);
-      if (!type || !challenge) throw new Error(`the CA offers no challenge svc can answer for ${name} (offered: ${authz.challenges.map((c) => c.type).join(', ')}; svc answers tls-alpn-01, and http-01 when http_redirect_addr is set)`);
+      if (!type || !challenge) throw new AcmeFailure('challenge-failed', name, `the CA offers no challenge svc can answer for ${name} (offered: ${authz.challenges.map((c) => c.type).join(', ')}; svc answers tls-alpn-01, and http-01 when http_redirect_addr is set)`);
       const keyAuthorization = await client.getChallengeKeyAuthorization(challenge);
       if (type === 'tls-alpn-01') {
         const [key, cert] = await acme.crypto.createAlpnCertificate(authz, keyAuthorization, await acme.crypto.createPrivateEcdsaKey('P-256'));
@@ -99,7 +99,7 @@ async function orderOnce(client: acme.Client, name: string, responder: Challenge
     const chainPem = await client.getCertificate(finalized);
     return { keyPem: request.keyPem, chainPem, challenge: used };
   } catch (e) {
-    const failure = classify(name, step, e, options.eab);
+    const failure = e instanceof AcmeFailure ? e : classify(name, step, e, options.eab);
     if (failure.kind !== 'challenge-failed' || !pending || !order) throw failure;
     const problem = await challengeProblem(client, order, pending.url, failure.message);
     throw new AcmeFailure('challenge-failed', name, `${pending.type}: ${problem.detail}`, { cause: e, problems: [{ challenge: pending.type, ...problem }] });
