@@ -30,6 +30,7 @@ import { buildAuthState, type AuthState } from '../authn/auth-state.ts';
 import { managerSettings, type IdentityManagerSettings } from '../sessions/identity-manager.ts';
 import type { ConnectionMessage, ToPrimary, ToWorker } from './worker.ts';
 import { bind } from '../tls/bind.ts';
+import { SvcError } from '../core/errors.ts';
 
 export interface ClusterOptions extends RunOptions {
   /** Workers to run; default: one per core. */
@@ -37,11 +38,9 @@ export interface ClusterOptions extends RunOptions {
 }
 
 /** A worker refused a plan (or did not answer): the primary aborted the reload, nobody swapped. */
-export class WorkerRefusedError extends Error {
-  /** Stable code for this error class. */
-  readonly code = 'SVC_ERR_WORKER_REFUSED_PLAN';
+export class WorkerRefusedError extends SvcError<'SVC_ERR_WORKER_REFUSED_PLAN'> {
   constructor(message: string) {
-    super(message);
+    super('SVC_ERR_WORKER_REFUSED_PLAN', message);
     this.name = 'WorkerRefusedError';
   }
 }

@@ -7,6 +7,7 @@
  * them is refused (`grpcChange`).
  */
 import type { PlanBody, PlanSettings } from '../../compiler/plan/types.ts';
+import { SvcError } from '../core/errors.ts';
 import { databrokerGrpcService } from '../databroker/grpc-service.ts';
 import type { SessionDirectory, SessionStore } from '../core/session-store.ts';
 import { databrokerServerTls, grpcBindAddress, planCredentialKey } from '../grpc/plan-options.ts';
@@ -40,7 +41,7 @@ export async function serveDatabrokerGrpc(body: PlanBody, store: SessionStore & 
     server = await startGrpcServer({ address, credentialKey: planCredentialKey(settings), tls, ...(options.observer ? { observer: options.observer } : {}), ...(options.log ? { log: options.log } : {}) }, [service]);
   } catch (e) {
     service.close();
-    throw new Error(`grpc_address: ${(e as Error).message}`, { cause: e });
+    throw new SvcError('SVC_ERR_GRPC_LISTEN', `grpc_address: ${(e as Error).message}`, { cause: e });
   }
   const host = address.replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1');
   options.log?.({ msg: 'serving the data broker over gRPC', address: `${address.replace(/:\d+$/, '')}:${server.port}`, tls: tls !== null });

@@ -198,7 +198,7 @@ export async function runWorker(options: WorkerOptions): Promise<ServingWorker> 
     });
   reloader = createReloader({
     load: () => {
-      throw new Error('a worker reloads only the plans its primary sends');
+      throw new Error('bug: a worker reloads only the plans its primary sends');
     },
     current: () => g.store.current.plan,
     prepare: (next) => {

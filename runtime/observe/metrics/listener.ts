@@ -91,8 +91,8 @@ export function readMetricsMaterial(m: PlanSettings['metrics'], mode: ReadMode):
 export async function startMetricsListener(plan: PlanEnvelope, options: MetricsListenerOptions): Promise<MetricsListener> {
   const settings = plan.body.settings.metrics;
   const want = options.listen ?? settings.address;
-  // A caller's bug (only a plan with metrics_address starts the listener): plain Error.
-  if (!want) throw new Error('startMetricsListener: the plan sets no metrics_address');
+  // Only a plan with metrics_address starts the listener.
+  if (!want) throw new Error('bug: startMetricsListener: the plan sets no metrics_address');
   let material = options.material ?? readMetricsMaterial(settings, 'load');
 
   const handle = (req: IncomingMessage, res: ServerResponse) => {

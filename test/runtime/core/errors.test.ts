@@ -21,10 +21,6 @@ function sourcesUnder(dir: string): string[] {
     .map((e) => join(e.parentPath, e.name));
 }
 
-/** Sources still to be brought under the rules below (their errors are converted on their own). */
-const NOT_YET = ['runtime/process/'];
-/** Plain throws still to be marked `bug:` or coded, as `path: message start`; each must still be there. */
-const THROWS_NOT_YET = ['runtime/observe/metrics/listener.ts: startMetricsListener: the plan sets no metrics_address'];
 
 interface Source {
   readonly path: string;
@@ -33,8 +29,7 @@ interface Source {
 
 function scanned(): Source[] {
   return [...sourcesUnder('runtime'), ...sourcesUnder('cli')]
-    .map((file) => ({ path: relative(ROOT, file), text: readFileSync(file, 'utf8') }))
-    .filter((s) => !NOT_YET.some((dir) => s.path.startsWith(dir)));
+    .map((file) => ({ path: relative(ROOT, file), text: readFileSync(file, 'utf8') }));
 }
 
 const lineOf = (text: string, index: number) => text.slice(0, index).split('\n').length;
@@ -126,10 +121,7 @@ describe('runtime error registry', () => {
   });
 
   it('keeps a plain `throw new Error(` in runtime/ and cli/ for bugs in svc only (`bug:` message)', () => {
-    const off = plainThrowsNotBugs(scanned());
-    const pending = (o: string, p: string) => o.replace(/:\d+: /, ': ').startsWith(p);
-    expect(off.filter((o) => !THROWS_NOT_YET.some((p) => pending(o, p)))).toEqual([]);
-    for (const p of THROWS_NOT_YET) expect(off.some((o) => pending(o, p)), `${p} is marked or coded now: drop it from THROWS_NOT_YET`).toBe(true);
+    expect(plainThrowsNotBugs(scanned())).toEqual([]);
   });
 
   it('the source rules can fail: they see a plain error class and a plain throw without `bug:`', () => {
