@@ -1,10 +1,4 @@
-import { createRequire } from 'node:module';
-import { SentinelConnector, type RedisOptions } from 'ioredis';
-import type StandaloneConnectorModule from 'ioredis/built/connectors/StandaloneConnector.js';
-import type { ErrorEmitter } from 'ioredis/built/connectors/AbstractConnector.js';
-import type { NetStream } from 'ioredis/built/types.js';
-
-/*
+/**
  * ioredis's connectors with one addition: every socket they open keeps an `error` listener for
  * its whole life.
  *
@@ -14,6 +8,11 @@ import type { NetStream } from 'ioredis/built/types.js';
  * first error still reaches ioredis, which reports it and reconnects as before; later ones are
  * dropped here because that socket is already being replaced.
  */
+import { createRequire } from 'node:module';
+import { SentinelConnector, type RedisOptions } from 'ioredis';
+import type StandaloneConnectorModule from 'ioredis/built/connectors/StandaloneConnector.js';
+import type { ErrorEmitter } from 'ioredis/built/connectors/AbstractConnector.js';
+import type { NetStream } from 'ioredis/built/types.js';
 
 // ioredis exports its sentinel connector but not its standalone one, a CommonJS module.
 const StandaloneConnector = (createRequire(import.meta.url)('ioredis/built/connectors/StandaloneConnector.js') as typeof StandaloneConnectorModule).default;
