@@ -3,8 +3,8 @@
  * a CONNECT tunnel, over HTTP/1.1 or HTTP/2 — is admitted or refused here, by the same checks in
  * the same order:
  *
- *   HTTP/1.0 (505) → more than `MAX_HEADER_FIELDS` header fields (431) → canonical request, once (400) → the connection's certificate covers the host
- *   (421) → session (cookie, or programmatic bearer token) → decision core: svc's own endpoints,
+ *   the door (door.ts: HTTP/1.0 505, more than `MAX_HEADER_FIELDS` header fields 431, canonical
+ *   request once, the connection's certificate covers the host 421) → session (cookie, or programmatic bearer token) → decision core: svc's own endpoints,
  *   route, policy (request/decide.ts `rule`) → the role's part (role.ts) → client certificate of the
  *   route or of `client_ca` (495) → the session store's outage rule → pick: the upstream, through the
  *   route's upstream set (pick.ts), only once every check above has said yes → upstream TLS options.
@@ -24,7 +24,7 @@ import type { AuthState } from '../authn/auth-state.ts';
 import type { ResolvedSession } from '../sessions/session-cache.ts';
 import type { Authn, SessionLookup } from '../authn/service.ts';
 import { sessionAndDecision, storeOutageDecision } from '../authn/admit.ts';
-import { canonicalize, connectAuthority, rule, ruleConnect, type Canonical, type Ruling } from '../request/decide.ts';
+import { rule, ruleConnect, type Canonical, type Ruling } from '../request/decide.ts';
 import type { Decision, DecisionRequest, RequestHeaders } from '../core/types.ts';
 import type { Duplex } from 'node:stream';
 import type { ServedGeneration, ServedStore } from '../generation/generation.ts';
@@ -35,6 +35,7 @@ import type { RemoteAuthorizer } from '../authorize/remote-authorizer.ts';
 import { authorizeUnavailableDecision } from '../authorize/remote-policy.ts';
 import { roleAnswers } from './role.ts';
 import { pickUpstream, type ChosenUpstream } from './pick.ts';
+import { door, hostOf, refused, type Refusal } from './door.ts';
 
 /** The ways into svc. */
 export type EntryKind = 'request' | 'upgrade' | 'connect';
@@ -83,32 +84,7 @@ export interface GateOptions {
 }
 
 export type { ChosenUpstream } from './pick.ts';
-
-/** Refused at the door, before or beside the decision core. */
-export interface Refusal {
-  readonly admitted: false;
-  readonly status: 421 | 431 | 495 | 505;
-  readonly problem: 'http-1.0-unsupported' | 'too-many-headers' | 'misdirected-request' | 'client-certificate-required';
-}
-
-/**
- * The most header fields a request may carry (rule book §9): more is refused with 431, never
- * truncated (a truncated request would be decided and forwarded without the fields past the
- * limit). HTTP/2 pseudo-headers are not counted; each value of a repeated field is. The listeners
- * let every field through to here (serve.ts: Node's own limit, which truncates, is off).
- */
-export const MAX_HEADER_FIELDS = 1000;
-
-/** Whether `headers` holds more than `MAX_HEADER_FIELDS` fields. */
-function tooManyHeaders(headers: RequestHeaders): boolean {
-  let n = 0;
-  for (const name in headers) {
-    if (name.charCodeAt(0) === 0x3a) continue; // `:authority` & co. are HTTP/2's framing
-    n += headers[name]?.length ?? 0;
-    if (n > MAX_HEADER_FIELDS) return true;
-  }
-  return false;
-}
+export { MAX_HEADER_FIELDS, type Refusal } from './door.ts';
 
 /** The decision core's answer for a request that passed the door, with what the entry point needs. */
 export interface Admission {
@@ -146,21 +122,11 @@ function picked(gen: ServedGeneration, entry: Entry, r: Ruled): GateResult {
  * could not reach the store answers 503 where a session matters (`withoutStore`).
  */
 export function admit(gen: ServedGeneration, entry: Entry, options: GateOptions, then: (result: GateResult) => void): void {
-  if (entry.httpVersion === '1.0') return then(REFUSED_HTTP_10);
-  if (tooManyHeaders(entry.headers)) return then(REFUSED_TOO_MANY_HEADERS);
-  const authority = entry.kind === 'connect' ? entry.target : undefined;
-  let canonical: Canonical | undefined;
-  let host: string;
-  if (authority === undefined) {
-    canonical = canonicalize(gen.index, { target: entry.target, headers: entry.headers, scheme: options.scheme });
-    host = canonical.ok ? canonical.request.host : '';
-  } else host = connectAuthority(authority) ?? '';
-
-  const tls = gen.tls;
-  const socket = tls ? (entry.socket as TLSSocket | undefined) : undefined;
-  // docs/decisions.md §9: a request for a host this connection's certificate does not cover (HTTP/2 connection
-  // coalescing) is misdirected; the client retries on a new connection.
-  if (tls && socket && host !== '' && !tls.servesHost(socket, host)) return then(REFUSED_MISDIRECTED);
+  // The door (door.ts): 505, 431, the canonical request, 421.
+  const passed = door(gen, entry, options.scheme);
+  if (refused(passed)) return then(passed);
+  const canonical = typeof passed === 'string' ? undefined : passed;
+  const host = hostOf(passed);
 
   const authn = options.authn;
   const auth = authn ? gen.auth : undefined;
@@ -168,7 +134,7 @@ export function admit(gen: ServedGeneration, entry: Entry, options: GateOptions,
   // A CONNECT carries no cookie: its credential is a programmatic token bound to its tcp route.
   const trace = entry.trace;
   const lookupSpan = trace && authn && auth && host !== '' ? trace.child('session lookup') : undefined;
-  if (authn && auth && host !== '') lookup = authority === undefined ? authn.resolve(auth, entry.headers, host) : authn.resolveTunnel(auth, entry.headers, host);
+  if (authn && auth && host !== '') lookup = canonical !== undefined ? authn.resolve(auth, entry.headers, host) : authn.resolveTunnel(auth, entry.headers, host);
   const decide = (session: ResolvedSession | null, oracle?: PolicyOracle) => (trace ? tracedDecision(trace, gen, entry, options, canonical, session, auth, oracle) : decideEntry(gen, entry, options, canonical, session, auth, oracle));
   const authorizer = options.authorizer;
   const steps = { decide, withoutStore, remote: authorizer === undefined ? undefined : { authorizer, plan: gen.plan, unavailable: authorizeUnavailable } };
@@ -205,9 +171,6 @@ function withoutStore(r: Ruled): Ruled {
 
 export { SESSION_STORE_UNAVAILABLE } from '../authn/admit.ts';
 
-const REFUSED_HTTP_10: Refusal = { admitted: false, status: 505, problem: 'http-1.0-unsupported' };
-const REFUSED_TOO_MANY_HEADERS: Refusal = { admitted: false, status: 431, problem: 'too-many-headers' };
-const REFUSED_MISDIRECTED: Refusal = { admitted: false, status: 421, problem: 'misdirected-request' };
 const REFUSED_CERTIFICATE: Refusal = { admitted: false, status: 495, problem: 'client-certificate-required' };
 
 function decideEntry(gen: ServedGeneration, entry: Entry, options: GateOptions, canonical: Canonical | undefined, session: ResolvedSession | null, auth: AuthState | undefined, policy?: PolicyOracle): Ruled {
