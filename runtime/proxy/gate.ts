@@ -1,16 +1,24 @@
 /**
- * The one gate (docs/architecture.md §5): every way into svc — a plain request, a websocket or SPDY upgrade,
- * a CONNECT tunnel, over HTTP/1.1 or HTTP/2 — is admitted or refused here, by the same checks in
- * the same order:
+ * The one gate (docs/architecture.md §5 "One gate"): every way into svc — a plain request, a
+ * websocket or SPDY upgrade, a CONNECT tunnel, over HTTP/1.1 or HTTP/2 — is admitted or refused
+ * here, by the same steps in the same order, each in its own file, read top to bottom in `admit`:
  *
- *   HTTP/1.0 (505) → more than `MAX_HEADER_FIELDS` header fields (431) → canonical request, once (400) → the connection's certificate covers the host
- *   (421) → session (cookie, or programmatic bearer token) → decision core: svc's own endpoints,
- *   route, policy (request/decide.ts `rule`) → the role's part (role.ts) → client certificate of the
- *   route or of `client_ca` (495) → the session store's outage rule → pick: the upstream, through the
- *   route's upstream set (pick.ts), only once every check above has said yes → upstream TLS options.
+ *   1. the door (door.ts): HTTP/1.0 (505), more than `MAX_HEADER_FIELDS` header fields (431), the
+ *      canonical request, once, and the connection's certificate covers the host (421);
+ *   2. the session (authn/service.ts: the cookie, or a programmatic bearer token);
+ *   3. the decision: svc's own endpoints, route, policy (request/decide.ts `rule`, or the authorize
+ *      service in the proxy role; authn/admit.ts, shared with forward-auth), then here the role's
+ *      part (role.ts), the client certificate of the route or of `client_ca` (495) and the session
+ *      store's outage rule;
+ *   4. the identity headers of an allowed forward (authn/identity-headers.ts; CONNECT has none),
+ *      applied to this request's own upstream headers; an assertion that cannot be signed is 500
+ *      `identity-assertion-failed` (`Admission.identityError`);
+ *   5. the pick (pick.ts): the upstream, through the route's upstream set, and its TLS options.
+ *      Last, once every step above has said yes, so nothing ever has to undo it.
  *
- * The entry points (handler.ts, upgrade.ts, connect.ts) differ only in what they do with an
- * admission: stream a response, switch protocols after the upstream's 101, or open a tunnel.
+ * The entry points (handler.ts, upgrade.ts, connect.ts) then add only what is their own (the
+ * request id, the trace headers, an upgrade's headers) and forward: stream a response, switch
+ * protocols after the upstream's 101, or open a tunnel.
  *
  * INVARIANT (one-gate): no entry point decides, looks up a session or chooses an upstream itself.
  * INVARIANT (no-bytes-before-gate): an entry point reads nothing from the client for the upstream
@@ -24,8 +32,8 @@ import type { AuthState } from '../authn/auth-state.ts';
 import type { ResolvedSession } from '../sessions/session-cache.ts';
 import type { Authn, SessionLookup } from '../authn/service.ts';
 import { sessionAndDecision, storeOutageDecision } from '../authn/admit.ts';
-import { canonicalize, connectAuthority, rule, ruleConnect, type Canonical, type Ruling } from '../request/decide.ts';
-import type { Decision, DecisionRequest, RequestHeaders } from '../core/types.ts';
+import { rule, ruleConnect, type Canonical, type Forward, type Ruling } from '../request/decide.ts';
+import type { Decision, DecisionRequest, OutgoingHeaders, RequestHeaders } from '../core/types.ts';
 import type { Duplex } from 'node:stream';
 import type { ServedGeneration, ServedStore } from '../generation/generation.ts';
 import type { CanonicalRequest } from '../request/canonical-request.ts';
@@ -34,7 +42,10 @@ import type { PolicyOracle } from '../request/decide.ts';
 import type { RemoteAuthorizer } from '../authorize/remote-authorizer.ts';
 import { authorizeUnavailableDecision } from '../authorize/remote-policy.ts';
 import { roleAnswers } from './role.ts';
-import { pickUpstream, type ChosenUpstream } from './pick.ts';
+import { nothingPicked, pickUpstream, type ChosenUpstream } from './pick.ts';
+import { applyIdentityHeaders, identityHeaders } from '../authn/identity-headers.ts';
+import { routeHost } from '../authn/forward-auth.ts';
+import { door, hostOf, refused, type Refusal } from './door.ts';
 
 /** The ways into svc. */
 export type EntryKind = 'request' | 'upgrade' | 'connect';
@@ -83,32 +94,7 @@ export interface GateOptions {
 }
 
 export type { ChosenUpstream } from './pick.ts';
-
-/** Refused at the door, before or beside the decision core. */
-export interface Refusal {
-  readonly admitted: false;
-  readonly status: 421 | 431 | 495 | 505;
-  readonly problem: 'http-1.0-unsupported' | 'too-many-headers' | 'misdirected-request' | 'client-certificate-required';
-}
-
-/**
- * The most header fields a request may carry (rule book §9): more is refused with 431, never
- * truncated (a truncated request would be decided and forwarded without the fields past the
- * limit). HTTP/2 pseudo-headers are not counted; each value of a repeated field is. The listeners
- * let every field through to here (serve.ts: Node's own limit, which truncates, is off).
- */
-export const MAX_HEADER_FIELDS = 1000;
-
-/** Whether `headers` holds more than `MAX_HEADER_FIELDS` fields. */
-function tooManyHeaders(headers: RequestHeaders): boolean {
-  let n = 0;
-  for (const name in headers) {
-    if (name.charCodeAt(0) === 0x3a) continue; // `:authority` & co. are HTTP/2's framing
-    n += headers[name]?.length ?? 0;
-    if (n > MAX_HEADER_FIELDS) return true;
-  }
-  return false;
-}
+export { MAX_HEADER_FIELDS, type Refusal } from './door.ts';
 
 /** The decision core's answer for a request that passed the door, with what the entry point needs. */
 export interface Admission {
@@ -121,59 +107,102 @@ export interface Admission {
   readonly storeUnavailable: boolean;
   /** The generation's authentication state (undefined without `authn`). */
   readonly auth: AuthState | undefined;
-  /** Set exactly when `decision.outcome` is `allow` for a forward route. */
+  /**
+   * The upstream picked for an allowed forward; undefined for any other decision, and for an allowed
+   * one when nothing was picked (the entry point could no longer forward, or `identityError`).
+   */
   readonly upstream: ChosenUpstream | undefined;
+  /**
+   * Set when the identity step failed (the assertion could not be signed): the entry point answers
+   * 500 `identity-assertion-failed`, and nothing was picked.
+   */
+  readonly identityError: Error | undefined;
 }
 
 export type GateResult = Refusal | Admission;
 
-/** An admission before its upstream is picked: the ruling instead of the decision. */
-type Ruled = Refusal | (Omit<Admission, 'decision' | 'upstream'> & { readonly ruling: Ruling });
-
-/** The gate's answer once every check has said yes: the upstream picked for an allowed forward. */
-function picked(gen: ServedGeneration, entry: Entry, r: Ruled): GateResult {
-  if (!r.admitted) return r;
-  const { ruling, ...rest } = r;
-  if (ruling.outcome !== 'forward') return { ...rest, decision: ruling, upstream: undefined };
-  const p = pickUpstream(gen, entry, ruling);
-  return { ...rest, decision: p.decision, upstream: p.upstream };
-}
+/** An admission before its identity step and pick: the ruling instead of the decision. */
+type Ruled = Refusal | (Omit<Admission, 'decision' | 'upstream' | 'identityError'> & { readonly ruling: Ruling });
+type Admitted = Exclude<Ruled, Refusal>;
 
 /**
- * Admits or refuses one entry under generation `gen`. Calls `then` exactly once: synchronously when
- * the session is cached (the common request), after the store answers otherwise. Never throws for
- * any request; a session lookup that fails makes the request anonymous (fail closed), and one that
- * could not reach the store answers 503 where a session matters (`withoutStore`).
+ * Admits or refuses one entry under generation `gen`, in the order of the file comment. Calls `then`
+ * exactly once: synchronously when the session is cached and an assertion is not to be signed (the
+ * common request), later otherwise. Never throws for any request; a session lookup that fails makes
+ * the request anonymous (fail closed), and one that could not reach the store answers 503 where a
+ * session matters (`withoutStore`).
  */
 export function admit(gen: ServedGeneration, entry: Entry, options: GateOptions, then: (result: GateResult) => void): void {
-  if (entry.httpVersion === '1.0') return then(REFUSED_HTTP_10);
-  if (tooManyHeaders(entry.headers)) return then(REFUSED_TOO_MANY_HEADERS);
-  const authority = entry.kind === 'connect' ? entry.target : undefined;
-  let canonical: Canonical | undefined;
-  let host: string;
-  if (authority === undefined) {
-    canonical = canonicalize(gen.index, { target: entry.target, headers: entry.headers, scheme: options.scheme });
-    host = canonical.ok ? canonical.request.host : '';
-  } else host = connectAuthority(authority) ?? '';
+  // 1. The door (door.ts): 505, 431, the canonical request, 421.
+  const passed = door(gen, entry, options.scheme);
+  if (refused(passed)) return then(passed);
+  const canonical = typeof passed === 'string' ? undefined : passed;
+  const host = hostOf(passed);
 
-  const tls = gen.tls;
-  const socket = tls ? (entry.socket as TLSSocket | undefined) : undefined;
-  // docs/decisions.md §9: a request for a host this connection's certificate does not cover (HTTP/2 connection
-  // coalescing) is misdirected; the client retries on a new connection.
-  if (tls && socket && host !== '' && !tls.servesHost(socket, host)) return then(REFUSED_MISDIRECTED);
-
+  // 2. The session (authn/service.ts). A CONNECT carries no cookie: its credential is a programmatic
+  // token bound to its tcp route.
   const authn = options.authn;
   const auth = authn ? gen.auth : undefined;
   let lookup: SessionLookup = null;
-  // A CONNECT carries no cookie: its credential is a programmatic token bound to its tcp route.
   const trace = entry.trace;
   const lookupSpan = trace && authn && auth && host !== '' ? trace.child('session lookup') : undefined;
-  if (authn && auth && host !== '') lookup = authority === undefined ? authn.resolve(auth, entry.headers, host) : authn.resolveTunnel(auth, entry.headers, host);
+  if (authn && auth && host !== '') lookup = canonical !== undefined ? authn.resolve(auth, entry.headers, host) : authn.resolveTunnel(auth, entry.headers, host);
+
+  // 3. The decision (request/decide.ts; the role's part, 495 and the store's outage rule in
+  // `decideEntry`), once the session has answered (authn/admit.ts, shared with forward-auth).
   const decide = (session: ResolvedSession | null, oracle?: PolicyOracle) => (trace ? tracedDecision(trace, gen, entry, options, canonical, session, auth, oracle) : decideEntry(gen, entry, options, canonical, session, auth, oracle));
   const authorizer = options.authorizer;
   const steps = { decide, withoutStore, remote: authorizer === undefined ? undefined : { authorizer, plan: gen.plan, unavailable: authorizeUnavailable } };
-  // Session and decision (authn/admit.ts, shared with forward-auth), then the pick (pick.ts).
-  sessionAndDecision(lookup, steps, (r) => then(picked(gen, entry, r)), lookupSpan && (() => lookupSpan.end()));
+  sessionAndDecision(
+    lookup,
+    steps,
+    (r) => {
+      if (!r.admitted) return then(r);
+      const ruling = r.ruling;
+      if (ruling.outcome !== 'forward') return then(admission(r, ruling, undefined, undefined));
+
+      // 4. The identity headers (authn/identity-headers.ts), applied to the ruling's template
+      // headers: this request's own object, which the pick completes with `Host`. Not for CONNECT
+      // (no template), nor for an entry that can no longer forward (its client is gone, the route
+      // does not take its upgrade's protocol): nothing will be sent, and the pick picks nothing.
+      const template = ruling.template;
+      if (template === null || auth === undefined || !canForward(gen, entry, ruling)) return then(picked(gen, entry, r, ruling));
+      const headers = template.headers as OutgoingHeaders;
+      const edits = identityHeaders(auth, { routeIndex: ruling.route.index, session: r.session, audience: routeHost(gen.index, ruling.route.index), upstream: headers });
+
+      // 5. The pick (pick.ts), last: nothing undoes it. Synchronous when the assertion is cached
+      // (the common request); after signing, the pick asks `canForward` again, so a client gone
+      // meanwhile is picked nothing; an assertion that cannot be signed picks nothing.
+      if (!(edits instanceof Promise)) {
+        applyIdentityHeaders(headers, edits);
+        return then(picked(gen, entry, r, ruling));
+      }
+      void edits.then(
+        (e) => {
+          applyIdentityHeaders(headers, e);
+          then(picked(gen, entry, r, ruling));
+        },
+        (e: unknown) => then(admission(r, nothingPicked(entry, ruling).decision, undefined, e instanceof Error ? e : new Error(String(e)))),
+      );
+    },
+    lookupSpan && (() => lookupSpan.end()),
+  );
+}
+
+/** Whether the entry point can still forward `ruling` (pick.ts asks again when it picks). */
+function canForward(gen: ServedGeneration, entry: Entry, ruling: Forward): boolean {
+  return entry.canForward === undefined || entry.canForward(gen.index.body.routes[ruling.route.index]!);
+}
+
+/** The admission of an allowed forward once its upstream is picked (pick.ts). */
+function picked(gen: ServedGeneration, entry: Entry, r: Admitted, ruling: Forward): Admission {
+  const p = pickUpstream(gen, entry, ruling);
+  return admission(r, p.decision, p.upstream, undefined);
+}
+
+/** The gate's answer: one object, of one shape for every admission. */
+function admission(r: Admitted, decision: Decision, upstream: ChosenUpstream | undefined, identityError: Error | undefined): Admission {
+  return { admitted: true, decision, canonical: r.canonical, session: r.session, storeUnavailable: r.storeUnavailable, auth: r.auth, upstream, identityError };
 }
 
 /** The gate's answer when the authorize service could not decide: 503, no upstream (remote-policy.ts). */
@@ -205,9 +234,6 @@ function withoutStore(r: Ruled): Ruled {
 
 export { SESSION_STORE_UNAVAILABLE } from '../authn/admit.ts';
 
-const REFUSED_HTTP_10: Refusal = { admitted: false, status: 505, problem: 'http-1.0-unsupported' };
-const REFUSED_TOO_MANY_HEADERS: Refusal = { admitted: false, status: 431, problem: 'too-many-headers' };
-const REFUSED_MISDIRECTED: Refusal = { admitted: false, status: 421, problem: 'misdirected-request' };
 const REFUSED_CERTIFICATE: Refusal = { admitted: false, status: 495, problem: 'client-certificate-required' };
 
 function decideEntry(gen: ServedGeneration, entry: Entry, options: GateOptions, canonical: Canonical | undefined, session: ResolvedSession | null, auth: AuthState | undefined, policy?: PolicyOracle): Ruled {

@@ -12,12 +12,11 @@ import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { TLSSocket } from 'node:tls';
 import type { Dispatcher } from 'undici';
 import type { Route } from '../../compiler/plan/types.ts';
-import { forwardAuth, routeHost } from '../authn/forward-auth.ts';
+import { forwardAuth } from '../authn/forward-auth.ts';
 import type { OutgoingHeaders, RequestHeaders } from '../core/types.ts';
 import type { CompiledRoute } from '../plan/index.ts';
 import type { ServedGeneration, ServedStore } from '../generation/generation.ts';
 import { denialAnswer } from '../authn/denied.ts';
-import { applyIdentityHeaders, identityHeaders, type IdentityHeaders } from '../authn/identity-headers.ts';
 import { sendError, wantsJson } from '../authn/error-page.ts';
 import { admit, SESSION_STORE_UNAVAILABLE, type Admission, type GateOptions } from './gate.ts';
 import { storeUnavailable } from '../authn/service.ts';
@@ -294,6 +293,12 @@ function respond(gen: ServedGeneration, a: Admission, req: Req, res: Res, reques
       res.end();
       return;
     case 'allow': {
+      // The gate's identity step could not sign the assertion: nothing was picked (gate.ts).
+      if (a.identityError !== undefined) {
+        options.log?.({ msg: 'identity assertion failed', requestId, error: a.identityError.message });
+        sendError(res, 500, requestId, 'identity-assertion-failed', accept, false);
+        return;
+      }
       const route = gen.index.body.routes[d.route.index]!;
       const upstream = a.upstream!;
       // A route without a pool: the gate picked nothing (pick.ts).
@@ -301,24 +306,11 @@ function respond(gen: ServedGeneration, a: Admission, req: Req, res: Res, reques
         sendError(res, 502, requestId, 'no-upstream-pool', accept, false);
         return;
       }
-      // The decision's headers are this request's own copy: completed in place, not copied again.
+      // The decision's headers are this request's own copy, identity headers applied (gate.ts):
+      // completed in place, not copied again.
       const headers = d.upstream.headers as OutgoingHeaders;
-      const identity = authn && state ? identityHeaders(state, { routeIndex: d.route.index, session, audience: routeHost(gen.index, d.route.index), upstream: headers }) : undefined;
-      const send = (edits: IdentityHeaders | undefined) => {
-        if (edits !== undefined) applyIdentityHeaders(headers, edits);
-        headers['x-request-id'] = requestId;
-        forward(upstream.pool!, route, d.upstream.url, headers, incoming, req, res, requestId, upstream.done, options, trace);
-      };
-      if (!(identity instanceof Promise)) send(identity);
-      else
-        identity.then(
-          send,
-          (e: unknown) => {
-            upstream.done({});
-            options.log?.({ msg: 'identity assertion failed', requestId, error: (e as Error).message });
-            sendError(res, 500, requestId, 'identity-assertion-failed', accept, false);
-          },
-        );
+      headers['x-request-id'] = requestId;
+      forward(upstream.pool, route, d.upstream.url, headers, incoming, req, res, requestId, upstream.done, options, trace);
     }
   }
 }

@@ -55,7 +55,7 @@ export function pickUpstream(gen: ServedGeneration, entry: PickEntry, ruling: Fo
   const route: Route = gen.index.body.routes[routeIndex]!;
   const chosen = (index: number, done: (outcome: UpstreamOutcome) => void): ChosenUpstream => ({ index, pool: forward.pools[routeIndex]?.[index], tls: forward.upstreamTls(routeIndex), done });
   const bySample = (): number => sampledUpstream(ruling.compiled, { upstreamSample: entry.upstreamSample ?? Math.random() });
-  if (entry.canForward !== undefined && !entry.canForward(route)) return { decision: complete(ruling, bySample()), upstream: undefined };
+  if (entry.canForward !== undefined && !entry.canForward(route)) return nothingPicked(entry, ruling);
   // A plain request goes through a pool; a route without one (not reachable from a request) is 502.
   const poolless = entry.kind === 'request' && (forward.pools[routeIndex]?.length ?? 0) === 0;
   if (forward.pick === undefined || poolless) {
@@ -72,4 +72,13 @@ export function pickUpstream(gen: ServedGeneration, entry: PickEntry, ruling: Fo
     return { decision, upstream: undefined };
   }
   return { decision, upstream: chosen(p.index, p.done) };
+}
+
+/**
+ * The decision of an allowed forward entry for which nothing is picked (it can no longer forward, or
+ * the gate's identity step failed): the upstream a weighted sample chooses, named for the access line
+ * only; no balancer counter moves.
+ */
+export function nothingPicked(entry: Pick<PickEntry, 'upstreamSample'>, ruling: Forward): Picked {
+  return { decision: complete(ruling, sampledUpstream(ruling.compiled, { upstreamSample: entry.upstreamSample ?? Math.random() })), upstream: undefined };
 }

@@ -1,7 +1,7 @@
 /**
  * Protocol upgrades (websockets, SPDY) on an HTTP/1.1 listener. An upgrade passes the one gate
- * (gate.ts: canonical request, 421, session, policy, client certificate, upstream choice through
- * the route's upstream set and its TLS settings) like any request, and is then allowed only when
+ * (gate.ts: canonical request, 421, session, policy, client certificate, identity headers, upstream
+ * choice through the route's upstream set and its TLS settings) like any request, and is then allowed only when
  * the route enables that protocol (`allow_websockets`, `allow_spdy`), never before authorization
  * (docs/security.md S20). `h2c` and any other protocol are refused.
  *
@@ -19,11 +19,9 @@ import { request as httpsRequest } from 'node:https';
 import { isIP, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Route } from '../../compiler/plan/types.ts';
-import { routeHost } from '../authn/forward-auth.ts';
 import type { OutgoingHeaders } from '../core/types.ts';
 import type { ServedGeneration, ServedStore } from '../generation/generation.ts';
 import { endSocketWithError } from '../authn/error-page.ts';
-import { applyIdentityHeaders, identityHeaders, type IdentityHeaders } from '../authn/identity-headers.ts';
 import { admitForStream, type Admission, type GateOptions, type GateResult } from './gate.ts';
 import { joinTunnel } from './tunnel.ts';
 import { tunnelOpened, type TunnelObserver } from './tunnel-access-lines.ts';
@@ -56,46 +54,37 @@ function upgrade(gen: ServedGeneration, a: Admission, req: IncomingMessage, clie
   if (d.outcome !== 'allow') return;
   const route = gen.index.body.routes[d.route.index]!;
   if (!upgradeEnabled(route, req)) return endSocketWithError(client, 400, requestId, `upgrade-not-enabled:${upgradeProtocol(req) || 'none'}`, req.headers['accept']);
+  // The gate's identity step could not sign the assertion: nothing was picked (gate.ts).
+  if (a.identityError !== undefined) return endSocketWithError(client, 500, requestId, 'identity-assertion-failed', req.headers['accept']);
   const upstream = a.upstream!;
 
-  const headers: OutgoingHeaders = { ...d.upstream.headers };
+  // This request's own headers, identity headers applied (gate.ts); one set to undefined (svc's own
+  // credentials, taken out) is not sent.
+  const headers = d.upstream.headers as OutgoingHeaders;
   if (options.tracing?.current?.trustIncoming === false) dropTraceHeaders(headers);
-  const authn = options.authn;
-  const identity = authn && a.auth ? identityHeaders(a.auth, { routeIndex: d.route.index, session: a.session, audience: routeHost(gen.index, d.route.index), upstream: headers }) : undefined;
-  const open = (edits: IdentityHeaders | undefined) => {
-    if (edits !== undefined) applyIdentityHeaders(headers, edits);
-    if (client.destroyed) return upstream.done({});
-    // A header set to undefined (svc's own credentials, taken out) is not sent.
-    const out: Record<string, string | string[]> = {};
-    for (const [k, v] of Object.entries(headers)) if (v !== undefined) out[k] = v;
-    out['x-request-id'] = requestId;
-    out['connection'] = 'Upgrade';
-    out['upgrade'] = String(req.headers['upgrade']);
-    const u = new URL(d.upstream.url);
-    const host = u.hostname.replace(/^\[(.*)\]$/, '$1');
-    const base = { method: req.method ?? 'GET', host, port: Number(u.port || (u.protocol === 'https:' ? 443 : 80)), path: `${u.pathname}${u.search}`, headers: out, setHost: false, agent: false as const, ...(upstream.tls.family ? { family: upstream.tls.family } : {}) };
-    const t = upstream.tls;
-    const up: ClientRequest =
-      u.protocol === 'https:'
-        ? httpsRequest({
-            ...base,
-            rejectUnauthorized: !route.tls.skipVerify,
-            ...(route.tls.serverName !== null ? { servername: route.tls.serverName } : isIP(host) === 0 ? { servername: host } : {}),
-            ...(t.ca !== undefined ? { ca: t.ca } : {}),
-            ...(t.cert !== undefined && t.key !== undefined ? { cert: t.cert, key: t.key } : {}),
-          })
-        : httpRequest(base);
-    handshake(up, client, clientHead, requestId, req.headers['accept'], a, route.timeoutMs, (socket, head) => {
-      const closed = tunnelOpened(observer, gen, a, client, { kind: 'upgrade', requestId, method: req.method ?? 'GET', host: req.headersDistinct['host']?.[0] ?? '', target: req.url ?? '/', headers: req.headersDistinct, peer: req.socket.remoteAddress ?? '', status: 101 });
-      joinTunnel(client, socket, head, route, closed);
-    });
-  };
-  if (!(identity instanceof Promise)) open(identity);
-  else
-    identity.then(open, () => {
-      upstream.done({});
-      endSocketWithError(client, 500, requestId, 'identity-assertion-failed', req.headers['accept']);
-    });
+  const out: Record<string, string | string[]> = {};
+  for (const [k, v] of Object.entries(headers)) if (v !== undefined) out[k] = v;
+  out['x-request-id'] = requestId;
+  out['connection'] = 'Upgrade';
+  out['upgrade'] = String(req.headers['upgrade']);
+  const u = new URL(d.upstream.url);
+  const host = u.hostname.replace(/^\[(.*)\]$/, '$1');
+  const base = { method: req.method ?? 'GET', host, port: Number(u.port || (u.protocol === 'https:' ? 443 : 80)), path: `${u.pathname}${u.search}`, headers: out, setHost: false, agent: false as const, ...(upstream.tls.family ? { family: upstream.tls.family } : {}) };
+  const t = upstream.tls;
+  const up: ClientRequest =
+    u.protocol === 'https:'
+      ? httpsRequest({
+          ...base,
+          rejectUnauthorized: !route.tls.skipVerify,
+          ...(route.tls.serverName !== null ? { servername: route.tls.serverName } : isIP(host) === 0 ? { servername: host } : {}),
+          ...(t.ca !== undefined ? { ca: t.ca } : {}),
+          ...(t.cert !== undefined && t.key !== undefined ? { cert: t.cert, key: t.key } : {}),
+        })
+      : httpRequest(base);
+  handshake(up, client, clientHead, requestId, req.headers['accept'], a, route.timeoutMs, (socket, head) => {
+    const closed = tunnelOpened(observer, gen, a, client, { kind: 'upgrade', requestId, method: req.method ?? 'GET', host: req.headersDistinct['host']?.[0] ?? '', target: req.url ?? '/', headers: req.headersDistinct, peer: req.socket.remoteAddress ?? '', status: 101 });
+    joinTunnel(client, socket, head, route, closed);
+  });
 }
 
 /** The protocol an upgrade asks for, lower-case (empty when none). */

@@ -90,7 +90,7 @@ export function runtimeGate(text: string, entry: GateEntry, connection: GateConn
   });
   // The stand-in answers synchronously, so `then` must have been called, once, before admit returned.
   if (calls !== 1 || result === undefined) return { gateContract: `then called ${calls} times synchronously`, result };
-  return gateOutcome(entry, result, compiled(text).index, identity);
+  return gateOutcome(entry, result);
 }
 
 /**
@@ -109,7 +109,20 @@ export async function runtimeGateWith(text: string, entry: GateEntry, connection
   );
   await new Promise((r) => setImmediate(r));
   if (calls !== 1) return { gateContract: `then called ${calls} times`, result };
-  return gateOutcome(entry, result, compiled(text).index, session?.identity ?? null);
+  return gateOutcome(entry, result);
+}
+
+/** The assertion the stand-in signer has cached for every session (see `identityState`). */
+const ASSERTION = 'assertion-stand-in';
+
+/**
+ * The generation's authentication state as the gate's identity step reads it
+ * (runtime/authn/identity-headers.ts): the plan's cookie and claim headers, no orchestrator token,
+ * and a signer with every assertion cached, so the gate still answers synchronously. Cast: it has
+ * none of AuthState's other members; the rest of the gate passes it on unread.
+ */
+function identityState(body: PlanBody, index: PlanIndex): AuthState {
+  return { body, cookie: body.settings.cookie, claimHeaders: index.claimHeaders, orchestratorTokens: new Map(), signer: { cached: () => ASSERTION } } as unknown as AuthState;
 }
 
 /** The generation, options and entry of one gate case (see {@link runtimeGate}). */
@@ -130,9 +143,9 @@ function gateSetup(text: string, entry: GateEntry, connection: GateConnectionDat
         };
   // A stand-in for Authn: the gate only asks it for the session of a request (`resolve`) or of a
   // tunnel (`resolveTunnel`); both find `found`. Cast: it has none of Authn's other members. The
-  // generation's authentication state is opaque to the gate.
+  // generation's authentication state is read by the gate's identity step only (`identityState`).
   const authn = { resolve: () => found, resolveTunnel: () => found } as unknown as Authn;
-  const gen: ServedGeneration = { plan, index, number: 1, forward, tls, auth: {} as AuthState, autocertNames: null, logSettings: plan, tracing: plan, notices: plan, metricsMaterial: null };
+  const gen: ServedGeneration = { plan, index, number: 1, forward, tls, auth: identityState(plan.body, index), autocertNames: null, logSettings: plan, tracing: plan, notices: plan, metricsMaterial: null };
   const options: GateOptions = { scheme: entry.scheme, authn };
   const socket = { remoteAddress: entry.peer, servername: tlsData?.covers[0] } as unknown as Socket;
   const door: Entry = { kind: entry.kind, method: entry.method, target: entry.target, headers: entry.headers, httpVersion: entry.httpVersion, socket, nowMs: entry.nowMs, upstreamSample: entry.upstreamSample ?? 0 };
@@ -140,13 +153,20 @@ function gateSetup(text: string, entry: GateEntry, connection: GateConnectionDat
 }
 
 /** What a gate answered, or the gate contract it broke. */
-function gateOutcome(entry: GateEntry, result: GateResult, index: PlanIndex, identity: Identity | null): GateOutcome {
+function gateOutcome(entry: GateEntry, result: GateResult): GateOutcome {
   if (!result.admitted) return { refused: result.status, problem: result.problem };
   const d = result.decision;
   if ((result.upstream !== undefined) !== (d.outcome === 'allow')) return { gateContract: 'an upstream is chosen exactly for an allowed decision', result: d };
   const canonicalKept = result.canonical !== null;
   if (entry.kind === 'connect' ? canonicalKept : !canonicalKept && d.outcome !== 'bad_request') return { gateContract: 'the canonical request is kept for every admitted request but CONNECT', result: d };
-  return withClaimHeaders(index, d, identity);
+  if (result.identityError !== undefined) return { gateContract: 'the stand-in signer never fails', result: d };
+  if (d.outcome !== 'allow') return d;
+  // The gate's identity step added the claim headers (compared with the reference's) and the
+  // assertion, which the reference only asks for (`assertion`): checked here, then left out.
+  const headers = d.upstream.headers as Record<string, unknown>;
+  if ((headers['x-svc-jwt-assertion'] === ASSERTION) !== d.upstream.assertion) return { gateContract: 'the identity step adds the assertion exactly when the decision asks for it', result: d };
+  delete headers['x-svc-jwt-assertion'];
+  return d;
 }
 
 /** Both gates' answers for one entry, comparable (see `GateOutcome`). */
