@@ -13,6 +13,7 @@
  * The route's timeout bounds the handshake and the tunnel's life, its idle timeout the silence; the
  * global timeouts do not apply (`allow_websockets`, docs/running.md "Websockets and SPDY").
  */
+import { SvcError } from '../core/errors.ts';
 import { randomUUID } from 'node:crypto';
 import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -110,7 +111,7 @@ function handshake(up: ClientRequest, client: Duplex, clientHead: Buffer, reques
     if (!answered) up.destroy();
   };
   client.once('close', onClientClose);
-  if (timeoutMs > 0) up.setTimeout(timeoutMs, () => up.destroy(Object.assign(new Error('upgrade handshake timed out'), { code: 'SVC_ERR_UPSTREAM_TIMEOUT' })));
+  if (timeoutMs > 0) up.setTimeout(timeoutMs, () => up.destroy(new SvcError('SVC_ERR_UPSTREAM_TIMEOUT', 'upgrade handshake timed out')));
   up.once('upgrade', (res: IncomingMessage, socket: Socket, upstreamHead: Buffer) => {
     answered = true;
     client.off('close', onClientClose);
