@@ -144,7 +144,7 @@ function configurationDoc(): string {
 /** What `svc run` does with the settings (runtime/plan/capabilities.ts), and its log settings. */
 function runSupportDoc(): string[] {
   const list = (support: 'refused' | 'partial') =>
-    CAPABILITIES.flatMap((c) => (c.support === support ? [`- ${c.keys.map((k) => `\`${k}\``).join(', ')}${c.paths[0]!.startsWith('routes[]') ? ' (route field)' : ''}: ${c.reason}.`] : []));
+    CAPABILITIES.flatMap((c) => (c.support === support ? [`- ${c.keys.map((k) => `\`${k}\``).join(', ')}${'usedBy' in c ? ' (route field)' : ''}: ${c.reason}.`] : []));
   return [
     '',
     '## What `svc run` implements',

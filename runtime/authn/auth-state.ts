@@ -14,6 +14,7 @@ import { hostCookieName } from './cookies.ts';
 import { deriveKey } from '../core/keys.ts';
 import type { RedirectPolicy } from './redirect-target.ts';
 import { loadSigningKey, type SigningKey } from './signing-key.ts';
+import { ServerlessTokens, tokenSourceOf } from './serverless-token.ts';
 
 export interface AuthState {
   readonly body: PlanBody;
@@ -62,6 +63,16 @@ export interface AuthState {
   readonly orchestratorTokens: ReadonlyMap<number, string>;
   /** `jwt_claims_headers` as (lower-case header, claim) pairs, as `PlanIndex.claimHeaders` holds them. */
   readonly claimHeaders: readonly (readonly [string, string])[];
+  /**
+   * ID tokens for the routes with `enable_hostedcloud_serverless_authentication` (serverless-token.ts);
+   * null when no route has it. Taken over from the previous generation while its source is the same,
+   * so a reload keeps the tokens cached.
+   */
+  readonly serverless: ServerlessTokens | null;
+  /** What `serverless` was made from (the key file's text, or the ambient variables). */
+  readonly serverlessKey: string | null;
+  /** The ID token's audience per serverless route index: `https://<to host>`. */
+  readonly serverlessAudiences: ReadonlyMap<number, string>;
 }
 
 /**
@@ -70,7 +81,14 @@ export interface AuthState {
  * `signing_key`, `ephemeralKey` gives the process's key (one per svc, shared by cluster workers:
  * runtime/process/cluster.ts). Throws `SecretError` or `SigningKeyError`.
  */
-export function buildAuthState(body: PlanBody, scheme: 'http' | 'https', previous: AuthState | undefined, ephemeralKey: () => SigningKey): AuthState {
+export function buildAuthState(
+  body: PlanBody,
+  scheme: 'http' | 'https',
+  previous: AuthState | undefined,
+  ephemeralKey: () => SigningKey,
+  env: NodeJS.ProcessEnv = process.env,
+  log?: (entry: Record<string, unknown>) => void,
+): AuthState {
   const s = body.settings;
   const cookieSecret = s.cookie.secret ? secretBytes(s.cookie.secret, 'cookie_secret') : null;
   const shared = s.mode.sharedSecret ? secretBytes(s.mode.sharedSecret, 'shared_secret') : null;
@@ -116,6 +134,7 @@ export function buildAuthState(body: PlanBody, scheme: 'http' | 'https', previou
 
   const orchestratorTokens = new Map<number, string>();
   for (const r of body.routes) if (r.orchestratorServiceAccountToken) orchestratorTokens.set(r.index, orchestratorToken(r));
+  const { serverless, serverlessKey, serverlessAudiences } = serverlessState(body, previous, env, log);
 
   return {
     body,
@@ -136,7 +155,32 @@ export function buildAuthState(body: PlanBody, scheme: 'http' | 'https', previou
     tcpRouteHosts,
     orchestratorTokens,
     claimHeaders: Object.entries(s.identity.claimHeaders).map(([h, c]) => [h.toLowerCase(), c] as const),
+    serverless,
+    serverlessKey,
+    serverlessAudiences,
   };
+}
+
+/**
+ * The serverless ID-token source of a plan (serverless-token.ts), when a route asks for one: the
+ * key file of `hostedcloud_serverless_authentication_service_account`, else with `idp_provider:
+ * google` the key file of `idp_service_account`, else ambient credentials. Throws when a key file
+ * cannot be used, so the plan is refused.
+ */
+function serverlessState(body: PlanBody, previous: AuthState | undefined, env: NodeJS.ProcessEnv, log: ((entry: Record<string, unknown>) => void) | undefined): Pick<AuthState, 'serverless' | 'serverlessKey' | 'serverlessAudiences'> {
+  const audiences = new Map<number, string>();
+  for (const r of body.routes) {
+    if (!r.hostedcloudServerlessAuthentication || r.action.kind !== 'forward') continue;
+    audiences.set(r.index, `https://${r.action.upstreams[0]!.host}`);
+  }
+  if (audiences.size === 0) return { serverless: null, serverlessKey: null, serverlessAudiences: audiences };
+  const s = body.settings;
+  const account = s.identity.hostedcloudServiceAccount ?? (s.idp.provider === 'google' ? s.idp.serviceAccount : null);
+  const what = s.identity.hostedcloudServiceAccount ? 'hostedcloud_serverless_authentication_service_account' : 'idp_service_account';
+  const keyJson = account ? Buffer.from(resolveSecretText(account, what).trim(), 'base64').toString('utf8') : null;
+  const key = JSON.stringify([keyJson, keyJson === null ? [env['GOOGLE_APPLICATION_CREDENTIALS'] ?? null, env['GCE_METADATA_HOST'] ?? null] : null]);
+  if (previous?.serverless && previous.serverlessKey === key) return { serverless: previous.serverless, serverlessKey: key, serverlessAudiences: audiences };
+  return { serverless: new ServerlessTokens(tokenSourceOf(keyJson, env), Date.now, log), serverlessKey: key, serverlessAudiences: audiences };
 }
 
 function secretBytes(secret: Secret, what: string): Buffer {

@@ -3,7 +3,9 @@
  * carries upstream as identity, for the HTTP handler, upgrades and the forward-auth answer alike.
  * In this order: svc's own credentials taken out (its session, sign-in and binding cookies, a
  * programmatic bearer token), the `jwt_claims_headers` claim headers, the orchestrator's bearer
- * token with impersonation headers, and the signed `x-svc-jwt-assertion`. Claims and the
+ * token with impersonation headers, the serverless cloud's ID token as the bearer token
+ * (`enable_hostedcloud_serverless_authentication`: serverless-token.ts; it replaces whatever
+ * `Authorization` the client sent), and the signed `x-svc-jwt-assertion`. Claims and the
  * assertion only for a signed-in user on a route with `pass_identity_headers`.
  *
  * The step returns the edits (a header set to undefined is removed) and changes nothing itself:
@@ -17,6 +19,7 @@ import type { Identity, OutgoingHeaders } from '../core/types.ts';
 import type { ResolvedSession } from '../sessions/session-cache.ts';
 import type { AuthState } from './auth-state.ts';
 import { PROGRAMMATIC_TOKEN_PREFIX } from './credentials.ts';
+import { ServerlessTokenError } from './serverless-token.ts';
 
 /** The headers to set (a string or list) or remove (undefined), in the order they apply. */
 export type IdentityHeaders = OutgoingHeaders;
@@ -35,24 +38,36 @@ export interface IdentityRequest {
   readonly upstream: Readonly<OutgoingHeaders> | null;
 }
 
-/** The identity edits of one allowed request: synchronous unless an assertion must be signed. */
+/**
+ * The identity edits of one allowed request: synchronous unless an assertion must be signed or a
+ * serverless ID token fetched. Rejects with the signer's error, or `ServerlessTokenError`.
+ */
 export function identityHeaders(state: AuthState, r: IdentityRequest): IdentityHeaders | Promise<IdentityHeaders> {
   const out: IdentityHeaders = {};
   if (r.upstream !== null) credentialEdits(r.upstream, state.cookie.name, out);
   const session = r.session;
-  const pass = session !== null && state.body.routes[r.routeIndex]!.passIdentityHeaders;
+  const route = state.body.routes[r.routeIndex]!;
+  const pass = session !== null && route.passIdentityHeaders;
   if (pass) claimHeaders(state.claimHeaders, session.identity, out);
   if (r.upstream !== null) orchestrator(state, session, r.routeIndex, out);
-  if (!pass) return out;
-  const jwt = assertion(state, session, r.audience);
-  if (typeof jwt === 'string') {
-    out['x-svc-jwt-assertion'] = jwt;
-    return out;
-  }
-  return jwt.then((token) => {
-    out['x-svc-jwt-assertion'] = token;
+  // The cloud's ID token for the route's upstream (never for a forward-auth answer: its proxy's upstream is not svc's).
+  const cloud = r.upstream !== null && route.hostedcloudServerlessAuthentication ? serverlessToken(state, r.routeIndex) : undefined;
+  if (typeof cloud === 'string') out['authorization'] = `Bearer ${cloud}`;
+  const jwt = pass ? assertion(state, session, r.audience) : undefined;
+  if (typeof jwt === 'string') out['x-svc-jwt-assertion'] = jwt;
+  if (!(cloud instanceof Promise) && !(jwt instanceof Promise)) return out;
+  return Promise.all([cloud, jwt]).then(([token, signed]) => {
+    if (token !== undefined) out['authorization'] = `Bearer ${token}`;
+    if (signed !== undefined) out['x-svc-jwt-assertion'] = signed;
     return out;
   });
+}
+
+/** The serverless ID token of a route's upstream (audience `https://<to host>`: every `to` of such a route has one host). */
+function serverlessToken(state: AuthState, routeIndex: number): string | Promise<string> {
+  const audience = state.serverlessAudiences.get(routeIndex);
+  if (state.serverless === null || audience === undefined) return Promise.reject(new ServerlessTokenError('bug: a serverless route without a token source'));
+  return state.serverless.token(audience);
 }
 
 /** Applies identity edits to headers bound upstream (this request's own copy). */

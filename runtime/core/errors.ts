@@ -63,6 +63,7 @@ export const RUNTIME_ERRORS = {
   SVC_ERR_SESSION_COOKIE_INPUT: 'A session cookie was sealed with a bad key or payload (a bug in svc).',
   SVC_ERR_ASSERTION_OPTIONS: 'The assertion signer was built with options that cannot work (a bug in svc).',
   SVC_ERR_PROGRAMMATIC_CLIENT_REFUSED: 'A tunnel sign-in came back for a programmatic client the plan in service no longer accepts (`programmatic_redirect_domain_whitelist` changed meanwhile); no token is sent.',
+  SVC_ERR_SERVERLESS_TOKEN: 'No ID token for a serverless cloud upstream: the token endpoint or metadata server failed or refused, or the service-account key cannot be used; the request is refused with 502.',
   SVC_ERR_SIGNING_KEY_INVALID: 'The configured `signing_key` is not a usable PEM private key (encrypted, or of a refused kind or size).',
   // generation/
   SVC_ERR_PLAN_REFUSED: 'A plan was refused while its generation was prepared; the provisioner\'s error is the cause, the running plan stays.',

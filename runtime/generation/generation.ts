@@ -131,7 +131,7 @@ export interface DefaultCertificateTarget {
 export function provisioners(options: PartsOptions, listener: () => DefaultCertificateTarget | undefined = () => undefined): Provisioners<Parts> {
   const auth: Provisioner<AuthState> = {
     name: 'auth',
-    provision: (plan, _index, previous, context) => (context.renewal && previous ? previous : buildAuthState(plan.body, options.scheme, previous, options.ephemeralKey)),
+    provision: (plan, _index, previous, context) => (context.renewal && previous ? previous : buildAuthState(plan.body, options.scheme, previous, options.ephemeralKey, process.env, options.log)),
     cleanup: () => undefined,
   };
   const tls: Provisioner<ListenerTls | null> = {

@@ -66,7 +66,6 @@ const NO_JAEGER_AGENT = 'svc sends spans to tracing_jaeger_collector_endpoint (H
 const NO_DIRECTORY =
   "directory APIs with a service account are not implemented; groups come from the identity provider's `groups` claim (ID token, and userinfo every idp_refresh_directory_interval)";
 const NO_DATA_PLANE = 'data-plane bootstrap options are not implemented: svc run proxies in its own process, with no separate data plane to configure';
-const NO_HOSTEDCLOUD = 'signed headers for serverless cloud upstreams are not implemented yet';
 
 function refused(keys: readonly string[], paths: readonly string[], reason: string, used: (cx: UseContext) => boolean): Capability {
   return { support: 'refused', keys, paths, reason, used };
@@ -197,7 +196,7 @@ export const CAPABILITIES: readonly Capability[] = [
   // Inferred from the key by the compiler for reviewers; the runtime infers it from the key again.
   { support: 'compiled', keys: ['signing_key'], paths: ['settings.identity.signingAlgorithm'], via: ['settings.identity.signingKey'] },
   honoured(['jwt_claims_headers'], 'settings.identity.claimHeaders'),
-  refused(['hostedcloud_serverless_authentication_service_account'], ['settings.identity.hostedcloudServiceAccount'], NO_HOSTEDCLOUD, (cx) => cx.settings.identity.hostedcloudServiceAccount !== null),
+  honoured(['hostedcloud_serverless_authentication_service_account'], 'settings.identity.hostedcloudServiceAccount'),
   { support: 'compiled', keys: ['set_response_headers'], paths: ['settings.headers.response'], via: ['routes[].responseHeaders.set'] },
 
   // Logs (runtime/observe/log/run-log.ts).
@@ -261,12 +260,16 @@ export const CAPABILITIES: readonly Capability[] = [
   honoured(['lb_policy', 'least_request_lb_config', 'ring_hash_lb_config', 'maglev_lb_config'], 'routes[].lb'),
   honoured(['health_checks'], 'routes[].healthChecks'),
   honoured(['outlier_detection'], 'routes[].outlierDetection'),
+  honoured(['enable_hostedcloud_serverless_authentication'], 'routes[].hostedcloudServerlessAuthentication'),
+  // One ID token audience per route (runtime/authn/serverless-token.ts): the identity step runs
+  // before the upstream is picked, so every `to` of such a route must name one host. No path of
+  // its own: the field is classified above; this refuses the one shape svc run does not serve.
   {
     support: 'refused',
     keys: ['enable_hostedcloud_serverless_authentication'],
-    paths: ['routes[].hostedcloudServerlessAuthentication'],
-    reason: NO_HOSTEDCLOUD,
-    usedBy: (r) => r.hostedcloudServerlessAuthentication,
+    paths: [],
+    reason: 'one ID token audience per route: every `to` of a route with enable_hostedcloud_serverless_authentication must have the same host',
+    usedBy: (r) => r.hostedcloudServerlessAuthentication && r.action.kind === 'forward' && new Set(r.action.upstreams.map((u) => u.host)).size > 1,
   },
   honoured(['orchestrator_service_account_token', 'orchestrator_service_account_token_file'], 'routes[].orchestratorServiceAccountToken'),
 ];

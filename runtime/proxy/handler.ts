@@ -30,6 +30,7 @@ import type { InFlight } from './in-flight.ts';
 import { answerProbe, isProbe, type Probes } from './probes.ts';
 import { writeHead } from '../authn/write-head.ts';
 import type { UpstreamOutcome } from '../core/types.ts';
+import { identityFailure } from './identity-failure.ts';
 
 export interface HandlerOptions extends GateOptions {
   /** Test mode: every response names the plan checksum that produced it (`x-svc-plan-checksum`). */
@@ -293,10 +294,12 @@ function respond(gen: ServedGeneration, a: Admission, req: Req, res: Res, reques
       res.end();
       return;
     case 'allow': {
-      // The gate's identity step could not sign the assertion: nothing was picked (gate.ts).
+      // The gate's identity step failed: nothing was picked (gate.ts). Without the serverless
+      // cloud's ID token the upstream would refuse the request: 502, never forwarded without it.
       if (a.identityError !== undefined) {
-        options.log?.({ msg: 'identity assertion failed', requestId, error: a.identityError.message });
-        sendError(res, 500, requestId, 'identity-assertion-failed', accept, false);
+        const failure = identityFailure(a.identityError);
+        options.log?.({ msg: failure.log, requestId, error: a.identityError.message });
+        sendError(res, failure.status, requestId, failure.reason, accept, false);
         return;
       }
       const route = gen.index.body.routes[d.route.index]!;

@@ -14,6 +14,7 @@
  * global timeouts do not apply (`allow_websockets`, docs/running.md "Websockets and SPDY").
  */
 import { SvcError } from '../core/errors.ts';
+import { identityFailure } from './identity-failure.ts';
 import { randomUUID } from 'node:crypto';
 import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -56,7 +57,10 @@ function upgrade(gen: ServedGeneration, a: Admission, req: IncomingMessage, clie
   const route = gen.index.body.routes[d.route.index]!;
   if (!upgradeEnabled(route, req)) return endSocketWithError(client, 400, requestId, `upgrade-not-enabled:${upgradeProtocol(req) || 'none'}`, req.headers['accept']);
   // The gate's identity step could not sign the assertion: nothing was picked (gate.ts).
-  if (a.identityError !== undefined) return endSocketWithError(client, 500, requestId, 'identity-assertion-failed', req.headers['accept']);
+  if (a.identityError !== undefined) {
+    const failure = identityFailure(a.identityError);
+    return endSocketWithError(client, failure.status, requestId, failure.reason, req.headers['accept']);
+  }
   const upstream = a.upstream!;
 
   // This request's own headers, identity headers applied (gate.ts); one set to undefined (svc's own

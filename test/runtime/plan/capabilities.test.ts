@@ -94,7 +94,7 @@ describe('every plan field is classified', () => {
   it('the check can fail: a field nothing reads is not "read"', () => {
     const sources = runSources();
     expect(reads(sources, 'bindConfigFreebind')).toBe(false);
-    expect(reads(sources, 'hostedcloudServerlessAuthentication')).toBe(false);
+    expect(reads(sources, 'adminProfilePath')).toBe(false);
     expect(reads(sources, 'timeoutReadMs')).toBe(true);
     expect(reads(sources, 'hashFunction')).toBe(true); // destructured in ring-hash.ts
   });
@@ -150,13 +150,12 @@ describe('uses of refused and partly honoured settings', () => {
   /** For each refused setting: settings (and files) that use it. */
   const REFUSED: Record<string, () => { settings: Record<string, unknown>; routes?: unknown[]; files?: Record<string, string> }> = {
     idp_service_account: () => ({ settings: { idp_service_account: 'c2VydmljZS1hY2NvdW50' } }),
-    hostedcloud_serverless_authentication_service_account: () => ({ settings: { hostedcloud_serverless_authentication_service_account: 'e30=' } }),
     dp_admin_address: () => ({ settings: { dp_admin_address: ':9901' } }),
     dp_admin_access_log_path: () => ({ settings: { dp_admin_access_log_path: '/var/log/admin.log' } }),
     dp_admin_profile_path: () => ({ settings: { dp_admin_profile_path: '/tmp/profile' } }),
     dp_bind_config_freebind: () => ({ settings: { dp_bind_config_freebind: true } }),
     dp_bind_config_source_address: () => ({ settings: { dp_bind_config_source_address: '10.0.0.1' } }),
-    enable_hostedcloud_serverless_authentication: () => ({ settings: {}, routes: [{ ...route, enable_hostedcloud_serverless_authentication: true }] }),
+    enable_hostedcloud_serverless_authentication: () => ({ settings: {}, routes: [{ ...route, to: ['https://a.run.example', 'https://b.run.example'], enable_hostedcloud_serverless_authentication: true }] }),
   };
 
   it('every refused setting has a case here', () => {
@@ -277,9 +276,9 @@ describe('uses of refused and partly honoured settings', () => {
   });
 
   it('errorLine and noteLine of a route field name the route', () => {
-    const p = plan({}, [{ ...route, name: 'app', enable_hostedcloud_serverless_authentication: true }]);
+    const p = plan({}, [{ ...route, name: 'app', to: ['https://a.run.example', 'https://b.run.example'], enable_hostedcloud_serverless_authentication: true }]);
     const [u] = settingUses(p);
-    expect(errorLine(u!)).toMatch(/^config\.yaml:\d+:\d+: error SVC_ERR_UNSUPPORTED_SETTING enable_hostedcloud_serverless_authentication: route app: signed headers/);
+    expect(errorLine(u!)).toMatch(/^config\.yaml:\d+:\d+: error SVC_ERR_UNSUPPORTED_SETTING enable_hostedcloud_serverless_authentication: route app: one ID token audience per route/);
     expect(noteLine(u!)).toMatch(/^config\.yaml:\d+:\d+: note: enable_hostedcloud_serverless_authentication \(route app\) is not supported by svc run yet: /);
   });
 });
