@@ -15,6 +15,9 @@
  * `svc-auth-redis` is the same with `databroker_storage_type: redis` against a redis-server the bench
  * starts on the load side's core (no persistence): the per-process cache answers almost every
  * request, so the target is within 5 % of `svc-auth`.
+ * `node-floor` (bench/proxy/node-floor.mjs) is the least a proxy on Node's HTTP stack does: node:http in
+ * front of undici's `dispatch` on a keep-alive pool, no checks, no log, on the proxy's core; the report
+ * gives svc-auth/node-floor and svc/node-floor by CPU per request, and RSS against it.
  * `nginx-authreq` is nginx with `auth_request` to a minimal Node auth service (a session-cookie
  * lookup in a Map, no crypto), pinned to the proxy's core with nginx: both are that target's CPU.
  *
@@ -45,7 +48,7 @@
  *
  * Needs nginx and wrk (Debian: `apt-get install -y nginx wrk`; svc-auth-redis also redis-server and
  * redis-cli); CI does not run it. Run: `npm run bench:proxy` (`--duration 10s`, `--connections 64`,
- * `--only svc,nginx,direct,svc-auth,svc-auth-redis,nginx-authreq,svc-traced,svc-distributed`, `--warmup 2s`, `--cpu-prof DIR` to write V8 CPU
+ * `--only svc,nginx,direct,node-floor,svc-auth,svc-auth-redis,nginx-authreq,svc-traced,svc-distributed`, `--warmup 2s`, `--cpu-prof DIR` to write V8 CPU
  * profiles of the svc processes into DIR). Every child process and the temp dir are removed on exit,
  * Ctrl-C or error.
  */
@@ -82,9 +85,9 @@ function seconds(text: string, option: string): number {
 
 class UsageError extends Error {}
 
-const TARGETS = ['svc', 'nginx', 'direct', 'svc-auth', 'svc-auth-redis', 'nginx-authreq', 'svc-traced', 'svc-distributed'] as const;
+const TARGETS = ['svc', 'nginx', 'direct', 'node-floor', 'svc-auth', 'svc-auth-redis', 'nginx-authreq', 'svc-traced', 'svc-distributed'] as const;
 /** The targets run without `--only`. */
-const DEFAULT_TARGETS = ['svc', 'nginx', 'direct', 'svc-auth', 'nginx-authreq'] as const;
+const DEFAULT_TARGETS = ['svc', 'nginx', 'direct', 'node-floor', 'svc-auth', 'nginx-authreq'] as const;
 type Target = (typeof TARGETS)[number];
 
 function options() {
@@ -806,7 +809,7 @@ interface DistributedFigures {
 
 interface Row {
   readonly label: string;
-  readonly kind: 'direct' | 'nginx' | 'svc' | 'nginx-authreq' | 'svc-auth' | 'svc-auth-redis' | 'svc-traced' | 'svc-distributed' | 'svc-distributed-uncached';
+  readonly kind: 'direct' | 'nginx' | 'node-floor' | 'svc' | 'nginx-authreq' | 'svc-auth' | 'svc-auth-redis' | 'svc-traced' | 'svc-distributed' | 'svc-distributed-uncached';
   readonly distributed?: DistributedFigures;
   readonly cores: 1 | 2;
   readonly routes?: number;
@@ -958,6 +961,19 @@ async function main(): Promise<number> {
       await waitReady(`nginx proxy (${workers} workers)`, child, port, log, 10_000);
       const cores = processTree(child.pid!).map(coresOf).join('/');
       await measure(`nginx proxy, ${workers} worker${workers > 1 ? 's' : ''}`, 'nginx', workers, port, [child.pid!], cores, join(dir, `proxy${workers}-error.log`));
+    } finally {
+      await stop(child);
+    }
+  };
+
+  /** node-floor: node:http + undici `dispatch` (node-floor.mjs) on the proxy's core: Node's floor. */
+  const runNodeFloor = async () => {
+    const port = await freePort();
+    const log = join(dir, 'node-floor.out');
+    const child = start(process.execPath, [join(ROOT, 'bench/proxy/node-floor.mjs')], PROXY, log, { ...process.env, BENCH_PORT: String(port), BENCH_UPSTREAM: `http://127.0.0.1:${upstreamPort}` });
+    try {
+      await waitReady('node-floor', child, port, log, 10_000);
+      await measure('node-floor (node:http + undici dispatch)', 'node-floor', 1, port, [child.pid!], processTree(child.pid!).map(coresOf).join('/'), log);
     } finally {
       await stop(child);
     }
@@ -1199,6 +1215,7 @@ async function main(): Promise<number> {
       await runSvc(1, 0);
     }
   }
+  if (opts.only.has('node-floor')) await runNodeFloor();
   // svc-auth first: nginx-authreq then sends the same cookie (same request size).
   if (opts.only.has('svc-auth')) await runSvcAuth('svc-auth');
   if (opts.only.has('svc-auth-redis')) await runSvcAuth('svc-auth-redis');
@@ -1307,6 +1324,15 @@ function report(rows: readonly Row[], connections: number, hasWorkers: boolean):
 
   const svcAuth = find('svc-auth', 1);
   const authReq = find('nginx-authreq', 1);
+  // Node's floor (node-floor.mjs): what svc costs beyond a proxy on the same HTTP stack that checks nothing.
+  const floor = find('node-floor', 1);
+  if (floor && (svc1 || svcAuth)) {
+    console.log('');
+    console.log(`against the Node floor (node:http + undici dispatch, ${cpuPerRequestUs(floor).toFixed(0)} µs CPU per request, RSS ${fmtMb(floor.result.peak.rssMaxProcess)}):`);
+    if (svcAuth) console.log(`  svc-auth/node-floor, CPU per request: ${(cpuPerRequestUs(svcAuth) / cpuPerRequestUs(floor)).toFixed(2)}x   target ≤ 1.15x: ${verdict(cpuPerRequestUs(svcAuth) <= 1.15 * cpuPerRequestUs(floor))}`);
+    if (svc1) console.log(`  svc/node-floor, CPU per request:      ${(cpuPerRequestUs(svc1) / cpuPerRequestUs(floor)).toFixed(2)}x   target ≤ 1.05x (the public route): ${verdict(cpuPerRequestUs(svc1) <= 1.05 * cpuPerRequestUs(floor))}`);
+    for (const s of [svc1, svcAuth]) if (s) console.log(`  RSS per worker, ${s.label}: ${fmtMb(s.result.peak.rssMaxProcess)}   target ≤ node-floor + 25 MB: ${verdict(s.result.peak.rssMaxProcess <= floor.result.peak.rssMaxProcess + 25 * MB)}`);
+  }
   if (svcAuth || authReq) {
     console.log('');
     console.log('authenticated route, one core (session cookie, policy by group, identity headers):');
@@ -1324,7 +1350,7 @@ function report(rows: readonly Row[], connections: number, hasWorkers: boolean):
     if (rr2 !== undefined) console.log(`  svc-auth-redis/svc-auth: ${rr2.toFixed(3)}   target ≥ 0.95 (Redis store within 5 % of the memory store): ${verdict(rr2 >= 0.95)}${byCpu(svcAuthRedis, svcAuth)}`);
     const rn = ratio(authReq, nginx1);
     if (rn !== undefined) console.log(`  nginx-authreq/nginx:     ${rn.toFixed(2)}   (cost of auth_request to a Node service; no target)${byCpu(authReq, nginx1)}`);
-    const perRequest = [nginx1, authReq, svc1, svcAuth, find('svc-auth-redis', 1)].filter((r): r is Row => r !== undefined).map((r) => `${r.kind} ${cpuPerRequestUs(r).toFixed(0)} µs`);
+    const perRequest = [nginx1, floor, authReq, svc1, svcAuth, find('svc-auth-redis', 1)].filter((r): r is Row => r !== undefined).map((r) => `${r.kind} ${cpuPerRequestUs(r).toFixed(0)} µs`);
     console.log(`  CPU per request:         ${perRequest.join(', ')}`);
     if (svcAuth) {
       const p99 = svcAuth.result.wrk.p99Ms;
