@@ -18,6 +18,11 @@
  * `node-floor` (bench/proxy/node-floor.mjs) is the least a proxy on Node's HTTP stack does: node:http in
  * front of undici's `dispatch` on a keep-alive pool, no checks, no log, on the proxy's core; the report
  * gives svc-auth/node-floor and svc/node-floor by CPU per request, and RSS against it.
+ * `apache-oidc` is Apache httpd + mod_auth_openidc (Debian's apache2 and libapache2-mod-auth-openidc),
+ * the OpenID Connect relying party operators deploy in front of apps, signed in at the dev IdP like
+ * svc-auth (`Require claim groups:admins`, claims as headers, pooled mod_proxy_http, access log);
+ * `apache-oidc-cookie` the same with its session in an encrypted cookie (keep warm-up + duration
+ * under 25 s: it rewrites that cookie after 30 s). The report gives svc-auth against each by CPU per request.
  * `nginx-authreq` is nginx with `auth_request` to a minimal Node auth service (a session-cookie
  * lookup in a Map, no crypto), pinned to the proxy's core with nginx: both are that target's CPU.
  *
@@ -48,13 +53,13 @@
  *
  * Needs nginx and wrk (Debian: `apt-get install -y nginx wrk`; svc-auth-redis also redis-server and
  * redis-cli); CI does not run it. Run: `npm run bench:proxy` (`--duration 10s`, `--connections 64`,
- * `--only svc,nginx,direct,node-floor,svc-auth,svc-auth-redis,nginx-authreq,svc-traced,svc-distributed`, `--warmup 2s`, `--cpu-prof DIR` to write V8 CPU
+ * `--only svc,nginx,direct,node-floor,apache-oidc,apache-oidc-cookie,svc-auth,svc-auth-redis,nginx-authreq,svc-traced,svc-distributed`, `--warmup 2s`, `--cpu-prof DIR` to write V8 CPU
  * profiles of the svc processes into DIR). Every child process and the temp dir are removed on exit,
  * Ctrl-C or error.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, request, type IncomingHttpHeaders } from 'node:http';
 import { createServer } from 'node:net';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
@@ -85,9 +90,9 @@ function seconds(text: string, option: string): number {
 
 class UsageError extends Error {}
 
-const TARGETS = ['svc', 'nginx', 'direct', 'node-floor', 'svc-auth', 'svc-auth-redis', 'nginx-authreq', 'svc-traced', 'svc-distributed'] as const;
+const TARGETS = ['svc', 'nginx', 'direct', 'node-floor', 'svc-auth', 'svc-auth-redis', 'nginx-authreq', 'apache-oidc', 'apache-oidc-cookie', 'svc-traced', 'svc-distributed'] as const;
 /** The targets run without `--only`. */
-const DEFAULT_TARGETS = ['svc', 'nginx', 'direct', 'node-floor', 'svc-auth', 'nginx-authreq'] as const;
+const DEFAULT_TARGETS = ['svc', 'nginx', 'direct', 'node-floor', 'svc-auth', 'nginx-authreq', 'apache-oidc'] as const;
 type Target = (typeof TARGETS)[number];
 
 function options() {
@@ -394,9 +399,9 @@ function freePort(): Promise<number> {
 type ProbeResult = { status: number; headers: IncomingHttpHeaders; body: string } | { error: string };
 
 /** One GET of `/` with `headers` (default: the bench Host header): the answer, or an error message. */
-function probe(port: number, headers: Readonly<Record<string, string>> = { host: HOST }): Promise<ProbeResult> {
+function probe(port: number, headers: Readonly<Record<string, string>> = { host: HOST }, path = '/'): Promise<ProbeResult> {
   return new Promise((resolve) => {
-    const req = request({ host: '127.0.0.1', port, path: '/', headers, agent: false, timeout: 2000 }, (res) => {
+    const req = request({ host: '127.0.0.1', port, path, headers, agent: false, timeout: 2000 }, (res) => {
       let body = '';
       res.on('data', (d: Buffer) => (body += d.toString()));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
@@ -589,6 +594,67 @@ server.listen(Number(process.env.BENCH_PORT), '127.0.0.1', () => console.log('au
 
 /** The IdP client svc-auth signs in with. */
 const BENCH_CLIENT = { clientId: 'svc-bench', clientSecret: 'svc-bench-secret' } as const;
+
+/** Where Debian's apache2 keeps its modules. */
+const APACHE_MODULES = '/usr/lib/apache2/modules';
+
+/**
+ * Apache httpd 2.4 with mod_auth_openidc, as operators put it in front of an app: signed in at the
+ * dev IdP (code flow with PKCE), `Require claim groups:admins`, the claims passed as headers,
+ * mod_proxy_http with keep-alive connections to the upstream, an access log. One event-MPM process
+ * with 128 threads (more than wrk's 64 connections). `cookie`: the session in an encrypted cookie
+ * (`OIDCSessionType client-cookie`) instead of the shared-memory cache. `/echo/` goes to the echo
+ * server, for the check of what an upstream receives.
+ */
+function apacheOidcConfig(dir: string, port: number, upstreamPort: number, echoPort: number, issuer: string, cookie: boolean): string {
+  const m = (name: string, file: string) => `LoadModule ${name} ${APACHE_MODULES}/${file}`;
+  return [
+    `ServerRoot ${dir}`,
+    `Listen 127.0.0.1:${port}`,
+    `PidFile ${dir}/apache.pid`,
+    `ErrorLog ${dir}/apache-error.log`,
+    'LogLevel warn',
+    m('mpm_event_module', 'mod_mpm_event.so'),
+    m('authn_core_module', 'mod_authn_core.so'),
+    m('authz_core_module', 'mod_authz_core.so'),
+    m('authz_user_module', 'mod_authz_user.so'),
+    m('auth_openidc_module', 'mod_auth_openidc.so'),
+    m('proxy_module', 'mod_proxy.so'),
+    m('proxy_http_module', 'mod_proxy_http.so'),
+    `ServerName ${HOST}`,
+    'User www-data',
+    'Group www-data',
+    'StartServers 1',
+    'ServerLimit 1',
+    'ThreadLimit 128',
+    'ThreadsPerChild 128',
+    'MaxRequestWorkers 128',
+    'MinSpareThreads 1',
+    'MaxSpareThreads 128',
+    'KeepAlive On',
+    'MaxKeepAliveRequests 0',
+    'LogFormat "%h %l %u %t \\"%r\\" %>s %b" common',
+    `CustomLog ${dir}/apache-access.log common`,
+    `OIDCProviderMetadataURL ${issuer}/.well-known/openid-configuration`,
+    `OIDCClientID ${BENCH_CLIENT.clientId}`,
+    `OIDCClientSecret ${BENCH_CLIENT.clientSecret}`,
+    `OIDCRedirectURI http://${HOST}/redirect_uri`,
+    'OIDCCryptoPassphrase bench-only-passphrase-not-a-secret',
+    'OIDCPKCEMethod S256',
+    'OIDCScope "openid email profile groups"',
+    'OIDCPassClaimsAs headers',
+    cookie ? 'OIDCSessionType client-cookie' : 'OIDCSessionType server-cache',
+    'OIDCCacheType shm',
+    '<Location />',
+    '  AuthType openid-connect',
+    '  Require claim groups:admins',
+    '</Location>',
+    'ProxyPass /redirect_uri !',
+    `ProxyPass /echo/ http://127.0.0.1:${echoPort}/ keepalive=On`,
+    `ProxyPass / http://127.0.0.1:${upstreamPort}/ keepalive=On`,
+    '',
+  ].join('\n');
+}
 const ADMINS_POLICY = 'allow if groups has "admins"';
 
 /** The identity settings svc-auth and svc-distributed share: sign-in through the dev IdP on plain HTTP, the authenticate service on `authenticate.localhost:<authenticatePort>`. */
@@ -809,7 +875,7 @@ interface DistributedFigures {
 
 interface Row {
   readonly label: string;
-  readonly kind: 'direct' | 'nginx' | 'node-floor' | 'svc' | 'nginx-authreq' | 'svc-auth' | 'svc-auth-redis' | 'svc-traced' | 'svc-distributed' | 'svc-distributed-uncached';
+  readonly kind: 'direct' | 'nginx' | 'node-floor' | 'svc' | 'nginx-authreq' | 'apache-oidc' | 'apache-oidc-cookie' | 'svc-auth' | 'svc-auth-redis' | 'svc-traced' | 'svc-distributed' | 'svc-distributed-uncached';
   readonly distributed?: DistributedFigures;
   readonly cores: 1 | 2;
   readonly routes?: number;
@@ -963,6 +1029,61 @@ async function main(): Promise<number> {
       await measure(`nginx proxy, ${workers} worker${workers > 1 ? 's' : ''}`, 'nginx', workers, port, [child.pid!], cores, join(dir, `proxy${workers}-error.log`));
     } finally {
       await stop(child);
+    }
+  };
+
+  /**
+   * apache-oidc: Apache httpd + mod_auth_openidc on the proxy's core (apacheOidcConfig), alice signed
+   * in through the dev IdP before the load and her session cookie sent by wrk; checked first: 200 ok
+   * with it, her claims reach the upstream as headers, bob (guests) is refused.
+   */
+  const runApacheOidc = async (kind: 'apache-oidc' | 'apache-oidc-cookie') => {
+    const apache = which('apache2');
+    if (!apache || !existsSync(join(APACHE_MODULES, 'mod_auth_openidc.so'))) {
+      console.log(`  ${kind}: skipped: needs Debian's apache2 and libapache2-mod-auth-openidc`);
+      return;
+    }
+    // mod_auth_openidc rewrites a cookie session after 30 s of use: the measured run stays within it.
+    if (kind === 'apache-oidc-cookie' && opts.warmupS + opts.durationS >= 25) console.log(`  ${kind}: warm-up + duration is ${opts.warmupS + opts.durationS} s; its cookie session is rewritten after 30 s, so keep them under 25 s`);
+    const port = await freePort();
+    const idp = await startDevIdp({ clients: [{ ...BENCH_CLIENT, redirectUris: [`http://${HOST}/redirect_uri`], postLogoutRedirectUris: ['https://example.com/'] }] });
+    const echo = await startEcho();
+    const conf = join(dir, `${kind}.conf`);
+    writeFileSync(conf, apacheOidcConfig(dir, port, upstreamPort, echo.port, idp.issuer, kind === 'apache-oidc-cookie'));
+    const errorLog = join(dir, 'apache-error.log');
+    // Apache drops to www-data for its threads: the files it reads after that must be readable.
+    chmodSync(dir, 0o755);
+    const child = start(apache, ['-f', conf, '-DFOREGROUND'], PROXY, join(dir, `${kind}.out`));
+    try {
+      // A browser's request (Accept: text/html) is sent to sign in; others get 401.
+      await waitReady(kind, child, port, errorLog, 10_000, { headers: { host: HOST, accept: 'text/html' }, ok: (status) => status === 302, want: '302 to the identity provider' });
+      const browser = () =>
+        new HttpBrowser((url) => {
+          if (url.hostname === HOST) return { port };
+          if (url.hostname === '127.0.0.1' && Number(url.port) === idp.port) return { port: idp.port };
+          return undefined;
+        });
+      const alice = browser();
+      const hops = await alice.signIn(`http://${HOST}/`, 'alice@example.com');
+      const cookies = alice.cookies(HOST);
+      const session = Object.entries(cookies).filter(([name]) => name.startsWith('mod_auth_openidc_session'));
+      if (hops.at(-1)?.status !== 200 || session.length === 0) throw new CheckError(`${kind}: signing alice in did not end with 200 and a session cookie\n${hops.map((h) => `  ${h.status} ${h.url}`).join('\n')}\n${tail(errorLog)}`);
+      const cookie = session.map(([name, value]) => `${name}=${value}`).join('; ');
+      const ok = await probe(port, { host: HOST, cookie });
+      if (!('status' in ok) || ok.status !== 200 || ok.body !== 'ok\n') throw new CheckError(`${kind}: alice's session did not get 200 ok: ${JSON.stringify(ok)}`);
+      const echoed = await probe(port, { host: HOST, cookie }, '/echo/');
+      const seen = 'status' in echoed && echoed.status === 200 ? (JSON.parse(echoed.body) as { headers: Record<string, string | undefined> }).headers : {};
+      if (seen['oidc_claim_email'] !== 'alice@example.com' || !String(seen['oidc_claim_groups']).split(',').includes('admins')) throw new CheckError(`${kind}: the upstream did not receive alice's claims as headers: ${JSON.stringify(echoed)}`);
+      const bob = browser();
+      const bobHops = await bob.signIn(`http://${HOST}/`, 'bob@other.example');
+      if (bobHops.at(-1)?.status === 200) throw new CheckError(`${kind}: bob (not in admins) was not refused`);
+      console.log(`  check: ${kind}: alice signed in through the dev IdP (${hops.length} hops), cookie ${cookie.length} chars: 200 ok with it; upstream got OIDC_CLAIM_email/groups; bob (guests): ${bobHops.at(-1)?.status}`);
+      const cores = processTree(child.pid!).map(coresOf).join('/');
+      await measure(`Apache + mod_auth_openidc, ${kind === 'apache-oidc' ? 'shm sessions' : 'cookie sessions'}`, kind, 1, port, [child.pid!], cores, errorLog, { headers: [`Cookie: ${cookie}`] });
+    } finally {
+      await stop(child);
+      await echo.close();
+      await idp.close();
     }
   };
 
@@ -1220,6 +1341,8 @@ async function main(): Promise<number> {
   if (opts.only.has('svc-auth')) await runSvcAuth('svc-auth');
   if (opts.only.has('svc-auth-redis')) await runSvcAuth('svc-auth-redis');
   if (opts.only.has('nginx-authreq')) await runNginxAuthRequest();
+  if (opts.only.has('apache-oidc')) await runApacheOidc('apache-oidc');
+  if (opts.only.has('apache-oidc-cookie')) await runApacheOidc('apache-oidc-cookie');
   if (opts.only.has('svc-distributed')) await runSvcDistributed();
   console.log('two cores:');
   if (ALL !== undefined) repin(upstream.pid!, ALL); // everything shares every core
@@ -1348,9 +1471,13 @@ function report(rows: readonly Row[], connections: number, hasWorkers: boolean):
     const svcAuthRedis = find('svc-auth-redis', 1);
     const rr2 = ratio(svcAuthRedis, svcAuth);
     if (rr2 !== undefined) console.log(`  svc-auth-redis/svc-auth: ${rr2.toFixed(3)}   target ≥ 0.95 (Redis store within 5 % of the memory store): ${verdict(rr2 >= 0.95)}${byCpu(svcAuthRedis, svcAuth)}`);
+    for (const kind of ['apache-oidc', 'apache-oidc-cookie'] as const) {
+      const peer = find(kind, 1);
+      if (svcAuth && peer) console.log(`  svc-auth/${kind}:${' '.repeat(Math.max(1, 19 - kind.length))}${(cpuPerRequestUs(peer) / cpuPerRequestUs(svcAuth)).toFixed(2)}x ahead by CPU per request   target ≥ 2x: ${verdict(cpuPerRequestUs(peer) >= 2 * cpuPerRequestUs(svcAuth))}   (requests/s ${ratio(svcAuth, peer)?.toFixed(2)})`);
+    }
     const rn = ratio(authReq, nginx1);
     if (rn !== undefined) console.log(`  nginx-authreq/nginx:     ${rn.toFixed(2)}   (cost of auth_request to a Node service; no target)${byCpu(authReq, nginx1)}`);
-    const perRequest = [nginx1, floor, authReq, svc1, svcAuth, find('svc-auth-redis', 1)].filter((r): r is Row => r !== undefined).map((r) => `${r.kind} ${cpuPerRequestUs(r).toFixed(0)} µs`);
+    const perRequest = [nginx1, floor, authReq, find('apache-oidc', 1), find('apache-oidc-cookie', 1), svc1, svcAuth, find('svc-auth-redis', 1)].filter((r): r is Row => r !== undefined).map((r) => `${r.kind} ${cpuPerRequestUs(r).toFixed(0)} µs`);
     console.log(`  CPU per request:         ${perRequest.join(', ')}`);
     if (svcAuth) {
       const p99 = svcAuth.result.wrk.p99Ms;
