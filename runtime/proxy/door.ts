@@ -42,7 +42,7 @@ export interface DoorEntry {
 export type Passed = Canonical | string;
 
 /**
- * The most header fields a request may carry (rule book §9): more is refused with 431, never
+ * The most header fields a request may carry (docs/decisions.md §9): more is refused with 431, never
  * truncated (a truncated request would be decided and forwarded without the fields past the
  * limit). HTTP/2 pseudo-headers are not counted; each value of a repeated field is. The listeners
  * let every field through to here (serve.ts: Node's own limit, which truncates, is off).
