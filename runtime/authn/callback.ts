@@ -4,6 +4,8 @@
  * host's cookie, and return to the target, through a route host's hand-off (docs/authentication.md).
  */
 import { newSessionId, type SessionRecord } from '../core/session-store.ts';
+import { userKeyOf } from '../sessions/directory/index.ts';
+import { mergedGroups, readDirectory } from '../sessions/directory/record.ts';
 import { IdentityProviderError, type SignedInUser } from '../sessions/idp.ts';
 import type { AuthState } from './auth-state.ts';
 import { readCookie } from './cookies.ts';
@@ -34,8 +36,14 @@ export async function callback(ctx: EndpointContext, state: AuthState, params: U
     const reason = e instanceof IdentityProviderError && e.code === 'SVC_ERR_IDP_CALLBACK' ? 'sign-in-failed' : 'identity-provider-unavailable';
     return signInFailed(ctx, res, req, requestId, reason, retry, { 'set-cookie': clearFlow }, { error: (e as Error).message, code: (e as IdentityProviderError).code });
   }
+  // With `idp_service_account`, the user's directory groups from the last sync join the claim's
+  // (docs/authentication.md "Groups from the directory"); a store that does not answer leaves the
+  // claim's groups, and the next sync adds them.
+  const idpSettings = state.body.settings.idp;
+  const directory = idpSettings.serviceAccount === null ? undefined : await readDirectory(ctx.store, idpSettings.provider, idpSettings.serviceAccount).catch(() => undefined);
+  const groups = directory === undefined ? user.groups : mergedGroups(user.groups, directory.snapshot, userKeyOf(idpSettings.provider, user));
   // INVARIANT (no-fixation): every sign-in gets a new random session id (docs/security.md S31).
-  const record: SessionRecord = { ...user, id: newSessionId(), createdAtMs: now, expiresAtMs: now + state.cookie.expireMs };
+  const record: SessionRecord = { ...user, groups, id: newSessionId(), createdAtMs: now, expiresAtMs: now + state.cookie.expireMs };
   await ctx.store.put(record);
   ctx.log?.({ msg: 'signed in', requestId, user: record.userId, email: record.email, session: shortId(record.id) });
   const cookies = [clearFlow, sessionCookie(state, host, record, ctx.now())];
