@@ -276,7 +276,9 @@ export class IdentityManager {
     const directory = start >= this.#nextDirectoryAtMs;
     if (directory) this.#nextDirectoryAtMs = start + settings.directoryIntervalMs;
     const backOff = this.#o.refresher.backOff(idp);
-    if (backOff.blocked()) return;
+    // A directory run goes on while backing off from the sign-in provider: the directory is another
+    // API, and each session step below asks the provider only when not backed off.
+    if (backOff.blocked() && !(directory && settings.directory)) return;
     const signals = [this.#work.signal, this.#closing.signal, ...(directory ? [AbortSignal.timeout(settings.directoryTimeoutMs)] : [])];
     const signal = AbortSignal.any(signals);
     const source = directory ? (settings.directory ?? null) : null;

@@ -6,6 +6,7 @@
  */
 import type { PlanSettings } from '../../../compiler/plan/types.ts';
 import { isDirectoryProvider, parseServiceAccount } from '../../../compiler/plan/service-account.ts';
+import { DIRECTORY_PROVIDERS } from '../../plan/capabilities.ts';
 import { resolveSecretText } from '../../plan/secrets.ts';
 import { azureDirectory } from './azure.ts';
 import { gitlabDirectory } from './gitlab.ts';
@@ -14,8 +15,6 @@ import { DirectoryError } from './http.ts';
 import { oktaDirectory } from './okta.ts';
 import type { DirectoryClient } from './types.ts';
 
-/** The providers whose directory svc reads. `github` signs in only through an OpenID front, whose subjects no GitHub API names: refused. */
-export const DIRECTORY_PROVIDERS: readonly string[] = ['gitlab', 'google', 'azure', 'okta'];
 
 /** The directory of a plan's `idp` settings: null without `idp_service_account`. Throws DirectoryError for a value it cannot use. */
 export function directoryClient(idp: PlanSettings['idp'], resolve: (secret: NonNullable<PlanSettings['idp']['serviceAccount']>) => string = (s) => resolveSecretText(s, 'idp_service_account')): DirectoryClient | null {
