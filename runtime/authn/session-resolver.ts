@@ -9,9 +9,9 @@
  * cannot be reached gives `STORE_UNAVAILABLE` (or a session from the bounded outage grace), any
  * other failure a signed-out request.
  */
-import { isDirectoryRecord } from '../sessions/directory/record.ts';
 import { SessionStoreError, type SessionRecord, type SessionStore } from '../core/session-store.ts';
 import type { RequestHeaders } from '../core/types.ts';
+import { isDirectoryRecord } from '../sessions/directory/record.ts';
 import { DEFAULT_STORE_OUTAGE_GRACE_MS, OutageGrace, type GraceObserver } from '../sessions/outage-grace.ts';
 import { publicSessionId, resolvedSession, SessionCache, type ResolvedSession } from '../sessions/session-cache.ts';
 import { SessionRefresher } from '../sessions/session-refresher.ts';
