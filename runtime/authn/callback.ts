@@ -41,7 +41,8 @@ export async function callback(ctx: EndpointContext, state: AuthState, params: U
   // claim's groups, and the next sync adds them.
   const idpSettings = state.body.settings.idp;
   const directory = idpSettings.serviceAccount === null ? undefined : await readDirectory(ctx.store, idpSettings.provider, idpSettings.serviceAccount).catch(() => undefined);
-  const groups = directory === undefined ? user.groups : mergedGroups(user.groups, directory.snapshot, userKeyOf(idpSettings.provider, user));
+  const key = directory === undefined ? undefined : userKeyOf(idpSettings.provider, user);
+  const groups = directory === undefined || key === undefined ? user.groups : mergedGroups(user.groups, directory.snapshot, key);
   // INVARIANT (no-fixation): every sign-in gets a new random session id (docs/security.md S31).
   const record: SessionRecord = { ...user, groups, id: newSessionId(), createdAtMs: now, expiresAtMs: now + state.cookie.expireMs };
   await ctx.store.put(record);

@@ -390,8 +390,11 @@ export class IdentityManager {
     let groups = user?.groups ?? record.groups;
     if (dir !== undefined) {
       const key = userKeyOf(dir.provider, { userId: record.userId, claims });
-      // An empty list is taken for an API oddity, never for "sign everyone out".
-      if (dir.users !== null && dir.users.size > 0 && !dir.users.has(key)) {
+      if (key === undefined) {
+        this.#o.log?.({ level: 'warn', msg: 'identity manager: the session names no directory user (Azure: no `oid` claim; keep `profile` in idp_scopes); directory groups not applied', session: this.#o.logId(id), user: record.userId });
+        if (user === undefined) return;
+      } else if (dir.users !== null && dir.users.size > 0 && !dir.users.has(key)) {
+        // (An empty user list is taken for an API oddity, never for "sign everyone out".)
         try {
           await this.#o.store.delete(id);
           this.#o.log?.({ msg: 'identity manager: user no longer in the directory; session ended', session: this.#o.logId(id), user: record.userId });
@@ -399,8 +402,9 @@ export class IdentityManager {
           this.#o.log?.({ msg: 'identity manager: ending a session failed', session: this.#o.logId(id), error: (e as Error).message });
         }
         return;
+      } else {
+        groups = mergedGroups(claimGroups(claims), dir.snapshot, key);
       }
-      groups = mergedGroups(claimGroups(claims), dir.snapshot, key);
     }
     if (sameIdentity(record, { email, groups, claims })) return;
     // Written over the record as it is now (a refresh may have replaced its tokens meanwhile).

@@ -37,8 +37,13 @@ export function directoryClient(idp: PlanSettings['idp'], resolve: (secret: NonN
   }
 }
 
-/** The key a user is found under in the directory: Azure's object id (`oid`), else the subject. */
-export function userKeyOf(provider: string | null, user: { readonly userId: string; readonly claims: Readonly<Record<string, unknown>> }): string {
+/**
+ * The key a user is found under in the directory: Azure's object id (the ID token's `oid`; its
+ * `sub` is pairwise and names no directory user), else the subject. Undefined for an Azure session
+ * without `oid` (no `profile` scope): the directory neither adds groups to it nor ends it.
+ */
+export function userKeyOf(provider: string | null, user: { readonly userId: string; readonly claims: Readonly<Record<string, unknown>> }): string | undefined {
+  if (provider !== 'azure') return user.userId;
   const oid = user.claims['oid'];
-  return provider === 'azure' && typeof oid === 'string' && oid !== '' ? oid : user.userId;
+  return typeof oid === 'string' && oid !== '' ? oid : undefined;
 }

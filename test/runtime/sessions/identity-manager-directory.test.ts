@@ -44,7 +44,7 @@ function stubIdp(refreshed?: (refreshToken: string, previous: SignedInUser) => S
   } as unknown as IdentityProvider;
 }
 
-function source(provider: 'okta' | 'gitlab' = 'okta'): DirectorySource {
+function source(provider: 'okta' | 'gitlab' | 'azure' = 'okta'): DirectorySource {
   const account = { value: fake.account(provider), fingerprint: 'sha256:directory-test' };
   const idp = { provider, providerUrl: null, serviceAccount: account } as unknown as PlanSettings['idp'];
   return { provider, account, client: directoryClient(idp, (s) => ('value' in s ? s.value : ''))! };
@@ -152,6 +152,22 @@ describe('directory sync in the identity manager', () => {
       await w.sync();
       expect(await w.groups(s.id)).toEqual(['from-claim']);
       expect(w.manager.figures().userGroupRefreshSuccess).toBe(1);
+    } finally {
+      await w.close();
+    }
+  });
+
+  it('azure: users are found by their oid; a session without oid keeps its groups and is never ended', async () => {
+    const w = world(source('azure'));
+    try {
+      const withOid = await w.session('pairwise-a');
+      await w.store.put({ ...(await w.store.get(withOid.id))!, claims: { sub: 'pairwise-a', oid: '2' } });
+      const without = await w.session('pairwise-b');
+      await w.manager.tick();
+      await w.sync();
+      expect(await w.groups(withOid.id)).toEqual(['101', 'engineering']);
+      expect(await w.groups(without.id)).toEqual(['from-claim']);
+      expect(w.logs).toContainEqual(expect.objectContaining({ level: 'warn', msg: expect.stringContaining('names no directory user'), user: 'pairwise-b' }));
     } finally {
       await w.close();
     }
