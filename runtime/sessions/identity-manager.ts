@@ -284,7 +284,7 @@ export class IdentityManager {
     const source = directory ? (settings.directory ?? null) : null;
     const dir = source === null ? undefined : await this.#syncDirectory(source, signal, start + settings.directoryTimeoutMs);
     let userInfo = false;
-    if (directory) {
+    if (directory && !backOff.blocked()) {
       try {
         userInfo = await idp.hasUserInfo();
       } catch (e) {
