@@ -348,12 +348,16 @@ export class IdentityManager {
     if (!record || signal.aborted) return;
     const expiry = record.accessTokenExpiresAtMs;
     if (record.refreshToken !== undefined && expiry !== undefined && this.#o.now() >= expiry - this.#o.refreshMarginMs) {
-      if (backOff.blocked()) return;
-      const outcome = await this.#o.refresher.refresh(idp, record, signal);
-      if (signal.aborted) return;
-      this.#counter.count('session', outcome.kind === 'refreshed');
-      if (outcome.kind !== 'refreshed') return;
-      record = outcome.record;
+      // Backing off from the provider: no refresh now, but a directory run still applies the directory.
+      if (backOff.blocked()) {
+        if (run.dir === undefined) return;
+      } else {
+        const outcome = await this.#o.refresher.refresh(idp, record, signal);
+        if (signal.aborted) return;
+        this.#counter.count('session', outcome.kind === 'refreshed');
+        if (outcome.kind !== 'refreshed') return;
+        record = outcome.record;
+      }
     }
     if (!run.run) return;
     const { dir } = run;

@@ -201,6 +201,25 @@ describe('directory sync in the identity manager', () => {
     }
   });
 
+  it('backing off from the sign-in provider does not stop the directory: groups are applied, the provider is not asked', async () => {
+    let asked = 0;
+    const idp = stubIdp((_t, previous) => (asked++, previous));
+    const w = world(source(), idp);
+    try {
+      const s = await w.session('2');
+      // Due for a token refresh, while the provider is backed off from.
+      await w.store.put({ ...(await w.store.get(s.id))!, refreshToken: 'r', accessToken: 'a', accessTokenExpiresAtMs: w.clock.now });
+      w.refresher.backOff(idp).failed(3_600_000);
+      await w.manager.tick();
+      await w.sync();
+      expect(w.refresher.backOff(idp).blocked()).toBe(true);
+      expect(await w.groups(s.id)).toEqual(['from-claim', '101', 'engineering']);
+      expect(asked).toBe(0);
+    } finally {
+      await w.close();
+    }
+  });
+
   it('a token refresh keeps the directory groups until the next sync decides', async () => {
     const idp = stubIdp((_t, previous) => ({ ...previous, groups: ['claim-now'], claims: { ...previous.claims, groups: ['claim-now'] }, accessToken: 'new' }));
     const w = world(source(), idp);
