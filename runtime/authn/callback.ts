@@ -4,8 +4,7 @@
  * host's cookie, and return to the target, through a route host's hand-off (docs/authentication.md).
  */
 import { newSessionId, type SessionRecord } from '../core/session-store.ts';
-import { userKeyOf } from '../sessions/directory/index.ts';
-import { mergedGroups, readDirectory } from '../sessions/directory/record.ts';
+import { signInGroups } from '../sessions/directory/sign-in.ts';
 import { IdentityProviderError, type SignedInUser } from '../sessions/idp.ts';
 import type { AuthState } from './auth-state.ts';
 import { readCookie } from './cookies.ts';
@@ -36,13 +35,8 @@ export async function callback(ctx: EndpointContext, state: AuthState, params: U
     const reason = e instanceof IdentityProviderError && e.code === 'SVC_ERR_IDP_CALLBACK' ? 'sign-in-failed' : 'identity-provider-unavailable';
     return signInFailed(ctx, res, req, requestId, reason, retry, { 'set-cookie': clearFlow }, { error: (e as Error).message, code: (e as IdentityProviderError).code });
   }
-  // With `idp_service_account`, the user's directory groups from the last sync join the claim's
-  // (docs/authentication.md "Groups from the directory"); a store that does not answer leaves the
-  // claim's groups, and the next sync adds them.
-  const idpSettings = state.body.settings.idp;
-  const directory = idpSettings.serviceAccount === null ? undefined : await readDirectory(ctx.store, idpSettings.provider, idpSettings.serviceAccount).catch(() => undefined);
-  const key = directory === undefined ? undefined : userKeyOf(idpSettings.provider, user);
-  const groups = directory === undefined || key === undefined ? user.groups : mergedGroups(user.groups, directory.snapshot, key);
+  // With `idp_service_account`, the user's directory groups join the claim's (docs/authentication.md "Groups from the directory").
+  const groups = await signInGroups(ctx.store, state.body.settings.idp, user, ctx.log);
   // INVARIANT (no-fixation): every sign-in gets a new random session id (docs/security.md S31).
   const record: SessionRecord = { ...user, groups, id: newSessionId(), createdAtMs: now, expiresAtMs: now + state.cookie.expireMs };
   await ctx.store.put(record);
