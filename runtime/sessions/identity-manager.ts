@@ -24,7 +24,8 @@
  *   changed (so a user removed from a group at the provider loses access without signing out).
  * - With `idp_service_account`, each directory refresh first reads the whole directory
  *   (./directory/: groups, members, users), bounded by the same timeout, and keeps it in the store
- *   (./directory/record.ts) for every process; a failed read keeps the last good directory and
+ *   (./directory/record.ts) for every process (the first read comes at once after taking the
+ *   lease when the store holds none read with this account); a failed read keeps the last good directory and
  *   counts `user_group_refresh_errors`. Each session's groups become its `groups` claim together
  *   with its directory groups; a user the directory no longer has loses its sessions
  *   (docs/authentication.md "Groups from the directory").
@@ -145,6 +146,8 @@ export class IdentityManager {
   /** Standing by (another holder) was logged; said again only after this manager held the lease. */
   #standingBy = false;
   #nextDirectoryAtMs = 0;
+  /** Just took the lease: the first scan reads the directory at once when the store holds none read with this account. */
+  #checkDirectory = false;
   #scan: Promise<void> | undefined;
   #leaseTimer: NodeJS.Timeout | undefined;
   #scanTimer: NodeJS.Timeout | undefined;
@@ -237,8 +240,9 @@ export class IdentityManager {
       this.#standingBy = false;
       this.#o.log?.({ msg: 'identity manager: took the lease; refreshing sessions here', holder: this.#o.holder });
       this.#work = new AbortController();
-      // The first directory refresh comes one interval after taking over.
+      // The first directory refresh comes one interval after taking over (at once when there is no directory yet).
       this.#nextDirectoryAtMs = this.#o.now() + this.#o.settings().directoryIntervalMs;
+      this.#checkDirectory = true;
     } else if (!held && this.#held) {
       this.#o.log?.({ msg: 'identity manager: lost the lease; stopping', holder: this.#o.holder });
       this.#work.abort();
@@ -273,6 +277,13 @@ export class IdentityManager {
     const idp = settings.idp;
     if (idp === null) return;
     const start = this.#o.now();
+    if (this.#checkDirectory) {
+      this.#checkDirectory = false;
+      // No directory read with this account in the store (a first start, a memory store after a
+      // restart, a new account): sign-ins would get no directory groups for a whole interval.
+      const source = settings.directory;
+      if (source && (await readDirectory(this.#o.store, source.provider, source.account).catch(() => null)) === undefined) this.#nextDirectoryAtMs = start;
+    }
     const directory = start >= this.#nextDirectoryAtMs;
     if (directory) this.#nextDirectoryAtMs = start + settings.directoryIntervalMs;
     const backOff = this.#o.refresher.backOff(idp);

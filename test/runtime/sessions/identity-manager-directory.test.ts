@@ -77,9 +77,8 @@ describe('directory sync in the identity manager', () => {
     const w = world();
     try {
       const s = await w.session('2');
-      await w.manager.tick(); // takes the lease; the first directory run is one interval later
-      expect(await w.groups(s.id)).toEqual(['from-claim']);
-      await w.sync();
+      // Takes the lease; with no directory in the store yet, reads it at once.
+      await w.manager.tick();
       expect(await w.groups(s.id)).toEqual(['from-claim', '101', 'engineering']);
       expect(w.manager.figures()).toMatchObject({ userGroupRefreshSuccess: 1, userGroupRefreshError: 0, userGroupRefreshSuccessMs: w.clock.now });
       // Added to admins at the directory: not before the next sync.
@@ -99,12 +98,36 @@ describe('directory sync in the identity manager', () => {
     }
   });
 
+  it('a manager taking over a store that holds a directory read with its account waits one interval', async () => {
+    const w = world();
+    try {
+      await w.session('1');
+      await w.manager.tick();
+      expect(w.manager.figures().userGroupRefreshSuccess).toBe(1);
+      await w.manager.close();
+      const next = new IdentityManager({ store: w.store, refresher: w.refresher, settings: () => ({ idp: stubIdp(), directoryIntervalMs: DIRECTORY_MS, directoryTimeoutMs: 10_000, directory: source() }), now: () => w.clock.now, directoryDispatcher: fake.dispatcher });
+      try {
+        const before = fake.requests.length;
+        await next.tick();
+        expect(next.holdsLease).toBe(true);
+        expect(next.figures().userGroupRefreshSuccess).toBe(0);
+        expect(fake.requests.length).toBe(before);
+        w.clock.now += DIRECTORY_MS;
+        await next.tick();
+        expect(next.figures().userGroupRefreshSuccess).toBe(1);
+      } finally {
+        await next.close();
+      }
+    } finally {
+      await w.close();
+    }
+  });
+
   it('a failing sync keeps the last good directory and counts user_group_refresh_errors with a timestamp', async () => {
     const w = world();
     try {
       const s = await w.session('1');
       await w.manager.tick();
-      await w.sync();
       expect(await w.groups(s.id)).toEqual(['from-claim', '101', 'engineering', '102', 'admins']);
       fake.down = true;
       fake.model.members['102'] = [];
@@ -149,7 +172,6 @@ describe('directory sync in the identity manager', () => {
     try {
       const s = await w.session('9');
       await w.manager.tick();
-      await w.sync();
       expect(await w.groups(s.id)).toEqual(['from-claim']);
       expect(w.manager.figures().userGroupRefreshSuccess).toBe(1);
     } finally {
@@ -192,9 +214,10 @@ describe('directory sync in the identity manager', () => {
     try {
       const s = await w.session('1');
       await w.manager.tick();
-      await w.sync();
       expect(await w.groups(s.id)).toEqual(['from-claim']);
       expect(w.manager.figures().userGroupRefreshError).toBe(1);
+      await w.sync();
+      expect(w.manager.figures().userGroupRefreshError).toBe(2);
       expect(w.logs).toContainEqual(expect.objectContaining({ level: 'error', msg: 'identity manager: idp_service_account cannot be used; directory not read' }));
     } finally {
       await w.close();
