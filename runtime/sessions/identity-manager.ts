@@ -146,8 +146,12 @@ export class IdentityManager {
   /** Standing by (another holder) was logged; said again only after this manager held the lease. */
   #standingBy = false;
   #nextDirectoryAtMs = 0;
-  /** Just took the lease: the first scan reads the directory at once when the store holds none read with this account. */
-  #checkDirectory = false;
+  /**
+   * The directory source last checked against the store (null: none yet since taking the lease): a
+   * scan that sees another one (taking the lease, a reload to another account) reads the directory at
+   * once when the store holds none read with it.
+   */
+  #checkedSource: DirectorySource | null | undefined = null;
   #scan: Promise<void> | undefined;
   #leaseTimer: NodeJS.Timeout | undefined;
   #scanTimer: NodeJS.Timeout | undefined;
@@ -242,7 +246,7 @@ export class IdentityManager {
       this.#work = new AbortController();
       // The first directory refresh comes one interval after taking over (at once when there is no directory yet).
       this.#nextDirectoryAtMs = this.#o.now() + this.#o.settings().directoryIntervalMs;
-      this.#checkDirectory = true;
+      this.#checkedSource = null;
     } else if (!held && this.#held) {
       this.#o.log?.({ msg: 'identity manager: lost the lease; stopping', holder: this.#o.holder });
       this.#work.abort();
@@ -277,8 +281,8 @@ export class IdentityManager {
     const idp = settings.idp;
     if (idp === null) return;
     const start = this.#o.now();
-    if (this.#checkDirectory) {
-      this.#checkDirectory = false;
+    if (settings.directory !== this.#checkedSource) {
+      this.#checkedSource = settings.directory;
       // No directory read with this account in the store (a first start, a memory store after a
       // restart, a new account): sign-ins would get no directory groups for a whole interval.
       const source = settings.directory;

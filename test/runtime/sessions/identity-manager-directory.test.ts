@@ -123,6 +123,26 @@ describe('directory sync in the identity manager', () => {
     }
   });
 
+  it('a reload to another service account reads the directory with it at once', async () => {
+    const current = { value: source() };
+    const w = world(current.value);
+    const next = new IdentityManager({ store: w.store, refresher: w.refresher, settings: () => ({ idp: stubIdp(), directoryIntervalMs: DIRECTORY_MS, directoryTimeoutMs: 10_000, directory: current.value }), now: () => w.clock.now, directoryDispatcher: fake.dispatcher });
+    try {
+      await next.tick();
+      expect(next.figures().userGroupRefreshSuccess).toBe(1);
+      await next.tick();
+      expect(next.figures().userGroupRefreshSuccess).toBe(1);
+      const other = source();
+      current.value = { ...other, account: { value: 'other', fingerprint: 'sha256:another-account' } };
+      await next.tick();
+      expect(next.figures().userGroupRefreshSuccess).toBe(2);
+      expect(await readDirectory(w.store, 'okta', { value: 'other', fingerprint: 'sha256:another-account' })).toBeDefined();
+    } finally {
+      await next.close();
+      await w.close();
+    }
+  });
+
   it('a failing sync keeps the last good directory and counts user_group_refresh_errors with a timestamp', async () => {
     const w = world();
     try {
