@@ -66,7 +66,7 @@ export interface IdentityManagerSettings {
 /** A plan's directory: its client, or why none could be made (said at each directory refresh). */
 export type DirectorySource =
   | { readonly client: DirectoryClient; readonly provider: string; readonly account: Secret }
-  | { readonly error: string; readonly provider: string; readonly account: Secret };
+  | { readonly error: string; readonly cause: unknown; readonly provider: string; readonly account: Secret };
 
 /** One directory source per plan's `idp` settings (a plan is frozen: the same object until a reload). */
 const directories = new WeakMap<PlanSettings['idp'], DirectorySource | null>();
@@ -82,7 +82,7 @@ export function directorySource(idp: PlanSettings['idp']): DirectorySource | nul
       const client = directoryClient(idp);
       source = client === null ? null : { ...base, client };
     } catch (e) {
-      source = { ...base, error: (e as Error).message };
+      source = { ...base, error: (e as Error).message, cause: e };
     }
   }
   directories.set(idp, source);

@@ -230,7 +230,7 @@ describe('directory sync in the identity manager', () => {
   });
 
   it('an unusable service account counts an error at each directory run, and changes no session', async () => {
-    const w = world({ provider: 'github', account: { value: 'x', fingerprint: 'sha256:x' }, error: 'idp_service_account: svc reads no directory for idp_provider `github`' });
+    const w = world({ provider: 'github', account: { value: 'x', fingerprint: 'sha256:x' }, error: 'idp_service_account: svc reads no directory for idp_provider `github`', cause: undefined });
     try {
       const s = await w.session('1');
       await w.manager.tick();
