@@ -83,7 +83,7 @@ export const SETTINGS: readonly SettingSpec[] = [
   { key: 'idp_client_secret_file', kind: 'path', plan: 'idp.clientSecret', meaning: 'file holding `idp_client_secret` (one trailing line break ignored)' },
   { key: 'idp_provider', kind: 'enum', values: ['oidc', 'azure', 'github', 'gitlab', 'google', 'okta'], plan: 'idp.provider', meaning: 'identity provider' },
   { key: 'idp_scopes', kind: 'list', plan: 'idp.scopes', meaning: 'OAuth 2.0 scopes' },
-  { key: 'idp_service_account', kind: 'secret', plan: 'idp.serviceAccount', meaning: 'directory credentials (groups)' },
+  { key: 'idp_service_account', kind: 'secret', plan: 'idp.serviceAccount', meaning: 'directory credentials for groups: base64 of a JSON object, fields per provider (docs/authentication.md "Groups from the directory")' },
   { key: 'idp_provider_url', kind: 'url', schemes: ['https', 'http'], plan: 'idp.providerUrl', meaning: 'OpenID Connect discovery base' },
   { key: 'idp_request_params', kind: 'map', plan: 'idp.requestParams', meaning: 'extra sign-in request parameters' },
   { key: 'idp_trust_unverified_email', kind: 'bool', default: false, plan: 'idp.trustUnverifiedEmail', meaning: 'let an email count whose `email_verified` claim is not true (absent or false)' },

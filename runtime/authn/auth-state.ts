@@ -9,6 +9,7 @@
 import type { PlanBody, Route, Secret } from '../../compiler/plan/types.ts';
 import { resolvePem, resolveSecret, resolveSecretText } from '../plan/secrets.ts';
 import { AssertionSigner } from './assertion.ts';
+import { directorySource } from '../sessions/identity-manager.ts';
 import { IdentityProvider } from '../sessions/idp.ts';
 import { hostCookieName } from './cookies.ts';
 import { deriveKey } from '../core/keys.ts';
@@ -116,6 +117,11 @@ export function buildAuthState(
     idpKey = JSON.stringify([s.idp, clientSecret.length, s.idp.clientSecret?.fingerprint ?? null, callbackUrl]);
     idp = previous?.idp && previous.idpKey === idpKey ? previous.idp : new IdentityProvider(s.idp, clientSecret, callbackUrl);
   }
+  // `idp_service_account` is read and checked with the plan, as the client secret is: one missing or
+  // changed since the plan was compiled refuses the generation (at start and on reload) rather than
+  // failing every directory read (docs/authentication.md "Groups from the directory").
+  const directory = directorySource(s.idp);
+  if (directory !== null && 'error' in directory) throw directory.cause instanceof Error ? directory.cause : new Error(directory.error);
 
   // Browsing without TLS (plain-HTTP listener, cookies not Secure) also allows http:// origins.
   const allowHttp = scheme === 'http' && !s.cookie.secure;

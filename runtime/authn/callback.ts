@@ -4,6 +4,7 @@
  * host's cookie, and return to the target, through a route host's hand-off (docs/authentication.md).
  */
 import { newSessionId, type SessionRecord } from '../core/session-store.ts';
+import { signInGroups } from '../sessions/directory/sign-in.ts';
 import { IdentityProviderError, type SignedInUser } from '../sessions/idp.ts';
 import type { AuthState } from './auth-state.ts';
 import { readCookie } from './cookies.ts';
@@ -34,8 +35,10 @@ export async function callback(ctx: EndpointContext, state: AuthState, params: U
     const reason = e instanceof IdentityProviderError && e.code === 'SVC_ERR_IDP_CALLBACK' ? 'sign-in-failed' : 'identity-provider-unavailable';
     return signInFailed(ctx, res, req, requestId, reason, retry, { 'set-cookie': clearFlow }, { error: (e as Error).message, code: (e as IdentityProviderError).code });
   }
+  // With `idp_service_account`, the user's directory groups join the claim's (docs/authentication.md "Groups from the directory").
+  const groups = await signInGroups(ctx.store, state.body.settings.idp, user, ctx.log);
   // INVARIANT (no-fixation): every sign-in gets a new random session id (docs/security.md S31).
-  const record: SessionRecord = { ...user, id: newSessionId(), createdAtMs: now, expiresAtMs: now + state.cookie.expireMs };
+  const record: SessionRecord = { ...user, groups, id: newSessionId(), createdAtMs: now, expiresAtMs: now + state.cookie.expireMs };
   await ctx.store.put(record);
   ctx.log?.({ msg: 'signed in', requestId, user: record.userId, email: record.email, session: shortId(record.id) });
   const cookies = [clearFlow, sessionCookie(state, host, record, ctx.now())];

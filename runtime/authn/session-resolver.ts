@@ -11,6 +11,7 @@
  */
 import { SessionStoreError, type SessionRecord, type SessionStore } from '../core/session-store.ts';
 import type { RequestHeaders } from '../core/types.ts';
+import { isDirectoryRecord } from '../sessions/directory/record.ts';
 import { DEFAULT_STORE_OUTAGE_GRACE_MS, OutageGrace, type GraceObserver } from '../sessions/outage-grace.ts';
 import { publicSessionId, resolvedSession, SessionCache, type ResolvedSession } from '../sessions/session-cache.ts';
 import { SessionRefresher } from '../sessions/session-refresher.ts';
@@ -177,6 +178,8 @@ export class SessionResolver {
     }
     // The credential's own expiry: no cache entry, fresh or within the outage grace, outlives it.
     const expiresAt = until;
+    // The directory's record shares the store (runtime/sessions/directory/record.ts): it is never a session.
+    if (isDirectoryRecord(handle)) return null;
     let record: SessionRecord | null | undefined = await this.#store.get(handle);
     this.grace.answered(this.#now());
     if (!record) {

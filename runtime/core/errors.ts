@@ -55,6 +55,7 @@ export const RUNTIME_ERRORS = {
   SVC_ERR_IDP_CALLBACK: 'The sign-in could not be completed with the identity provider.',
   SVC_ERR_IDP_REFRESH: 'The identity provider refused a session\'s refresh token, or answered for another subject: the session is over.',
   SVC_ERR_IDP_USERINFO: 'The userinfo endpoint refused the access token or answered for another subject.',
+  SVC_ERR_DIRECTORY: 'A directory sync (`idp_service_account`) could not read the directory: the last good directory is kept.',
   // authorize/
   SVC_ERR_ROUTE_MISMATCH: 'The authorize service does not hold the route the proxy asked about (their plans differ); the request is refused with 503.',
   SVC_ERR_AUTHORIZE_UNAVAILABLE: 'The authorize service did not answer a policy question; the request is refused with 503.',

@@ -63,8 +63,14 @@ const honoured = (keys: readonly string[], ...paths: string[]): Capability => ({
 const LOCAL_GRPC_URL = 'http://localhost:5443/';
 
 const NO_JAEGER_AGENT = 'svc sends spans to tracing_jaeger_collector_endpoint (HTTP Thrift) only, never to the jaeger agent (UDP)';
+/**
+ * The providers whose directory `svc run` reads with `idp_service_account` (runtime/sessions/directory/).
+ * `github` signs in only through an OpenID front, whose subjects no GitHub API names, and `oidc`
+ * has no directory API: with them the setting is refused, never ignored.
+ */
+export const DIRECTORY_PROVIDERS: readonly string[] = ['gitlab', 'google', 'azure', 'okta'];
 const NO_DIRECTORY =
-  "directory APIs with a service account are not implemented; groups come from the identity provider's `groups` claim (ID token, and userinfo every idp_refresh_directory_interval)";
+  'svc reads a directory only for idp_provider `gitlab`, `google`, `azure` and `okta` (docs/authentication.md "Groups from the directory"); with `github` (signed in through an OpenID front) or `oidc`, groups come from the provider\'s `groups` claim';
 const NO_DATA_PLANE = 'data-plane bootstrap options are not implemented: svc run proxies in its own process, with no separate data plane to configure';
 
 function refused(keys: readonly string[], paths: readonly string[], reason: string, used: (cx: UseContext) => boolean): Capability {
@@ -157,7 +163,8 @@ export const CAPABILITIES: readonly Capability[] = [
   honoured(['idp_scopes'], 'settings.idp.scopes'),
   honoured(['idp_request_params'], 'settings.idp.requestParams'),
   honoured(['idp_trust_unverified_email'], 'settings.idp.trustUnverifiedEmail'),
-  refused(['idp_service_account'], ['settings.idp.serviceAccount'], NO_DIRECTORY, (cx) => cx.settings.idp.serviceAccount !== null),
+  // Honoured for DIRECTORY_PROVIDERS (runtime/sessions/identity-manager.ts reads the directory); refused with any other provider.
+  refused(['idp_service_account'], ['settings.idp.serviceAccount'], NO_DIRECTORY, (cx) => cx.settings.idp.serviceAccount !== null && !DIRECTORY_PROVIDERS.includes(cx.settings.idp.provider ?? '')),
   // The identity manager (runtime/sessions/identity-manager.ts) reads users and groups from the
   // provider's userinfo endpoint on this interval, each run bounded by the timeout.
   honoured(['idp_refresh_directory_interval'], 'settings.idp.refreshDirectoryIntervalMs'),

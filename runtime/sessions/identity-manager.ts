@@ -22,6 +22,13 @@
  *   `idp_refresh_directory_timeout`: each session's user and groups are read again from the
  *   provider's userinfo endpoint with its access token, and the record is rewritten only when they
  *   changed (so a user removed from a group at the provider loses access without signing out).
+ * - With `idp_service_account`, each directory refresh first reads the whole directory
+ *   (./directory/: groups, members, users), bounded by the same timeout, and keeps it in the store
+ *   (./directory/record.ts) for every process (the first read comes at once after taking the
+ *   lease when the store holds none read with this account); a failed read keeps the last good directory and
+ *   counts `user_group_refresh_errors`. Each session's groups become its `groups` claim together
+ *   with its directory groups; a user the directory no longer has loses its sessions
+ *   (docs/authentication.md "Groups from the directory").
  * - Provider failures that are not refusals make the whole manager back off (./back-off.ts); at
  *   most `concurrency` requests go to the provider at once.
  * - The provider and intervals are read from `settings()` at each scan: a reload takes effect at the
@@ -29,7 +36,11 @@
  *   the lease up.
  */
 import { randomBytes } from 'node:crypto';
-import type { PlanBody } from '../../compiler/plan/types.ts';
+import type { Dispatcher } from 'undici';
+import type { PlanBody, PlanSettings, Secret } from '../../compiler/plan/types.ts';
+import { directoryClient, userKeyOf } from './directory/index.ts';
+import { claimGroups, directoryRecord, isDirectoryRecord, mergedGroups, readDirectory } from './directory/record.ts';
+import type { DirectoryClient, DirectorySnapshot } from './directory/types.ts';
 import { IdentityProviderError, type IdentityProvider, type SignedInUser } from './idp.ts';
 import type { SessionDirectory, SessionRecord, SessionStore } from '../core/session-store.ts';
 import { forEachBounded } from './bounded.ts';
@@ -48,12 +59,40 @@ export interface IdentityManagerSettings {
   readonly directoryIntervalMs: number;
   /** `idp_refresh_directory_timeout`. */
   readonly directoryTimeoutMs: number;
+  /** `idp_service_account`'s directory; absent or null without one. */
+  readonly directory?: DirectorySource | null;
+}
+
+/** A plan's directory: its client, or why none could be made (said at each directory refresh). */
+export type DirectorySource =
+  | { readonly client: DirectoryClient; readonly provider: string; readonly account: Secret }
+  | { readonly error: string; readonly cause: unknown; readonly provider: string; readonly account: Secret };
+
+/** One directory source per plan's `idp` settings (a plan is frozen: the same object until a reload). */
+const directories = new WeakMap<PlanSettings['idp'], DirectorySource | null>();
+
+/** The directory of a plan's `idp` settings, made once per plan. Never throws. */
+export function directorySource(idp: PlanSettings['idp']): DirectorySource | null {
+  const known = directories.get(idp);
+  if (known !== undefined) return known;
+  let source: DirectorySource | null = null;
+  if (idp.serviceAccount !== null) {
+    const base = { provider: idp.provider ?? '', account: idp.serviceAccount };
+    try {
+      const client = directoryClient(idp);
+      source = client === null ? null : { ...base, client };
+    } catch (e) {
+      source = { ...base, error: (e as Error).message, cause: e };
+    }
+  }
+  directories.set(idp, source);
+  return source;
 }
 
 /** The manager's settings from a generation's authentication state (its plan body and identity provider). */
 export function managerSettings(auth: { readonly body: PlanBody; readonly idp: IdentityProvider | null }): IdentityManagerSettings {
   const idp = auth.body.settings.idp;
-  return { idp: auth.idp, directoryIntervalMs: idp.refreshDirectoryIntervalMs, directoryTimeoutMs: idp.refreshDirectoryTimeoutMs };
+  return { idp: auth.idp, directoryIntervalMs: idp.refreshDirectoryIntervalMs, directoryTimeoutMs: idp.refreshDirectoryTimeoutMs, directory: directorySource(idp) };
 }
 
 export interface IdentityManagerOptions {
@@ -75,6 +114,15 @@ export interface IdentityManagerOptions {
   readonly log?: (entry: Record<string, unknown>) => void;
   /** A short, non-secret name of a session for logs. */
   readonly logId?: (id: string) => string;
+  /** Tests: the dispatcher of directory requests (one trusting their certificate authority). */
+  readonly directoryDispatcher?: Dispatcher;
+}
+
+/** A directory as one run applies it: the snapshot, and its users as a set (null: the API lists none). */
+interface RunDirectory {
+  readonly provider: string;
+  readonly snapshot: DirectorySnapshot;
+  readonly users: ReadonlySet<string> | null;
 }
 
 const MIN_TIMER_MS = 50;
@@ -83,7 +131,7 @@ const MIN_TIMER_MS = 50;
 const START_RETRY_MS = 500;
 
 export class IdentityManager {
-  readonly #o: Required<Omit<IdentityManagerOptions, 'log'>> & Pick<IdentityManagerOptions, 'log'>;
+  readonly #o: Required<Omit<IdentityManagerOptions, 'log' | 'directoryDispatcher'>> & Pick<IdentityManagerOptions, 'log' | 'directoryDispatcher'>;
   readonly #counter: IdentityFiguresCounter;
   readonly #closing = new AbortController();
   /** Aborted when the lease is lost or the manager closes: the scan in progress stops. */
@@ -98,6 +146,12 @@ export class IdentityManager {
   /** Standing by (another holder) was logged; said again only after this manager held the lease. */
   #standingBy = false;
   #nextDirectoryAtMs = 0;
+  /**
+   * The directory source last checked against the store (null: none yet since taking the lease): a
+   * scan that sees another one (taking the lease, a reload to another account) reads the directory at
+   * once when the store holds none read with it.
+   */
+  #checkedSource: DirectorySource | null | undefined = null;
   #scan: Promise<void> | undefined;
   #leaseTimer: NodeJS.Timeout | undefined;
   #scanTimer: NodeJS.Timeout | undefined;
@@ -190,8 +244,9 @@ export class IdentityManager {
       this.#standingBy = false;
       this.#o.log?.({ msg: 'identity manager: took the lease; refreshing sessions here', holder: this.#o.holder });
       this.#work = new AbortController();
-      // The first directory refresh comes one interval after taking over.
+      // The first directory refresh comes one interval after taking over (at once when there is no directory yet).
       this.#nextDirectoryAtMs = this.#o.now() + this.#o.settings().directoryIntervalMs;
+      this.#checkedSource = null;
     } else if (!held && this.#held) {
       this.#o.log?.({ msg: 'identity manager: lost the lease; stopping', holder: this.#o.holder });
       this.#work.abort();
@@ -226,14 +281,25 @@ export class IdentityManager {
     const idp = settings.idp;
     if (idp === null) return;
     const start = this.#o.now();
+    if (settings.directory !== this.#checkedSource) {
+      this.#checkedSource = settings.directory;
+      // No directory read with this account in the store (a first start, a memory store after a
+      // restart, a new account): sign-ins would get no directory groups for a whole interval.
+      const source = settings.directory;
+      if (source && (await readDirectory(this.#o.store, source.provider, source.account).catch(() => null)) === undefined) this.#nextDirectoryAtMs = start;
+    }
     const directory = start >= this.#nextDirectoryAtMs;
     if (directory) this.#nextDirectoryAtMs = start + settings.directoryIntervalMs;
     const backOff = this.#o.refresher.backOff(idp);
-    if (backOff.blocked()) return;
+    // A directory run goes on while backing off from the sign-in provider: the directory is another
+    // API, and each session step below asks the provider only when not backed off.
+    if (backOff.blocked() && !(directory && settings.directory)) return;
     const signals = [this.#work.signal, this.#closing.signal, ...(directory ? [AbortSignal.timeout(settings.directoryTimeoutMs)] : [])];
     const signal = AbortSignal.any(signals);
+    const source = directory ? (settings.directory ?? null) : null;
+    const dir = source === null ? undefined : await this.#syncDirectory(source, signal, start + settings.directoryTimeoutMs);
     let userInfo = false;
-    if (directory) {
+    if (directory && !backOff.blocked()) {
       try {
         userInfo = await idp.hasUserInfo();
       } catch (e) {
@@ -242,7 +308,7 @@ export class IdentityManager {
       }
     }
     try {
-      await forEachBounded(this.#o.store.sessionIds(), this.#o.concurrency, (id) => this.#session(idp, id, directory && userInfo, signal), signal, (e) =>
+      await forEachBounded(sessionsOnly(this.#o.store.sessionIds()), this.#o.concurrency, (id) => this.#session(idp, id, { run: directory, userInfo, counted: source !== null, dir }, signal), signal, (e) =>
         this.#o.log?.({ msg: 'identity manager: a session could not be refreshed', error: (e as Error).message }),
       );
     } catch (e) {
@@ -254,50 +320,119 @@ export class IdentityManager {
     }
   }
 
-  /** Refreshes one session: its tokens when due, then (in a directory run) its user and groups. */
-  async #session(idp: IdentityProvider, id: string, directory: boolean, signal: AbortSignal): Promise<void> {
+  /**
+   * Reads the directory (one directory refresh), keeps it in the store, and returns what the run
+   * applies to sessions: the fresh directory, else the last good one from the store (a failed read
+   * changes no session's directory groups), else none.
+   */
+  async #syncDirectory(source: DirectorySource, signal: AbortSignal, deadlineMs: number): Promise<RunDirectory | undefined> {
+    const { provider, account } = source;
+    const applied = (snapshot: DirectorySnapshot): RunDirectory => ({ provider, snapshot, users: snapshot.users === null ? null : new Set(snapshot.users) });
+    if ('error' in source) {
+      this.#counter.count('userGroup', false);
+      this.#o.log?.({ level: 'error', msg: 'identity manager: idp_service_account cannot be used; directory not read', error: source.error });
+    } else {
+      try {
+        const snapshot = await source.client.read({ signal, deadlineMs, now: this.#o.now, ...(this.#o.directoryDispatcher ? { dispatcher: this.#o.directoryDispatcher } : {}), ...(this.#o.log ? { log: this.#o.log } : {}) });
+        if (!signal.aborted) {
+          this.#counter.count('userGroup', true);
+          this.#o.log?.({ msg: 'identity manager: directory read', provider, groups: Object.keys(snapshot.groups).length, users: snapshot.users?.length ?? null });
+          await this.#o.store.put(directoryRecord({ provider, account: account.fingerprint, readAtMs: this.#o.now(), snapshot })).catch((e: unknown) =>
+            this.#o.log?.({ level: 'warn', msg: 'identity manager: storing the directory failed; other processes keep the last one', error: (e as Error).message }),
+          );
+          return applied(snapshot);
+        }
+      } catch (e) {
+        if (this.#work.signal.aborted || this.#closing.signal.aborted) return undefined;
+        this.#counter.count('userGroup', false);
+        this.#o.log?.({ level: 'warn', msg: 'identity manager: directory read failed; keeping the last good directory', provider, error: (e as Error).message });
+      }
+      if (signal.aborted && (this.#work.signal.aborted || this.#closing.signal.aborted)) return undefined;
+    }
+    const stored = await readDirectory(this.#o.store, provider, account).catch(() => undefined);
+    return stored === undefined ? undefined : applied(stored.snapshot);
+  }
+
+  /**
+   * Refreshes one session: its tokens when due, then (in a directory run) its user from userinfo and
+   * its directory groups; a user the directory no longer has loses the session.
+   */
+  async #session(idp: IdentityProvider, id: string, run: { readonly run: boolean; readonly userInfo: boolean; readonly counted: boolean; readonly dir: RunDirectory | undefined }, signal: AbortSignal): Promise<void> {
     const backOff = this.#o.refresher.backOff(idp);
     let record = await this.#o.store.get(id);
     if (!record || signal.aborted) return;
     const expiry = record.accessTokenExpiresAtMs;
     if (record.refreshToken !== undefined && expiry !== undefined && this.#o.now() >= expiry - this.#o.refreshMarginMs) {
-      if (backOff.blocked()) return;
-      const outcome = await this.#o.refresher.refresh(idp, record, signal);
-      if (signal.aborted) return;
-      this.#counter.count('session', outcome.kind === 'refreshed');
-      if (outcome.kind !== 'refreshed') return;
-      record = outcome.record;
-    }
-    if (!directory || record.accessToken === undefined || backOff.blocked()) return;
-    let user: SignedInUser;
-    try {
-      user = await idp.userInfo(record.accessToken, userOf(record), signal);
-      backOff.succeeded();
-    } catch (e) {
-      if (signal.aborted) return;
-      this.#counter.count('user', false);
-      this.#counter.count('userGroup', false);
-      const code = e instanceof IdentityProviderError ? e.code : undefined;
-      this.#o.log?.({ msg: 'identity manager: user refresh failed', session: this.#o.logId(id), user: record.userId, error: (e as Error).message });
-      if (code === 'SVC_ERR_IDP_USERINFO' && record.refreshToken !== undefined) {
-        // The access token was refused: the refresh token says whether the session still stands.
+      // Backing off from the provider: no refresh now, but a directory run still applies the directory.
+      if (backOff.blocked()) {
+        if (run.dir === undefined) return;
+      } else {
         const outcome = await this.#o.refresher.refresh(idp, record, signal);
-        if (!signal.aborted) this.#counter.count('session', outcome.kind === 'refreshed');
-      } else if (code !== 'SVC_ERR_IDP_USERINFO') {
-        backOff.failed(e instanceof IdentityProviderError ? e.retryAfterMs : undefined);
+        if (signal.aborted) return;
+        this.#counter.count('session', outcome.kind === 'refreshed');
+        if (outcome.kind !== 'refreshed') return;
+        record = outcome.record;
       }
-      return;
     }
-    this.#counter.count('user', true);
-    this.#counter.count('userGroup', true);
-    if (sameIdentity(record, user)) return;
+    if (!run.run) return;
+    const { dir } = run;
+    let user: SignedInUser | undefined;
+    if (run.userInfo && record.accessToken !== undefined && !backOff.blocked()) {
+      try {
+        user = await idp.userInfo(record.accessToken, userOf(record), signal);
+        backOff.succeeded();
+      } catch (e) {
+        if (signal.aborted) return;
+        this.#counter.count('user', false);
+        // With a directory, user_group_refresh_* count its reads instead.
+        if (!run.counted) this.#counter.count('userGroup', false);
+        const code = e instanceof IdentityProviderError ? e.code : undefined;
+        this.#o.log?.({ msg: 'identity manager: user refresh failed', session: this.#o.logId(id), user: record.userId, error: (e as Error).message });
+        if (code === 'SVC_ERR_IDP_USERINFO' && record.refreshToken !== undefined) {
+          // The access token was refused: the refresh token says whether the session still stands.
+          const outcome = await this.#o.refresher.refresh(idp, record, signal);
+          if (!signal.aborted) this.#counter.count('session', outcome.kind === 'refreshed');
+          if (outcome.kind !== 'refreshed') return;
+        } else if (code !== 'SVC_ERR_IDP_USERINFO') {
+          backOff.failed(e instanceof IdentityProviderError ? e.retryAfterMs : undefined);
+        }
+        if (dir === undefined) return;
+      }
+      if (user !== undefined) {
+        this.#counter.count('user', true);
+        if (!run.counted) this.#counter.count('userGroup', true);
+      }
+    }
+    if (user === undefined && dir === undefined) return;
+    const claims = user?.claims ?? record.claims;
+    const email = user !== undefined ? user.email : record.email;
+    let groups = user?.groups ?? record.groups;
+    if (dir !== undefined) {
+      const key = userKeyOf(dir.provider, { userId: record.userId, claims });
+      if (key === undefined) {
+        this.#o.log?.({ level: 'warn', msg: 'identity manager: the session names no directory user (Azure: no `oid` claim; keep `profile` in idp_scopes); directory groups not applied', session: this.#o.logId(id), user: record.userId });
+        if (user === undefined) return;
+      } else if (dir.users !== null && dir.users.size > 0 && !dir.users.has(key)) {
+        // (An empty user list is taken for an API oddity, never for "sign everyone out".)
+        try {
+          await this.#o.store.delete(id);
+          this.#o.log?.({ msg: 'identity manager: user no longer in the directory; session ended', session: this.#o.logId(id), user: record.userId });
+        } catch (e) {
+          this.#o.log?.({ msg: 'identity manager: ending a session failed', session: this.#o.logId(id), error: (e as Error).message });
+        }
+        return;
+      } else {
+        groups = mergedGroups(claimGroups(claims), dir.snapshot, key);
+      }
+    }
+    if (sameIdentity(record, { email, groups, claims })) return;
     // Written over the record as it is now (a refresh may have replaced its tokens meanwhile).
     const latest = await this.#o.store.get(id);
     if (!latest || signal.aborted) return;
-    const next: SessionRecord = { ...withoutEmail(latest), ...(user.email !== undefined ? { email: user.email } : {}), groups: user.groups, claims: user.claims };
+    const next: SessionRecord = { ...withoutEmail(latest), ...(email !== undefined ? { email } : {}), groups, claims };
     try {
       await this.#o.store.put(next);
-      this.#o.log?.({ msg: 'identity manager: user or groups changed at the provider; session updated', session: this.#o.logId(id), user: record.userId, groups: user.groups });
+      this.#o.log?.({ msg: 'identity manager: user or groups changed at the provider; session updated', session: this.#o.logId(id), user: record.userId, groups });
     } catch (e) {
       this.#o.log?.({ msg: 'identity manager: storing a session failed', session: this.#o.logId(id), error: (e as Error).message });
     }
@@ -317,8 +452,13 @@ export class IdentityManager {
   }
 }
 
+/** The store's ids without the directory's own record (./directory/record.ts). */
+async function* sessionsOnly(ids: AsyncIterable<string>): AsyncIterable<string> {
+  for await (const id of ids) if (!isDirectoryRecord(id)) yield id;
+}
+
 /** Email, groups and claims unchanged: nothing to write. */
-function sameIdentity(record: SessionRecord, user: SignedInUser): boolean {
+function sameIdentity(record: SessionRecord, user: { readonly email: string | undefined; readonly groups: readonly string[]; readonly claims: Readonly<Record<string, unknown>> }): boolean {
   return record.email === user.email && JSON.stringify(record.groups) === JSON.stringify(user.groups) && JSON.stringify(record.claims) === JSON.stringify(user.claims);
 }
 

@@ -13,6 +13,7 @@ import type { IdentityProvider, SignedInUser } from './idp.ts';
 import { IdentityProviderError } from './idp.ts';
 import { SessionStoreError, type SessionRecord, type SessionStore } from '../core/session-store.ts';
 import { BackOff, type BackOffOptions } from './back-off.ts';
+import { claimGroups } from './directory/record.ts';
 
 export type RefreshOutcome =
   /** New tokens, stored. */
@@ -77,7 +78,7 @@ export class SessionRefresher {
     try {
       if (record.refreshToken === undefined) throw new IdentityProviderError('SVC_ERR_IDP_REFRESH', 'the session has no refresh token');
       const user = await idp.refresh(record.refreshToken, userOf(record), this.#now(), signal);
-      next = { ...user, id: record.id, createdAtMs: record.createdAtMs, expiresAtMs: record.expiresAtMs };
+      next = { ...user, groups: withDirectoryGroups(user.groups, record), id: record.id, createdAtMs: record.createdAtMs, expiresAtMs: record.expiresAtMs };
     } catch (e) {
       if (e instanceof IdentityProviderError && e.code === 'SVC_ERR_IDP_REFRESH') {
         this.#log?.({ msg: 'session refresh refused by the identity provider; session ended', session, user: record.userId, error: e.message });
@@ -101,6 +102,18 @@ export class SessionRefresher {
     this.#log?.({ msg: 'session refreshed', session, user: record.userId });
     return { kind: 'refreshed', record: next };
   }
+}
+
+/**
+ * The groups of a refreshed session: the provider's new `groups` claim, and the groups the record
+ * held beyond its old claim, which came from the directory (docs/authentication.md "Groups from
+ * the directory"). A refresh keeps them; only the next directory sync changes them, so a token
+ * refresh never takes a directory group away for an interval. Without a directory the second part
+ * is empty.
+ */
+function withDirectoryGroups(fresh: readonly string[], record: SessionRecord): string[] {
+  const claimed = new Set(claimGroups(record.claims));
+  return [...new Set([...fresh, ...record.groups.filter((g) => !claimed.has(g))])];
 }
 
 /** The identity and tokens of a record, without its id and times. */

@@ -205,6 +205,13 @@ export const MetricsBasicAuthEmptyCredential = diag<{ key: string; empty: 'user 
   'give both a user name and a random password: `printf %s "prometheus:$(head -c24 /dev/urandom | base64)" | base64 -w0`',
 );
 
+export const InvalidServiceAccount = diag<{ key: string; provider: string; problem: string }>(
+  'SVC3045', 'invalid-service-account', 'error',
+  '`idp_service_account` must be base64 of a JSON object holding the fields `idp_provider` needs to read its directory (docs/authentication.md "Groups from the directory"): `private_token` for `gitlab`; a service-account key file (`client_email`, `private_key`) plus `impersonate_user` for `google`; `client_id`, `client_secret` and `directory_id` for `azure`; `api_key` for `okta`; `username` and `personal_access_token` for `github`. Optional API bases (`api_url`, `token_uri`, `login_url`, `graph_url`) must be http(s) URLs.',
+  (a) => `\`${a.key}\` for \`${a.provider}\` ${a.problem}`,
+  'encode the JSON object with `base64 -w0 < service-account.json`; docs/authentication.md "Groups from the directory" lists the fields of each provider',
+);
+
 export const AutocertWildcardHost = diag<{ host: string }>(
   'SVC3050', 'autocert-wildcard-host', 'warning',
   'With `autocert: true`, a route whose `from` host is a wildcard (`*.example.com`) that no configured certificate covers: a wildcard certificate needs the DNS-01 challenge, which svc does not answer, so autocert does not obtain one and the host is served with a self-signed certificate.',

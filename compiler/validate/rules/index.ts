@@ -6,6 +6,7 @@ import { directoryRefreshOutOfRange } from './directory-refresh-out-of-range.ts'
 import { forwardAuthCallerUnauthenticated } from './forward-auth-caller-unauthenticated.ts';
 import { groupsWithoutServiceAccount } from './groups-without-service-account.ts';
 import { insecureSetting } from './insecure-setting.ts';
+import { invalidServiceAccount } from './invalid-service-account.ts';
 import { invalidValue } from './invalid-value.ts';
 import { metricsBasicAuthEmptyCredential } from './metrics-basic-auth-empty-credential.ts';
 import { missingRequiredSetting } from './missing-required-setting.ts';
@@ -65,6 +66,7 @@ export const RULES: readonly ValidationRule[] = [
   invalidValue,
   directoryRefreshOutOfRange,
   metricsBasicAuthEmptyCredential,
+  invalidServiceAccount,
   insecureSetting,
   groupsWithoutServiceAccount,
   forwardAuthCallerUnauthenticated,

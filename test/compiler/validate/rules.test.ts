@@ -334,7 +334,7 @@ describe('settings rules', () => {
     const groups = [{ from: 'https://a.example.com', to: 'http://10.0.0.1', policy: 'allow if groups has "admins"' }];
     expect(report({}, groups)).toEqual([]);
     expect(report({ idp_provider: 'okta', idp_provider_url: undefined }, groups)).toEqual(['groups-without-service-account routes[0].policy']);
-    expect(report({ idp_provider: 'okta', idp_provider_url: undefined, idp_service_account: TEST_SECRET }, groups)).toEqual([]);
+    expect(report({ idp_provider: 'okta', idp_provider_url: undefined, idp_service_account: Buffer.from('{"api_key":"test-only"}').toString('base64') }, groups)).toEqual([]);
   });
 });
 

@@ -207,6 +207,25 @@ describe('uses of refused and partly honoured settings', () => {
     }
   });
 
+  it('idp_service_account is honoured for the providers with a directory, refused for github and oidc', () => {
+    const account = (o: Record<string, string>) => b64(JSON.stringify(o));
+    const key = '-----BEGIN PRIVATE KEY-----\nTEST ONLY\n-----END PRIVATE KEY-----\n';
+    const honoured: Record<string, Record<string, unknown>> = {
+      gitlab: { idp_provider: 'gitlab', idp_service_account: account({ private_token: 'test-only' }) },
+      google: { idp_provider: 'google', idp_service_account: account({ client_email: 'a@b.iam.gserviceaccount.com', private_key: key, impersonate_user: 'admin@example.com' }) },
+      azure: { idp_provider: 'azure', idp_service_account: account({ client_id: 'c', client_secret: 's', directory_id: 'd' }) },
+      okta: { idp_provider: 'okta', idp_provider_url: 'https://test.okta.example', idp_service_account: account({ api_key: 'test-only' }) },
+    };
+    for (const [provider, settings] of Object.entries(honoured)) {
+      const p = plan(settings);
+      expect(settingUses(p).filter((u) => u.key === 'idp_service_account'), provider).toEqual([]);
+      expect(refusal(p), provider).toBeUndefined();
+    }
+    const github = plan({ idp_provider: 'github', idp_provider_url: 'https://github-oidc.example.com', idp_service_account: account({ username: 'u', personal_access_token: 'p' }) });
+    expect(refusal(github)).toMatch(/idp_service_account: svc reads a directory only for idp_provider `gitlab`, `google`, `azure` and `okta`/);
+    expect(refusal(plan({ idp_provider: 'oidc', idp_service_account: account({}) }))).toMatch(/SVC_ERR_UNSUPPORTED_SETTING idp_service_account: /);
+  });
+
   it('Redis storage is honoured: every databroker_storage_* setting', () => {
     const p = plan({ databroker_storage_type: 'redis', databroker_storage_connection_string: 'rediss+sentinel://:pw@s1:26379,s2:26379/m/1?dial_timeout=1s', databroker_storage_tls_skip_verify: true });
     expect(settingUses(p)).toEqual([]);
