@@ -10,7 +10,8 @@ import type { PlanBody, Route, Secret } from '../../compiler/plan/types.ts';
 import { resolvePem, resolveSecret, resolveSecretText } from '../plan/secrets.ts';
 import { AssertionSigner } from './assertion.ts';
 import { directorySource } from '../sessions/identity-manager.ts';
-import { IdentityProvider } from '../sessions/idp.ts';
+import { IdentityProvider, type SignInProvider } from '../sessions/idp.ts';
+import { GitHubProvider } from '../sessions/github.ts';
 import { hostCookieName } from './cookies.ts';
 import { deriveKey } from '../core/keys.ts';
 import type { RedirectPolicy } from './redirect-target.ts';
@@ -32,7 +33,7 @@ export interface AuthState {
     readonly csrf: Uint8Array;
   } | null;
   /** Null without an identity provider configured (a proxy-only service). */
-  readonly idp: IdentityProvider | null;
+  readonly idp: SignInProvider | null;
   /** What the identity provider client was made from: a later plan with the same key reuses it. */
   readonly idpKey: string | null;
   readonly signingKey: SigningKey;
@@ -110,12 +111,12 @@ export function buildAuthState(
   const serviceUrl = s.authenticate.serviceUrl;
   const auth = serviceUrl === null ? null : new URL(serviceUrl);
   const callbackUrl = auth === null ? null : `${auth.origin}${s.authenticate.callbackPath}`;
-  let idp: IdentityProvider | null = null;
+  let idp: SignInProvider | null = null;
   let idpKey: string | null = null;
   if (callbackUrl !== null && s.idp.clientId !== null && (s.idp.provider !== null || s.idp.providerUrl !== null)) {
     const clientSecret = s.idp.clientSecret ? resolveSecretText(s.idp.clientSecret, 'idp_client_secret') : '';
     idpKey = JSON.stringify([s.idp, clientSecret.length, s.idp.clientSecret?.fingerprint ?? null, callbackUrl]);
-    idp = previous?.idp && previous.idpKey === idpKey ? previous.idp : new IdentityProvider(s.idp, clientSecret, callbackUrl);
+    idp = previous?.idp && previous.idpKey === idpKey ? previous.idp : s.idp.provider === 'github' ? new GitHubProvider(s.idp, clientSecret, callbackUrl) : new IdentityProvider(s.idp, clientSecret, callbackUrl);
   }
   // `idp_service_account` is read and checked with the plan, as the client secret is: one missing or
   // changed since the plan was compiled refuses the generation (at start and on reload) rather than

@@ -65,12 +65,11 @@ const LOCAL_GRPC_URL = 'http://localhost:5443/';
 const NO_JAEGER_AGENT = 'svc sends spans to tracing_jaeger_collector_endpoint (HTTP Thrift) only, never to the jaeger agent (UDP)';
 /**
  * The providers whose directory `svc run` reads with `idp_service_account` (runtime/sessions/directory/).
- * `github` signs in only through an OpenID front, whose subjects no GitHub API names, and `oidc`
- * has no directory API: with them the setting is refused, never ignored.
+ * `oidc` has no directory API: with it the setting is refused, never ignored.
  */
-export const DIRECTORY_PROVIDERS: readonly string[] = ['gitlab', 'google', 'azure', 'okta'];
+export const DIRECTORY_PROVIDERS: readonly string[] = ['gitlab', 'google', 'azure', 'okta', 'github'];
 const NO_DIRECTORY =
-  'svc reads a directory only for idp_provider `gitlab`, `google`, `azure` and `okta` (docs/authentication.md "Groups from the directory"); with `github` (signed in through an OpenID front) or `oidc`, groups come from the provider\'s `groups` claim';
+  'svc reads a directory only for idp_provider `gitlab`, `google`, `azure`, `okta` and `github` (docs/authentication.md "Groups from the directory"); with `oidc`, groups come from the provider\'s `groups` claim';
 const NO_DATA_PLANE = 'data-plane bootstrap options are not implemented: svc run proxies in its own process, with no separate data plane to configure';
 
 function refused(keys: readonly string[], paths: readonly string[], reason: string, used: (cx: UseContext) => boolean): Capability {

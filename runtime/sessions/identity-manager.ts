@@ -41,7 +41,7 @@ import type { PlanBody, PlanSettings, Secret } from '../../compiler/plan/types.t
 import { directoryClient, userKeyOf } from './directory/index.ts';
 import { claimGroups, directoryRecord, isDirectoryRecord, mergedGroups, readDirectory } from './directory/record.ts';
 import type { DirectoryClient, DirectorySnapshot } from './directory/types.ts';
-import { IdentityProviderError, type IdentityProvider, type SignedInUser } from './idp.ts';
+import { IdentityProviderError, type SignInProvider, type SignedInUser } from './idp.ts';
 import type { SessionDirectory, SessionRecord, SessionStore } from '../core/session-store.ts';
 import { forEachBounded } from './bounded.ts';
 import type { IdentityManagerFigures } from '../core/identity-figures.ts';
@@ -54,7 +54,7 @@ export const IDENTITY_MANAGER_LEASE = 'identity-manager';
 /** What the manager reads of the current plan generation. */
 export interface IdentityManagerSettings {
   /** Null without an identity provider: nothing to refresh. */
-  readonly idp: IdentityProvider | null;
+  readonly idp: SignInProvider | null;
   /** `idp_refresh_directory_interval`. */
   readonly directoryIntervalMs: number;
   /** `idp_refresh_directory_timeout`. */
@@ -90,7 +90,7 @@ export function directorySource(idp: PlanSettings['idp']): DirectorySource | nul
 }
 
 /** The manager's settings from a generation's authentication state (its plan body and identity provider). */
-export function managerSettings(auth: { readonly body: PlanBody; readonly idp: IdentityProvider | null }): IdentityManagerSettings {
+export function managerSettings(auth: { readonly body: PlanBody; readonly idp: SignInProvider | null }): IdentityManagerSettings {
   const idp = auth.body.settings.idp;
   return { idp: auth.idp, directoryIntervalMs: idp.refreshDirectoryIntervalMs, directoryTimeoutMs: idp.refreshDirectoryTimeoutMs, directory: directorySource(idp) };
 }
@@ -357,7 +357,7 @@ export class IdentityManager {
    * Refreshes one session: its tokens when due, then (in a directory run) its user from userinfo and
    * its directory groups; a user the directory no longer has loses the session.
    */
-  async #session(idp: IdentityProvider, id: string, run: { readonly run: boolean; readonly userInfo: boolean; readonly counted: boolean; readonly dir: RunDirectory | undefined }, signal: AbortSignal): Promise<void> {
+  async #session(idp: SignInProvider, id: string, run: { readonly run: boolean; readonly userInfo: boolean; readonly counted: boolean; readonly dir: RunDirectory | undefined }, signal: AbortSignal): Promise<void> {
     const backOff = this.#o.refresher.backOff(idp);
     let record = await this.#o.store.get(id);
     if (!record || signal.aborted) return;
@@ -388,6 +388,13 @@ export class IdentityManager {
         if (!run.counted) this.#counter.count('userGroup', false);
         const code = e instanceof IdentityProviderError ? e.code : undefined;
         this.#o.log?.({ msg: 'identity manager: user refresh failed', session: this.#o.logId(id), user: record.userId, error: (e as Error).message });
+        if (code === 'SVC_ERR_IDP_USERINFO' && record.refreshToken === undefined && record.accessTokenExpiresAtMs === undefined && idp.unexpiringTokens === true) {
+          // A token that never expires was refused: it was revoked (svc's access removed at the
+          // provider, or the account gone), so the session is over.
+          await this.#o.store.delete(id).catch((err: unknown) => this.#o.log?.({ msg: 'identity manager: ending a session failed', session: this.#o.logId(id), error: (err as Error).message }));
+          this.#o.log?.({ msg: 'identity manager: the provider refused a token that does not expire; session ended', session: this.#o.logId(id), user: record.userId });
+          return;
+        }
         if (code === 'SVC_ERR_IDP_USERINFO' && record.refreshToken !== undefined) {
           // The access token was refused: the refresh token says whether the session still stands.
           const outcome = await this.#o.refresher.refresh(idp, record, signal);

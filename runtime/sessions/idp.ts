@@ -79,7 +79,35 @@ export interface SignInChecks {
 /** Token claims never copied into a session's identity claims (protocol bookkeeping). */
 const PROTOCOL_CLAIMS = new Set(['aud', 'azp', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'c_hash', 's_hash', 'sid', 'jti', 'nbf']);
 
-export class IdentityProvider {
+/**
+ * What svc asks of a sign-in provider: an OpenID Connect provider (`IdentityProvider`, below) or
+ * GitHub's OAuth 2.0 (github.ts). Errors are `IdentityProviderError`s with the codes documented on it.
+ */
+export interface SignInProvider {
+  /** Where the provider is (`idp_provider_url`, else the built-in provider's default); null when unknown. */
+  readonly providerUrl: string | null;
+  /** Fresh `state`, `nonce` and PKCE verifier for one sign-in. */
+  newChecks(): SignInChecks;
+  /** The provider's authorization URL for one sign-in (`switchUser`: let the user choose an account). */
+  authorizationUrl(checks: SignInChecks, switchUser?: boolean): Promise<string>;
+  /** Completes a sign-in from the callback's query string. */
+  callback(query: string, checks: SignInChecks, nowMs: number): Promise<SignedInUser>;
+  /** Refreshes a session's tokens (the session is over on `SVC_ERR_IDP_REFRESH`). */
+  refresh(refreshToken: string, previous: SignedInUser, nowMs: number, signal?: AbortSignal): Promise<SignedInUser>;
+  /** Whether `userInfo` can read the user again with a session's access token. */
+  hasUserInfo(): Promise<boolean>;
+  /** The user as the provider describes them now (claims, email, groups); tokens and subject stay. */
+  userInfo(accessToken: string, previous: SignedInUser, signal?: AbortSignal): Promise<SignedInUser>;
+  /** The provider's end-session URL, when it has one. */
+  endSessionUrl(idToken: string | undefined, postLogoutRedirectUri: string): Promise<string | undefined>;
+  /**
+   * True when an access token given without an expiry never expires (GitHub's OAuth apps): `userInfo`
+   * refusing one means it was revoked, and the identity manager ends the session.
+   */
+  readonly unexpiringTokens?: boolean;
+}
+
+export class IdentityProvider implements SignInProvider {
   readonly #settings: PlanSettings['idp'];
   readonly #clientSecret: string;
   readonly #callbackUrl: string;

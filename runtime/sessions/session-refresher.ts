@@ -9,7 +9,7 @@
  *   kept as it is, and this process backs off from the provider (./back-off.ts): until then no
  *   refresh reaches it, so a provider outage never signs anyone out and is never hammered.
  */
-import type { IdentityProvider, SignedInUser } from './idp.ts';
+import type { SignInProvider, SignedInUser } from './idp.ts';
 import { IdentityProviderError } from './idp.ts';
 import { SessionStoreError, type SessionRecord, type SessionStore } from '../core/session-store.ts';
 import { BackOff, type BackOffOptions } from './back-off.ts';
@@ -40,7 +40,7 @@ export class SessionRefresher {
   readonly #logId: (id: string) => string;
   readonly #inFlight = new Map<string, Promise<RefreshOutcome>>();
   /** One back-off per provider client: a reload to another provider starts afresh. */
-  readonly #backOffs = new WeakMap<IdentityProvider, BackOff>();
+  readonly #backOffs = new WeakMap<SignInProvider, BackOff>();
 
   constructor(store: SessionStore, options: SessionRefresherOptions = {}) {
     this.#store = store;
@@ -51,7 +51,7 @@ export class SessionRefresher {
   }
 
   /** This process's back-off toward `idp` (the directory refresh obeys it too). */
-  backOff(idp: IdentityProvider): BackOff {
+  backOff(idp: SignInProvider): BackOff {
     let b = this.#backOffs.get(idp);
     if (!b) this.#backOffs.set(idp, (b = new BackOff({ ...this.#backOffOptions, now: this.#now })));
     return b;
@@ -62,7 +62,7 @@ export class SessionRefresher {
    * in progress in this process is joined, never run twice. Never rejects. `signal` aborts the
    * provider request (the outcome is then `kept`).
    */
-  refresh(idp: IdentityProvider, record: SessionRecord, signal?: AbortSignal): Promise<RefreshOutcome> {
+  refresh(idp: SignInProvider, record: SessionRecord, signal?: AbortSignal): Promise<RefreshOutcome> {
     let p = this.#inFlight.get(record.id);
     if (p) return p;
     p = this.#run(idp, record, signal).finally(() => this.#inFlight.delete(record.id));
@@ -70,7 +70,7 @@ export class SessionRefresher {
     return p;
   }
 
-  async #run(idp: IdentityProvider, record: SessionRecord, signal: AbortSignal | undefined): Promise<RefreshOutcome> {
+  async #run(idp: SignInProvider, record: SessionRecord, signal: AbortSignal | undefined): Promise<RefreshOutcome> {
     const backOff = this.backOff(idp);
     if (backOff.blocked()) return { kind: 'kept', record, retryAtMs: backOff.readyAtMs, reason: 'backing off from the identity provider' };
     const session = this.#logId(record.id);

@@ -1,6 +1,6 @@
 /**
  * The directory client of a plan (docs/authentication.md "Groups from the directory"): one per
- * provider (./gitlab.ts, ./google.ts, ./azure.ts, ./okta.ts), built from `idp_service_account` as
+ * provider (./gitlab.ts, ./google.ts, ./azure.ts, ./okta.ts, ./github.ts), built from `idp_service_account` as
  * compiler/plan/service-account.ts reads it. Which providers `svc run` honours is said by
  * runtime/plan/capabilities.ts ({@link DIRECTORY_PROVIDERS}); the others are refused at start.
  */
@@ -11,6 +11,7 @@ import { resolveSecretText } from '../../plan/secrets.ts';
 import { azureDirectory } from './azure.ts';
 import { gitlabDirectory } from './gitlab.ts';
 import { googleDirectory } from './google.ts';
+import { githubDirectory } from './github.ts';
 import { DirectoryError } from './http.ts';
 import { oktaDirectory } from './okta.ts';
 import type { DirectoryClient } from './types.ts';
@@ -32,6 +33,8 @@ export function directoryClient(idp: PlanSettings['idp'], resolve: (secret: NonN
       return azureDirectory(parsed.account);
     case 'okta':
       return oktaDirectory(parsed.account, idp.providerUrl);
+    case 'github':
+      return githubDirectory(parsed.account, idp.providerUrl);
     default:
       throw new DirectoryError(`idp_service_account: svc reads no directory for idp_provider \`${provider}\``);
   }

@@ -207,7 +207,7 @@ describe('uses of refused and partly honoured settings', () => {
     }
   });
 
-  it('idp_service_account is honoured for the providers with a directory, refused for github and oidc', () => {
+  it('idp_service_account is honoured for the providers with a directory, refused for oidc', () => {
     const account = (o: Record<string, string>) => b64(JSON.stringify(o));
     const key = '-----BEGIN PRIVATE KEY-----\nTEST ONLY\n-----END PRIVATE KEY-----\n';
     const honoured: Record<string, Record<string, unknown>> = {
@@ -215,15 +215,14 @@ describe('uses of refused and partly honoured settings', () => {
       google: { idp_provider: 'google', idp_service_account: account({ client_email: 'a@b.iam.gserviceaccount.com', private_key: key, impersonate_user: 'admin@example.com' }) },
       azure: { idp_provider: 'azure', idp_service_account: account({ client_id: 'c', client_secret: 's', directory_id: 'd' }) },
       okta: { idp_provider: 'okta', idp_provider_url: 'https://test.okta.example', idp_service_account: account({ api_key: 'test-only' }) },
+      github: { idp_provider: 'github', idp_service_account: account({ username: 'u', personal_access_token: 'test-only' }) },
     };
     for (const [provider, settings] of Object.entries(honoured)) {
       const p = plan(settings);
       expect(settingUses(p).filter((u) => u.key === 'idp_service_account'), provider).toEqual([]);
       expect(refusal(p), provider).toBeUndefined();
     }
-    const github = plan({ idp_provider: 'github', idp_provider_url: 'https://github-oidc.example.com', idp_service_account: account({ username: 'u', personal_access_token: 'p' }) });
-    expect(refusal(github)).toMatch(/idp_service_account: svc reads a directory only for idp_provider `gitlab`, `google`, `azure` and `okta`/);
-    expect(refusal(plan({ idp_provider: 'oidc', idp_service_account: account({}) }))).toMatch(/SVC_ERR_UNSUPPORTED_SETTING idp_service_account: /);
+    expect(refusal(plan({ idp_provider: 'oidc', idp_service_account: account({}) }))).toMatch(/SVC_ERR_UNSUPPORTED_SETTING idp_service_account: svc reads a directory only for idp_provider `gitlab`, `google`, `azure`, `okta` and `github`/);
   });
 
   it('Redis storage is honoured: every databroker_storage_* setting', () => {

@@ -2,14 +2,18 @@
  * A fake directory on loopback HTTPS (a certificate from a test CA, issued for `localhost`) speaking
  * each vendor's documented REST shapes over one model: GitLab (`/api/v4`, `PRIVATE-TOKEN`,
  * `x-next-page` and `Link`), Okta (`/api/v1`, `SSWS`, `Link: rel="next"` with `after`), Microsoft
- * Entra ID (token endpoint, Graph `/v1.0` with `@odata.nextLink`) and Google (JWT bearer grant at
- * `/token`, checked with the key's public half; Admin SDK `/admin/directory/v1` with `pageToken`).
+ * Entra ID (token endpoint, Graph `/v1.0` with `@odata.nextLink`), Google (JWT bearer grant at
+ * `/token`, checked with the key's public half; Admin SDK `/admin/directory/v1` with `pageToken`) and
+ * GitHub Enterprise Server (OAuth at `/login/oauth/…` with PKCE, REST at `/api/v3` with `Link:
+ * rel="next"`; every group is a team of the organization `acme`, its slug the group's name; the
+ * authorize endpoint signs in `githubUser` at once, as GitHub does for a user who approved the app).
+ * `httpUrl` serves the same on plain HTTP, for svc's sign-in (which trusts only the system's CAs).
  * Every list answers one item per page, so every client pages. `inject` queues answers (rate
  * limits, errors) served before the model's.
  */
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createVerify, generateKeyPairSync } from 'node:crypto';
+import { createHash, createVerify, generateKeyPairSync } from 'node:crypto';
 import { Agent } from 'undici';
 import { issue, makeCa } from '../../tls/pki.ts';
 
@@ -33,7 +37,7 @@ export interface Injected {
   readonly path?: string;
 }
 
-export const SECRETS = { gitlab: 'glpat-test-only', okta: 'okta-test-only', azureClient: 'azure-client', azureSecret: 'azure-secret-test-only', tenant: 'tenant-1' };
+export const SECRETS = { gitlab: 'glpat-test-only', okta: 'okta-test-only', azureClient: 'azure-client', azureSecret: 'azure-secret-test-only', tenant: 'tenant-1', github: 'ghp-test-only', githubClient: 'gh-client', githubSecret: 'gh-secret-test-only' };
 
 export class FakeDirectory {
   model: FakeModel;
@@ -45,7 +49,16 @@ export class FakeDirectory {
   readonly googleEmail = 'svc-directory@test-only.iam.gserviceaccount.com';
   readonly googleAdmin = 'admin@corp.example';
   #server!: Server;
+  #plain!: import('node:http').Server;
   url = '';
+  httpUrl = '';
+  /** The GitHub user the authorize endpoint signs in (a user id of the model). */
+  githubUser = '1';
+  /** Users who are also in a team `admins` of another organization, `other-org` (GitHub's `/user/teams`). */
+  githubOtherOrgAdmins: string[] = [];
+  /** GitHub OAuth: code → its user and PKCE challenge; access token → user. */
+  readonly #githubCodes = new Map<string, { user: string; challenge: string; redirectUri: string }>();
+  readonly githubTokens = new Map<string, string>();
   dispatcher!: Agent;
   ca = '';
 
@@ -62,6 +75,9 @@ export class FakeDirectory {
     await new Promise<void>((resolve) => f.#server.listen(0, '127.0.0.1', resolve));
     const port = (f.#server.address() as { port: number }).port;
     f.url = `https://localhost:${port}`;
+    f.#plain = (await import('node:http')).createServer((req, res) => void f.#handle(req, res));
+    await new Promise<void>((resolve) => f.#plain.listen(0, '127.0.0.1', resolve));
+    f.httpUrl = `http://127.0.0.1:${(f.#plain.address() as { port: number }).port}`;
     f.dispatcher = new Agent({ connect: { ca: ca.certPem } });
     return f;
   }
@@ -75,9 +91,11 @@ export class FakeDirectory {
   }
 
   /** Service accounts pointing at this server, base64 of their JSON as `idp_service_account` takes them. */
-  account(provider: 'gitlab' | 'okta' | 'azure' | 'google'): string {
+  account(provider: 'gitlab' | 'okta' | 'azure' | 'google' | 'github'): string {
     const json =
-      provider === 'gitlab'
+      provider === 'github'
+        ? { username: 'svc-directory', personal_access_token: SECRETS.github, api_url: `${this.url}/api/v3` }
+        : provider === 'gitlab'
         ? { private_token: SECRETS.gitlab, api_url: `${this.url}/api/v4` }
         : provider === 'okta'
           ? { api_key: SECRETS.okta, api_url: this.url }
@@ -88,6 +106,8 @@ export class FakeDirectory {
   }
 
   async close(): Promise<void> {
+    this.#plain.closeAllConnections();
+    await new Promise<void>((resolve) => this.#plain.close(() => resolve()));
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
     this.#server.closeAllConnections();
     await this.dispatcher.close();
@@ -129,6 +149,60 @@ export class FakeDirectory {
       const at = cursor === null ? 0 : Number(cursor);
       return { item: items.slice(at, at + 1), next: at + 1 < items.length ? String(at + 1) : undefined };
     };
+    // GitHub: OAuth (authorize, token with PKCE) and the REST API
+    if (p === '/login/oauth/authorize') {
+      const q = url.searchParams;
+      if (q.get('client_id') !== SECRETS.githubClient || q.get('code_challenge_method') !== 'S256') return { status: 400, body: { message: 'bad authorize request' } };
+      const code = `code-${this.#githubCodes.size + 1}-${this.githubUser}`;
+      this.#githubCodes.set(code, { user: this.githubUser, challenge: q.get('code_challenge') ?? '', redirectUri: q.get('redirect_uri') ?? '' });
+      const back = new URL(q.get('redirect_uri') ?? '');
+      back.searchParams.set('code', code);
+      back.searchParams.set('state', q.get('state') ?? '');
+      return { status: 302, body: undefined, headers: { location: back.href } };
+    }
+    if (p === '/login/oauth/access_token') {
+      const f = new URLSearchParams(body);
+      // GitHub answers an OAuth error with 200 and an `error` field.
+      if (f.get('client_id') !== SECRETS.githubClient || f.get('client_secret') !== SECRETS.githubSecret) return { body: { error: 'incorrect_client_credentials' } };
+      const grant = this.#githubCodes.get(f.get('code') ?? '');
+      this.#githubCodes.delete(f.get('code') ?? '');
+      const verifier = f.get('code_verifier') ?? '';
+      const challenge = createHash('sha256').update(verifier).digest('base64url');
+      if (grant === undefined || grant.redirectUri !== f.get('redirect_uri') || grant.challenge !== challenge) return { body: { error: 'bad_verification_code' } };
+      const token = `gho_test_${this.githubTokens.size + 1}`;
+      this.githubTokens.set(token, grant.user);
+      return { body: { access_token: token, token_type: 'bearer', scope: 'read:org,read:user,user:email' } };
+    }
+    if (p.startsWith('/api/v3/')) {
+      const bearer = (h['authorization'] ?? '').replace(/^Bearer /, '');
+      const orgTeams = m.groups.map((g) => ({ id: Number(g.id), slug: g.name, name: g.name, organization: { login: 'acme' } }));
+      // Next pages on the server the request came to (the HTTPS one, or its plain-HTTP twin).
+      const base = 'encrypted' in req.socket && req.socket.encrypted ? this.url : this.httpUrl;
+      const linked = <T>(items: T[], map: (t: T) => unknown) => {
+        const { item, next } = page(items, url.searchParams.get('page') === null ? null : String(Number(url.searchParams.get('page')) - 1));
+        return { body: item.map(map), headers: next === undefined ? {} : { link: `<${base}${p}?per_page=100&page=${Number(next) + 1}>; rel="next", <${base}${p}?per_page=100&page=${items.length}>; rel="last"` } };
+      };
+      if (bearer === SECRETS.github) {
+        if (p === '/api/v3/user/orgs') return linked([{ login: 'acme' }], (o) => o);
+        if (p === '/api/v3/orgs/acme/teams') return linked(orgTeams, (t) => ({ id: t.id, slug: t.slug, name: t.name }));
+        const mm = /^\/api\/v3\/orgs\/acme\/teams\/([^/]+)\/members$/.exec(p);
+        if (mm) {
+          const team = m.groups.find((g) => g.name === decodeURIComponent(mm[1]!));
+          if (team === undefined) return { status: 404, body: { message: 'Not Found' } };
+          return linked(activeMembers(team.id).filter((u) => !m.users[u]?.disabled), (u) => ({ id: Number(u), login: `user${u}` }));
+        }
+        return undefined;
+      }
+      const user = this.githubTokens.get(bearer);
+      if (user === undefined || !Object.hasOwn(m.users, user)) return { status: 401, body: { message: 'Bad credentials' } };
+      if (p === '/api/v3/user') return { body: { id: Number(user), login: `user${user}`, name: `User ${user}`, avatar_url: `${this.url}/avatars/${user}` } };
+      if (p === '/api/v3/user/emails') return { body: [{ email: `unverified${user}@elsewhere.example`, primary: false, verified: false }, { email: `user${user}@corp.example`, primary: true, verified: true }] };
+      if (p === '/api/v3/user/teams') {
+        const foreign = this.githubOtherOrgAdmins.includes(user) ? [{ id: 999, slug: 'admins', name: 'admins', organization: { login: 'other-org' } }] : [];
+        return linked([...orgTeams.filter((t) => (m.members[String(t.id)] ?? []).includes(user)), ...foreign], (t) => t);
+      }
+      return undefined;
+    }
     // GitLab
     if (p.startsWith('/api/v4/')) {
       if (h['private-token'] !== SECRETS.gitlab) return { status: 401, body: { message: '401 Unauthorized' } };

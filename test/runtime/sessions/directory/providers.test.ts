@@ -28,7 +28,7 @@ beforeEach(() => {
   fake.requests.length = 0;
 });
 
-type Provider = 'gitlab' | 'okta' | 'azure' | 'google';
+type Provider = 'gitlab' | 'okta' | 'azure' | 'google' | 'github';
 const idp = (provider: string, account: string, providerUrl: string | null = null): PlanSettings['idp'] => ({
   provider,
   providerUrl,
@@ -91,6 +91,17 @@ describe('directory clients read their vendor API, every page', () => {
     expect(String((err as Error).message)).toMatch(/HTTP (400|401): (401 Unauthorized|Invalid token provided|AADSTS7000215: Invalid client secret provided\.|Invalid JWT Signature\.)/);
   });
 
+  it('github: the organizations\' teams as org/slug, members by account id (child teams included by GitHub), Link pages, no user list', async () => {
+    const d = await client('github').read(call());
+    expect(d.groups).toEqual({ 'acme/engineering': [], 'acme/admins': [] });
+    expect(d.members).toEqual({ '1': ['acme/engineering', 'acme/admins'], '2': ['acme/engineering'] });
+    expect(d.users).toBeNull();
+    expect(groupsOf(d, '1')).toEqual(['acme/engineering', 'acme/admins']);
+    // One team a page: 2 pages of teams, 2 pages of engineering's members.
+    expect(fake.requests.filter((r) => r.path === '/api/v3/orgs/acme/teams')).toHaveLength(2);
+    expect(fake.requests.filter((r) => r.path === '/api/v3/orgs/acme/teams/engineering/members')).toHaveLength(2);
+  });
+
   it('a 5xx fails the read, naming the path and the API message', async () => {
     fake.down = true;
     await expect(client('okta').read(call())).rejects.toThrow(/\/api\/v1\/groups: HTTP 500: backend error/);
@@ -150,8 +161,8 @@ describe('rate limits', () => {
 });
 
 describe('which providers have a directory client', () => {
-  it('github and oidc are refused with a reason; a malformed account is refused naming the field', () => {
-    expect(() => directoryClient(idp('github', Buffer.from('{"username":"u","personal_access_token":"p"}').toString('base64')), (s) => ('value' in s ? s.value : ''))).toThrow(/no directory for idp_provider `github`/);
+  it('oidc is refused with a reason; a malformed account is refused naming the field', () => {
+    expect(directoryClient(idp('github', Buffer.from('{"username":"u","personal_access_token":"p"}').toString('base64')), (s) => ('value' in s ? s.value : ''))?.provider).toBe('github');
     expect(() => directoryClient(idp('oidc', 'e30='), (s) => ('value' in s ? s.value : ''))).toThrow(/no directory for idp_provider `oidc`/);
     expect(() => directoryClient(idp('okta', 'e30='), (s) => ('value' in s ? s.value : ''))).toThrow(/has no `api_key`/);
     expect(directoryClient({ ...idp('okta', ''), serviceAccount: null })).toBeNull();
