@@ -4,6 +4,7 @@
  * access, refresh and ID tokens are never shown (docs/security.md S26). Pages carry a strict CSP, no
  * framing and no caching.
  */
+import { claimGroups } from '../sessions/directory/record.ts';
 import { STATUS_CODES } from 'node:http';
 import type { SessionRecord } from '../core/session-store.ts';
 import { escapeHtml, type ErrorAnswer } from './error-page.ts';
@@ -55,12 +56,25 @@ export function userInfoPage(record: SessionRecord, csrf: string): string {
 <table>
 ${row('User', `<code id="user">${escapeHtml(record.userId)}</code>`)}
 ${row('Email', `<code id="email">${escapeHtml(record.email ?? '')}</code>`)}
-${row('Groups', `<code id="groups">${escapeHtml(record.groups.join(', '))}</code>`)}
+${row('Groups', `<code id="groups">${escapeHtml(record.groups.join(', '))}</code>${groupSources(record)}`)}
 ${row('Session expires', `<time id="expires" datetime="${new Date(record.expiresAtMs).toISOString()}">${new Date(record.expiresAtMs).toUTCString()}</time>`)}
 ${row('Claims', `<pre id="claims">${escapeHtml(JSON.stringify(claims, null, 2))}</pre>`)}
 </table>
 <form method="post" action="/.svc/signout/" style="margin-top:1.5rem"><input type="hidden" name="svc_csrf" value="${escapeHtml(csrf)}"><button type="submit" id="signout">Sign out</button></form>`,
   );
+}
+
+/**
+ * Where a session's groups came from (docs/authentication.md "What a session's groups are"): the
+ * provider's `groups` claim, and the rest from the directory (`idp_service_account`). Empty when
+ * every group is the claim's.
+ */
+function groupSources(record: SessionRecord): string {
+  const claimed = new Set(claimGroups(record.claims));
+  const fromDirectory = record.groups.filter((g) => !claimed.has(g));
+  if (fromDirectory.length === 0) return '';
+  const fromClaim = record.groups.filter((g) => claimed.has(g));
+  return `<br><small>from the provider's <code>groups</code> claim: <code id="groups-claim">${escapeHtml(fromClaim.join(', '))}</code>; from the directory: <code id="groups-directory">${escapeHtml(fromDirectory.join(', '))}</code></small>`;
 }
 
 /** The sign-out confirmation shown for a GET without a valid CSRF token. */

@@ -69,6 +69,10 @@ describe('groups from the directory, with svc run', () => {
     await until('the first directory sync', () => figures().userGroupRefreshSuccess >= 1);
     const alice = w.browser();
     expect(last(await alice.signIn(`${w.origin('app')}/`, 'alice@example.com')).status).toBe(200);
+    // The user page says where each group came from: the ID token's claim, or the directory.
+    const page = (await alice.request(`${w.origin('app')}/.svc/`)).body;
+    expect(page).toContain('<code id="groups-claim">admins</code>');
+    expect(page).toContain('<code id="groups-directory">00g-staff, staff</code>');
     const bob = w.browser();
     expect(last(await bob.signIn(`${w.origin('app')}/`, 'bob@example.com')).status).toBe(403);
 
