@@ -54,7 +54,8 @@
  * Needs nginx and wrk (Debian: `apt-get install -y nginx wrk`; svc-auth-redis also redis-server and
  * redis-cli); CI does not run it. Run: `npm run bench:proxy` (`--duration 10s`, `--connections 64`,
  * `--only svc,nginx,direct,node-floor,apache-oidc,apache-oidc-cookie,svc-auth,svc-auth-redis,nginx-authreq,svc-traced,svc-distributed`, `--warmup 2s`, `--cpu-prof DIR` to write V8 CPU
- * profiles of the svc processes into DIR). Every child process and the temp dir are removed on exit,
+ * profiles of the svc processes into DIR; `--baseline DIR` another built checkout of svc, whose svc-auth is
+ * measured between two runs of this one's, for a before/after in one run). Every child process and the temp dir are removed on exit,
  * Ctrl-C or error.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -110,6 +111,7 @@ function options() {
     connections,
     only: new Set(only as Target[]),
     cpuProf: arg('--cpu-prof'),
+    baseline: arg('--baseline') === undefined ? undefined : resolvePath(arg('--baseline')!),
   };
 }
 
@@ -875,7 +877,7 @@ interface DistributedFigures {
 
 interface Row {
   readonly label: string;
-  readonly kind: 'direct' | 'nginx' | 'node-floor' | 'svc' | 'nginx-authreq' | 'apache-oidc' | 'apache-oidc-cookie' | 'svc-auth' | 'svc-auth-redis' | 'svc-traced' | 'svc-distributed' | 'svc-distributed-uncached';
+  readonly kind: 'direct' | 'nginx' | 'node-floor' | 'svc' | 'nginx-authreq' | 'apache-oidc' | 'apache-oidc-cookie' | 'svc-auth' | 'svc-auth-baseline' | 'svc-auth-redis' | 'svc-traced' | 'svc-distributed' | 'svc-distributed-uncached';
   readonly distributed?: DistributedFigures;
   readonly cores: 1 | 2;
   readonly routes?: number;
@@ -899,7 +901,7 @@ function which(name: string): string | undefined {
 }
 
 /** Whether bin/svc will run dist/: the same test as bin/svc (dist/.stamp newer than every source). */
-function builtIsFresh(): boolean {
+function builtIsFresh(root: string = ROOT): boolean {
   const newest = (d: string): number => {
     let n = 0;
     for (const e of readdirSync(d, { withFileTypes: true })) {
@@ -910,8 +912,8 @@ function builtIsFresh(): boolean {
     return n;
   };
   try {
-    const stamp = statSync(join(ROOT, 'dist/.stamp')).mtimeMs;
-    return ['compiler', 'runtime', 'cli', 'schemas'].every((d) => newest(join(ROOT, d)) <= stamp);
+    const stamp = statSync(join(root, 'dist/.stamp')).mtimeMs;
+    return ['compiler', 'runtime', 'cli', 'schemas'].every((d) => newest(join(root, d)) <= stamp);
   } catch {
     return false;
   }
@@ -1145,12 +1147,12 @@ async function main(): Promise<number> {
    * decides at each start whether it runs dist/ or the sources: a source edited during the bench
    * makes the later svc runs slower, so `from` marks such a run (added to its label).
    */
-  function startSvc(conf: string, workers: 1 | 2, cpuList: string | undefined, log: string, role: { readonly args: readonly string[]; readonly env: Readonly<Record<string, string>> } = { args: [], env: {} }): { child: ChildProcess; from: string } {
+  function startSvc(conf: string, workers: 1 | 2, cpuList: string | undefined, log: string, role: { readonly args: readonly string[]; readonly env: Readonly<Record<string, string>> } = { args: [], env: {} }, root: string = ROOT): { child: ChildProcess; from: string } {
     const prof = cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`];
-    const args = [...prof, join(ROOT, 'bin/svc'), 'run', '-config', conf, ...(hasWorkers ? ['--workers', String(workers)] : []), ...role.args];
+    const args = [...prof, join(root, 'bin/svc'), 'run', '-config', conf, ...(hasWorkers ? ['--workers', String(workers)] : []), ...role.args];
     const env = { ...process.env, ...role.env };
     delete env['SVC_CLUSTER_WORKER'];
-    const fromSource = process.env['SVC_FROM_SOURCE'] === '1' || !builtIsFresh();
+    const fromSource = process.env['SVC_FROM_SOURCE'] === '1' || !builtIsFresh(root);
     if (fromSource && svcFrom.startsWith('dist')) console.log('  warning: a source changed since the build: this svc runs from TypeScript through tsx (slower); `npm run build` and rerun');
     return { child: start(process.execPath, args, cpuList, log, env), from: fromSource ? ' (from source)' : '' };
   }
@@ -1199,7 +1201,8 @@ async function main(): Promise<number> {
     return { port, child };
   };
 
-  const runSvcAuth = async (kind: 'svc-auth' | 'svc-auth-redis') => {
+  const runSvcAuth = async (kind: 'svc-auth' | 'svc-auth-redis' | 'svc-auth-baseline') => {
+    const root = kind === 'svc-auth-baseline' ? opts.baseline! : ROOT;
     const redis = kind === 'svc-auth-redis' ? await startRedisServer() : undefined;
     const port = await freePort();
     const authOrigin = `http://authenticate.localhost:${port}`;
@@ -1209,7 +1212,7 @@ async function main(): Promise<number> {
     const storage = redis ? { databroker_storage_type: 'redis', databroker_storage_connection_string: `redis://127.0.0.1:${redis.port}/0` } : {};
     writeFileSync(conf, svcAuthConfig(port, upstreamPort, echo.port, idp.issuer, benchSigningKey(), storage));
     const log = join(dir, `${kind}.log`);
-    const { child, from } = startSvc(conf, 1, PROXY, log);
+    const { child, from } = startSvc(conf, 1, PROXY, log, undefined, root);
     try {
       // Ready: the route answers an anonymous API request with 401 (it needs a session).
       await waitReady('svc (authenticated route)', child, port, log, 120_000, { headers: { host: HOST, accept: 'application/json' }, ok: (status) => status === 401, want: '401 to an anonymous request' });
@@ -1221,10 +1224,11 @@ async function main(): Promise<number> {
           return undefined;
         });
       const value = await signInAndCheck(kind, port, browser, () => `svc log tail (${log}):\n${tail(log)}`);
-      sessionCookie = value;
+      if (kind !== 'svc-auth-baseline') sessionCookie = value;
       const cookie = `_svc=${value}`;
       const cores = processTree(child.pid!).map(coresOf).join('/');
-      await measure(`svc, 1 worker, authenticated${redis ? ', Redis store' : ''}${from}`, kind, 1, port, [child.pid!], cores, log, { routes: 2, headers: [`Cookie: ${cookie}`] });
+      const label = kind === 'svc-auth-baseline' ? `svc, 1 worker, authenticated, baseline ${root}` : `svc, 1 worker, authenticated${redis ? ', Redis store' : ''}`;
+      await measure(`${label}${from}`, kind, 1, port, [child.pid!], cores, log, { routes: 2, headers: [`Cookie: ${cookie}`] });
     } finally {
       await stop(child);
       await echo.close();
@@ -1339,6 +1343,11 @@ async function main(): Promise<number> {
   if (opts.only.has('node-floor')) await runNodeFloor();
   // svc-auth first: nginx-authreq then sends the same cookie (same request size).
   if (opts.only.has('svc-auth')) await runSvcAuth('svc-auth');
+  // The same target from another checkout (`--baseline DIR`, built), right after: before/after in one run.
+  if (opts.only.has('svc-auth') && opts.baseline !== undefined) {
+    await runSvcAuth('svc-auth-baseline');
+    await runSvcAuth('svc-auth');
+  }
   if (opts.only.has('svc-auth-redis')) await runSvcAuth('svc-auth-redis');
   if (opts.only.has('nginx-authreq')) await runNginxAuthRequest();
   if (opts.only.has('apache-oidc')) await runApacheOidc('apache-oidc');
@@ -1455,6 +1464,13 @@ function report(rows: readonly Row[], connections: number, hasWorkers: boolean):
     if (svcAuth) console.log(`  svc-auth/node-floor, CPU per request: ${(cpuPerRequestUs(svcAuth) / cpuPerRequestUs(floor)).toFixed(2)}x   target ≤ 1.15x: ${verdict(cpuPerRequestUs(svcAuth) <= 1.15 * cpuPerRequestUs(floor))}`);
     if (svc1) console.log(`  svc/node-floor, CPU per request:      ${(cpuPerRequestUs(svc1) / cpuPerRequestUs(floor)).toFixed(2)}x   target ≤ 1.05x (the public route): ${verdict(cpuPerRequestUs(svc1) <= 1.05 * cpuPerRequestUs(floor))}`);
     for (const s of [svc1, svcAuth]) if (s) console.log(`  RSS per worker, ${s.label}: ${fmtMb(s.result.peak.rssMaxProcess)}   target ≤ node-floor + 25 MB: ${verdict(s.result.peak.rssMaxProcess <= floor.result.peak.rssMaxProcess + 25 * MB)}`);
+  }
+  const baselines = rows.filter((r) => r.kind === 'svc-auth-baseline');
+  if (baselines.length > 0) {
+    const current = rows.filter((r) => r.kind === 'svc-auth');
+    const mean = (rs: Row[]) => rs.reduce((a, r) => a + cpuPerRequestUs(r), 0) / rs.length;
+    console.log('');
+    console.log(`before/after (svc-auth, this checkout against --baseline, alternated): CPU per request ${mean(current).toFixed(0)} µs (${current.map((r) => cpuPerRequestUs(r).toFixed(0)).join(', ')}) against ${mean(baselines).toFixed(0)} µs (${baselines.map((r) => cpuPerRequestUs(r).toFixed(0)).join(', ')}): ${(mean(current) / mean(baselines)).toFixed(3)}x`);
   }
   if (svcAuth || authReq) {
     console.log('');
