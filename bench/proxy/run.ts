@@ -1149,7 +1149,8 @@ async function main(): Promise<number> {
    */
   function startSvc(conf: string, workers: 1 | 2, cpuList: string | undefined, log: string, role: { readonly args: readonly string[]; readonly env: Readonly<Record<string, string>> } = { args: [], env: {} }, root: string = ROOT): { child: ChildProcess; from: string } {
     const prof = cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`];
-    const args = [...prof, join(root, 'bin/svc'), 'run', '-config', conf, ...(hasWorkers ? ['--workers', String(workers)] : []), ...role.args];
+    // No shutdown delay: the bench stops svc at once (and a CPU profile is written only on a clean exit).
+    const args = [...prof, join(root, 'bin/svc'), 'run', '-config', conf, '--shutdown-delay', '0', ...(hasWorkers ? ['--workers', String(workers)] : []), ...role.args];
     const env = { ...process.env, ...role.env };
     delete env['SVC_CLUSTER_WORKER'];
     const fromSource = process.env['SVC_FROM_SOURCE'] === '1' || !builtIsFresh(root);
