@@ -8,6 +8,9 @@ import { compile, renderText, summaryLine, isSecretPath } from '../compiler/inde
 import type { PlanEnvelope } from '../compiler/plan/types.ts';
 import { PlanLoadError, parsePlan } from '../runtime/plan/load.ts';
 import { nodeInput } from './node-input.ts';
+import { looksLikePlan } from './plan-text.ts';
+
+export { looksLikePlan } from './plan-text.ts';
 
 export type PlanInput =
   | { readonly ok: true; readonly plan: PlanEnvelope; readonly kind: 'plan' | 'config' }
@@ -36,13 +39,3 @@ export function loadPlanInput(path: string, env: NodeJS.ProcessEnv = process.env
   return { ok: false, status: ioError ? 2 : 1, message: `${renderText(result.diagnostics, isSecretPath)}${summaryLine(result.diagnostics)}\n` };
 }
 
-/** Whether file text is a plan (a JSON object with `formatVersion` and `body`) rather than a config. */
-export function looksLikePlan(text: string): boolean {
-  if (!/^\s*\{/.test(text)) return false;
-  try {
-    const v = JSON.parse(text) as unknown;
-    return v !== null && typeof v === 'object' && 'formatVersion' in v && 'body' in v;
-  } catch {
-    return false;
-  }
-}

@@ -165,13 +165,14 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
       io.err(`error: cannot read \`${file}\`: ${(e as Error).message}\n`);
       return 2;
     }
-    const { looksLikePlan } = await import('./plan-input.ts');
+    const { looksLikePlan } = await import('./plan-text.ts');
     source = looksLikePlan(text) ? { planPath: file! } : { configPath: file! };
   }
   // The compiler's warnings, at start and on each reload that compiles the config: with JSON logs
   // (the default) one JSON line each among svc's own lines on standard output, so that every line
   // svc writes parses as JSON; as text on standard error only with `svc_debug` (docs/logging.md).
-  const { diagnosticEntry } = await import('./run-diagnostics.ts');
+  // Only a compiled config has diagnostics: `svc run plan.json` loads no compiler code for them.
+  const diagnostics = 'configPath' in source ? await import('./run-diagnostics.ts') : undefined;
   const onWarnings = (text: string, warnings: readonly Diagnostic[], plan: PlanEnvelope) => {
     if (text === '') return;
     if (plan.body.settings.logging.debug) {
@@ -180,7 +181,7 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
     }
     // The first plan's log settings (level, service label) are not applied yet: apply them first.
     if (noPlanYet) logs.apply(plan.body.settings);
-    for (const d of warnings) logs.announce(diagnosticEntry(d));
+    for (const d of warnings) logs.announce(diagnostics?.diagnosticEntry(d) ?? { code: d.code, msg: d.message });
   };
 
   const { run } = await import('../runtime/process/run.ts');
@@ -192,7 +193,7 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
     // Loaded once: it chooses the role, and the role serves it as it is (`plan`). Its warnings are
     // told once it is known to be served (a refused plan says only why it is refused).
     const warned: Parameters<typeof onWarnings>[] = [];
-    const first = loadForRun({ ...source, onWarnings: (...w) => void warned.push(w) });
+    const first = await loadForRun({ ...source, onWarnings: (...w) => void warned.push(w) });
     const grpcRole = isAuthorizeRole(first) ? 'authorize' : isDatabrokerRole(first) ? 'databroker' : undefined;
     if (grpcRole === 'databroker' && opts.storeOutageGrace !== undefined) {
       // The data broker serves the session store; the grace is for the roles that read it. A flag
@@ -247,7 +248,7 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
       if (textWanted()) {
         io.err(`${e.message.replace(/\n?$/, '\n')}error ${e.code}: svc cannot start\n`);
       } else {
-        const entries = e.details.diagnostics?.map(diagnosticEntry) ?? e.details.refused ?? [];
+        const entries = (diagnostics && e.details.diagnostics?.map(diagnostics.diagnosticEntry)) ?? e.details.refused ?? [];
         for (const entry of entries) logs.log(entry);
         logs.log({ level: 'error', code: e.code, msg: 'svc cannot start', ...(entries.length === 0 ? { detail: e.message } : {}) });
         await written();

@@ -59,15 +59,20 @@ describe('layout (docs/architecture.md §6)', () => {
     expect(imports('cli/generated.ts')).toContain('compiler/settings/table.ts');
   });
 
-  it('a cluster worker loads no compiler code: only the plan contract (it serves plans its primary compiled)', () => {
-    const loaded = loadedFrom('runtime/process/worker.ts');
-    expect(loaded.filter((p) => under(p, 'compiler') && !under(p, 'compiler/plan'))).toEqual([]);
-    // The rule can fail: the single process, which compiles `svc run -config`, loads the compiler.
-    expect(loadedFrom('runtime/process/run.ts')).toContain('compiler/index.ts');
+  it('a cluster worker, and every role serving a plan file, loads no compiler code: only the plan contract', () => {
+    for (const root of ['runtime/process/worker.ts', 'runtime/process/run.ts', 'runtime/process/cluster.ts', 'runtime/process/authorize-run.ts', 'runtime/process/databroker-run.ts']) {
+      expect(loadedFrom(root).filter((p) => under(p, 'compiler') && !under(p, 'compiler/plan')), root).toEqual([]);
+    }
+    // The rule can fail: `svc compile` loads the compiler.
+    expect(loadedFrom('cli/compile-command.ts')).toContain('compiler/index.ts');
   });
 });
 
-/** The files loaded at run time from `file`: its imports and theirs, `import type` left out (erased). */
+/**
+ * The files loaded at start from `file`: its static imports and theirs, `import type` left out
+ * (erased); a dynamic `import()` loads only when it runs (load-plan.ts imports the compiler so, only
+ * to compile a config).
+ */
 function loadedFrom(file: string): string[] {
   const seen = new Set<string>([file]);
   const queue = [file];

@@ -16,7 +16,7 @@ import { createReloader, type ReloadResult } from './reload.ts';
 /** What the reload path needs of the process that starts it. */
 export interface WatchedReloadOptions {
   /** Loads the plan again: compiles the config or reads the plan file, refusing what svc run does not implement. */
-  readonly load: () => PlanEnvelope;
+  readonly load: () => PlanEnvelope | Promise<PlanEnvelope>;
   /** The config or plan file, watched beside the files the plan reads. */
   readonly source?: string | undefined;
   /** Reload when the watched files change (default true). */

@@ -38,7 +38,7 @@ export function isAuthorizeRole(plan: PlanEnvelope): boolean {
 
 /** Starts the authorize role. Resolves once the gRPC listener listens; rejects when it cannot. */
 export async function runAuthorize(options: RunOptions): Promise<AuthorizeRunning> {
-  const first = options.plan ?? loadForRun(options);
+  const first = options.plan ?? (await loadForRun(options));
   if (!isAuthorizeRole(first)) throw new Error('bug: runAuthorize needs a plan with services: authorize');
   const log = options.log ? { log: options.log } : {};
   let listening: { readonly host: string; readonly port: number } | undefined;

@@ -56,7 +56,7 @@ export async function runPrimary(
   options: ClusterOptions,
   workerArgs: readonly string[],
 ): Promise<{ stop(): Promise<void>; now(): void; readonly port: number; reload(): Promise<ReloadResult>; readonly grpcAddress: string | undefined }> {
-  let committed = options.plan ?? loadForRun(options);
+  let committed = options.plan ?? (await loadForRun(options));
   const count = Math.max(1, options.workers ?? availableParallelism());
   let port = 0;
   let stopping = (): boolean => false;

@@ -43,7 +43,7 @@ export function isDatabrokerRole(plan: PlanEnvelope): boolean {
 
 /** Starts the data broker role. Resolves once the gRPC listener listens; rejects when it cannot. */
 export async function runDatabroker(options: RunOptions): Promise<DatabrokerRunning> {
-  const first = options.plan ?? loadForRun(options);
+  const first = options.plan ?? (await loadForRun(options));
   if (!isDatabrokerRole(first)) throw new Error('bug: runDatabroker needs a plan with services: databroker');
   const log = options.log ? { log: options.log } : {};
   let grpc: DatabrokerGrpc | undefined;

@@ -3,9 +3,12 @@
  * the config compiled, or the plan file read and checked; then refused when it uses a setting
  * `svc run` does not implement (runtime/plan/capabilities.ts). Failures are `RunError`s, which
  * `svc run` prints and exits with (docs/running.md "Exit codes").
+ *
+ * The compiler is imported only when a config is compiled: a process serving a plan file never
+ * loads it (nor its parser generator), so its heap holds no more than it serves with.
  */
 import { readFileSync } from 'node:fs';
-import { compile, renderText, isSecretPath, type Diagnostic } from '../../compiler/index.ts';
+import type { Diagnostic } from '../../compiler/index.ts';
 import type { PlanEnvelope } from '../../compiler/plan/types.ts';
 import { SvcError } from '../core/errors.ts';
 import { refusal, refusalEntries, UNSUPPORTED_SETTING } from '../plan/capabilities.ts';
@@ -46,14 +49,14 @@ export class RunError extends SvcError<RunErrorCode> {
  * Loads the plan to serve: compiles the config, or reads and checks the plan file; a plan using a
  * setting svc run does not implement is refused (runtime/plan/capabilities.ts). Throws `RunError`.
  */
-export function loadForRun(source: PlanSource): PlanEnvelope {
-  const plan = load(source);
+export async function loadForRun(source: PlanSource): Promise<PlanEnvelope> {
+  const plan = await load(source);
   const refused = refusal(plan);
   if (refused !== undefined) throw new RunError(UNSUPPORTED_SETTING, refused, { refused: refusalEntries(plan) });
   return plan;
 }
 
-function load(source: PlanSource): PlanEnvelope {
+async function load(source: PlanSource): Promise<PlanEnvelope> {
   if (source.planPath !== undefined) {
     try {
       return parsePlan(readFileSync(source.planPath, 'utf8'), source.planPath);
@@ -62,6 +65,7 @@ function load(source: PlanSource): PlanEnvelope {
       throw e;
     }
   }
+  const { compile, renderText, isSecretPath } = await import('../../compiler/index.ts');
   const result = compile({
     ...(source.configPath !== undefined ? { configPath: source.configPath } : {}),
     env: source.env ?? process.env,

@@ -156,7 +156,7 @@ function startIdentityManager(
 
 /** Starts a process of `role` (see the file comment). Resolves once it serves; rejects, with everything closed, when it cannot. */
 export async function startProcess<G extends RoleGenerations>(options: RunOptions, role: RoleSpec<G>): Promise<StartedProcess<G>> {
-  const plan = options.plan ?? loadForRun(options);
+  const plan = options.plan ?? (await loadForRun(options));
   const settings = plan.body.settings;
   const log = options.log ? { log: options.log } : {};
   let generations: G | undefined;

@@ -1,0 +1,15 @@
+/**
+ * Whether a file `svc run` was given is a plan or a config, told from its text alone: with no
+ * compiler code loaded, so that `svc run plan.json` never loads the compiler.
+ */
+
+/** Whether file text is a plan (a JSON object with `formatVersion` and `body`) rather than a config. */
+export function looksLikePlan(text: string): boolean {
+  if (!/^\s*\{/.test(text)) return false;
+  try {
+    const v = JSON.parse(text) as unknown;
+    return v !== null && typeof v === 'object' && 'formatVersion' in v && 'body' in v;
+  } catch {
+    return false;
+  }
+}
