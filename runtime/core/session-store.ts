@@ -120,7 +120,7 @@ export function isSessionDirectory(store: SessionStore): store is SessionStore &
 }
 
 /** The storage operations timed for `storage_operation_duration_ms` (docs/observability.md "Metric reference"). */
-export type StorageOperation = 'get' | 'put' | 'delete' | 'isRevoked' | 'consumeOnce' | 'sessionIds' | 'acquireLease' | 'releaseLease';
+export type StorageOperation = 'get' | 'put' | 'delete' | 'isRevoked' | 'consumeOnce' | 'sessionIds' | 'acquireLease' | 'releaseLease' | 'device';
 
 /**
  * Receives the figures a store keeps for docs/observability.md "Metric reference" (the observability layer exports them). Calls are
