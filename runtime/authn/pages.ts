@@ -5,6 +5,7 @@
  * framing and no caching.
  */
 import { STATUS_CODES } from 'node:http';
+import { statusText } from './write-head.ts';
 import type { SessionRecord } from '../core/session-store.ts';
 import { escapeHtml, type ErrorAnswer } from './error-page.ts';
 
@@ -72,9 +73,11 @@ export function signOutPage(csrf: string, redirect: string | null): string {
   );
 }
 
-/** What the 403 page of a denied request shows. */
+/** What the 403 (or 450) page of a denied request shows. */
 export interface Denial {
   readonly requestId: string;
+  /** 450: the session's device does not meet the policy (reason `device-unauthorized`); 403 otherwise. */
+  readonly status?: 403 | 450;
   /** The decision's reason ids (docs/decisions.md §4), kept in the JSON answer and on the page. */
   readonly reasons: readonly string[];
   /** Why, in words (runtime/policy/words.ts), in the decision's order. */
@@ -95,8 +98,11 @@ export interface Denial {
  */
 export function deniedAnswer(d: Denial, json: boolean): ErrorAnswer {
   const reason = d.reasons.join(',') || 'denied';
-  const message = 'You are signed in, but the policy of this route does not allow you here.';
-  if (json) return answerOf(403, d.requestId, '', { status: 403, error: STATUS_CODES[403], reason, message, request_id: d.requestId, reasons: d.reasons, explanation: d.words });
+  const status = d.status ?? 403;
+  const device = status === 450;
+  const message = device ? 'You are signed in, but the device you authenticated with does not meet the policy of this route.' : 'You are signed in, but the policy of this route does not allow you here.';
+  const title = device ? '450 · Device not authorized' : '403 · Access denied';
+  if (json) return answerOf(status, d.requestId, '', { status, error: statusText(status), reason, message, request_id: d.requestId, reasons: d.reasons, explanation: d.words });
   const who =
     d.user === null
       ? '<p id="who">You are not signed in.</p>'
@@ -108,10 +114,12 @@ export function deniedAnswer(d: Denial, json: boolean): ErrorAnswer {
       ? ''
       : `<form method="post" action="/.svc/signout/">${csrf}<button type="submit" id="signout">Sign out</button></form>` +
         (d.here === null ? '' : `<form method="post" action="/.svc/signout/">${csrf}<input type="hidden" name="svc_switch_user" value="1"><input type="hidden" name="svc_redirect_uri" value="${escapeHtml(d.here)}"><button type="submit" class="plain" id="switch-user">Switch user</button></form>`);
+  // On 450, another registered device may do: the device page, coming back here.
+  const other = device && d.here !== null ? `<p><a id="other-device" href="/.svc/webauthn?svc_redirect_uri=${escapeHtml(encodeURIComponent(d.here))}">Use another device</a></p>` : '';
   return answerOf(
-    403,
+    status,
     d.requestId,
-    answerPage('403 · Access denied · svc', `<h1>403 · Access denied</h1>${who}<p>${d.user === null ? 'The policy of this route does not allow this request.' : escapeHtml(message)}</p>${why}<p>Reason: <code id="reasons">${escapeHtml(reason)}</code></p>${actions}`, d.requestId),
+    answerPage(`${title} · svc`, `<h1>${title}</h1>${who}<p>${d.user === null ? 'The policy of this route does not allow this request.' : escapeHtml(message)}</p>${why}<p>Reason: <code id="reasons">${escapeHtml(reason)}</code></p>${other}${actions}`, d.requestId),
     null,
   );
 }

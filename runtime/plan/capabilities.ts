@@ -16,7 +16,7 @@
  *
  * Runtime code: cluster workers check every plan with it, so it imports no compiler code (types only).
  */
-import type { PlanBody, PlanEnvelope, PlanSettings, Route } from '../../compiler/plan/types.ts';
+import type { Expr, PlanBody, PlanEnvelope, PlanSettings, Route } from '../../compiler/plan/types.ts';
 import { SvcError, type RuntimeErrorCode } from '../core/errors.ts';
 
 /** The stable code of a refused setting (docs/running.md). */
@@ -272,7 +272,30 @@ export const CAPABILITIES: readonly Capability[] = [
     usedBy: (r) => r.hostedcloudServerlessAuthentication && r.action.kind === 'forward' && new Set(r.action.upstreams.map((u) => u.host)).size > 1,
   },
   honoured(['orchestrator_service_account_token', 'orchestrator_service_account_token_file'], 'routes[].orchestratorServiceAccountToken'),
+  // The `device` criterion (docs/policy.md "`device`"): decided by the policy, but a session gets a
+  // device only from the device page (docs/authentication.md "Devices"); until svc run serves it,
+  // a route reading `device` would send every user to a page that does not exist.
+  {
+    support: 'refused',
+    keys: ['policy'],
+    paths: [],
+    reason: 'the `device` criterion needs the device page (WebAuthn registration and authentication), which svc run does not serve yet',
+    usedBy: (r) => r.policy.rules.some((rule) => readsDevice(rule.when)),
+  },
 ];
+
+/** True when a policy expression has a `device` leaf. */
+function readsDevice(e: Expr): boolean {
+  switch (e.op) {
+    case 'and':
+    case 'or':
+      return e.args.some(readsDevice);
+    case 'not':
+      return readsDevice(e.arg);
+    case 'criterion':
+      return e.name === 'device';
+  }
+}
 
 function sameList(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((x, i) => x === b[i]);

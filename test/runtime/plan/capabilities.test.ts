@@ -156,6 +156,7 @@ describe('uses of refused and partly honoured settings', () => {
     dp_bind_config_freebind: () => ({ settings: { dp_bind_config_freebind: true } }),
     dp_bind_config_source_address: () => ({ settings: { dp_bind_config_source_address: '10.0.0.1' } }),
     enable_hostedcloud_serverless_authentication: () => ({ settings: {}, routes: [{ ...route, to: ['https://a.run.example', 'https://b.run.example'], enable_hostedcloud_serverless_authentication: true }] }),
+    policy: () => ({ settings: {}, routes: [{ from: route.from, to: route.to, policy: 'allow if groups has "x" or not device approved' }] }),
   };
 
   it('every refused setting has a case here', () => {
