@@ -26,6 +26,11 @@ export interface SessionRecord {
   /** Absolute expiry, ms since the epoch; the record is gone at or after it. */
   readonly expiresAtMs: number;
   readonly createdAtMs: number;
+  /**
+   * The credential id of the device this session authenticated with (docs/authentication.md
+   * "Devices"); the device's state is read from the device store, never kept here.
+   */
+  readonly deviceCredentialId?: string;
 }
 
 /** Where session records live (memory or Redis). Every method is async; a failure rejects. */
