@@ -52,7 +52,7 @@ function question(attribute: Attribute, sessionId: string, over: Partial<PolicyI
 }
 
 /** The same question with the attribute changed. */
-const CHANGED: Record<Exclude<Attribute, 'identity' | 'clock' | 'nothing'>, Partial<PolicyInput>> = {
+const CHANGED: Record<Exclude<Attribute, 'identity' | 'clock' | 'nothing' | 'device'>, Partial<PolicyInput>> = {
   method: { method: 'POST' },
   path: { path: '/no' },
   address: { clientAddress: '192.0.2.1' },
