@@ -152,7 +152,9 @@ async function verify(ctx: EndpointContext, state: AuthState, store: SessionStor
         expectedChallenge: challenge!,
         expectedOrigin: origin,
         expectedRPID: rpId,
-        credential: { id: device.credentialId, publicKey: Buffer.from(device.publicKey, 'base64url'), counter: device.counter, transports: [...device.transports] as never },
+        // The counter rule is the data broker's, atomic across instances and logged (below): the
+        // library is given 0, so it checks the signature and leaves the counter to advanceCounter.
+        credential: { id: device.credentialId, publicKey: Buffer.from(device.publicKey, 'base64url'), counter: 0, transports: [...device.transports] as never },
         requireUserVerification: device.type === 'enclave_only',
       });
       if (!v.verified) return refuse(ctx, res, requestId, 400, 'authentication-refused', session);
@@ -170,8 +172,11 @@ async function verify(ctx: EndpointContext, state: AuthState, store: SessionStor
     // The library's refusals (wrong origin, RP id, challenge, signature, counter, malformed data).
     return refuse(ctx, res, requestId, 400, 'ceremony-refused', session, { detail: (e as Error).message });
   }
-  // The session keeps the device it used; the put tells every cache (session-cache.ts).
-  await ctx.store.put({ ...session.record, deviceCredentialId: credentialId });
+  // The session keeps the device it used, written over the record as it is now (a refresh may have
+  // replaced its tokens meanwhile); the put tells every cache (session-cache.ts).
+  const latest = await ctx.store.get(session.record.id);
+  if (latest === undefined) return refuse(ctx, res, requestId, 401, 'sign-in-required', session);
+  await ctx.store.put({ ...latest, deviceCredentialId: credentialId });
   json(res, 200, { redirect });
 }
 

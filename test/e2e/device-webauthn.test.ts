@@ -5,7 +5,8 @@
  * function, over the data broker's gRPC interface), opens a `device approved` route, is refused with
  * 450 on a route that needs `enclave_only`, and stops working at once when revoked. A built-in
  * authenticator with user verification opens the `enclave_only` route, authenticates again with
- * the authentication ceremony, and a replay of that assertion is refused.
+ * the authentication ceremony, and a replay of that assertion is refused. A copy of a key (its
+ * private key moved into another authenticator, its counter behind) is refused and logged (S59).
  *
  * Host names are `*.svc.localhost`: the relying party id is the authenticate service's parent
  * domain, `svc.localhost`, so one registration serves every route host.
@@ -51,17 +52,17 @@ describeWithCommands(['chromium'], 'device identity with WebAuthn in a real brow
   });
 
   /** A browser context whose page has a virtual authenticator of `transport`. */
-  async function withAuthenticator(transport: 'usb' | 'internal'): Promise<{ context: BrowserContext; page: Page; cdp: CDPSession }> {
+  async function withAuthenticator(transport: 'usb' | 'internal'): Promise<{ context: BrowserContext; page: Page; cdp: CDPSession; authenticatorId: string }> {
     const context = await browser.newContext();
     context.setDefaultTimeout(STEP_MS);
     context.setDefaultNavigationTimeout(STEP_MS);
     const page = await context.newPage();
     const cdp = await context.newCDPSession(page);
     await cdp.send('WebAuthn.enable', { enableUI: false });
-    await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
       options: { protocol: 'ctap2', transport, hasResidentKey: false, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
     });
-    return { context, page, cdp };
+    return { context, page, cdp, authenticatorId };
   }
 
   async function signIn(p: Page, login: string): Promise<void> {
@@ -185,6 +186,49 @@ describeWithCommands(['chromium'], 'device identity with WebAuthn in a real brow
       expect(logs.some((e) => e['msg'] === 'device ceremony refused' && e['reason'] === 'challenge-used')).toBe(true);
     } finally {
       await context.close();
+    }
+  }, 60_000);
+  it('a cloned authenticator (its key copied, its counter behind) is refused and logged', async () => {
+    const original = await withAuthenticator('usb');
+    const clone = await withAuthenticator('usb');
+    try {
+      const { page } = original;
+      await page.goto(`${dev}/clone`);
+      await signIn(page, 'alice@example.com');
+      await page.waitForURL((u) => u.pathname === '/.svc/webauthn');
+      const registered = page.waitForResponse((r) => r.url() === `${dev}/clone` && r.request().isNavigationRequest());
+      await page.locator('#register-key').click();
+      expect((await registered).status()).toBe(450);
+      const mine = (JSON.parse((await devices('list')).out) as { devices: { credentialId: string; type: string }[] }).devices.find((d) => d.type === 'any')!;
+      expect((await devices('approve', mine.credentialId)).code).toBe(0);
+      // One authentication with the original: the stored counter moves past the registration's.
+      await page.goto(`${dev}/.svc/webauthn?svc_redirect_uri=${encodeURIComponent(`${dev}/clone`)}`);
+      const used = page.waitForResponse((r) => r.url() === `${dev}/clone` && r.request().isNavigationRequest());
+      await page.locator('#authenticate').click();
+      expect((await used).status()).toBe(200);
+      const stored = (JSON.parse((await devices('list')).out) as { devices: { credentialId: string; counter: number }[] }).devices.find((d) => d.credentialId === mine.credentialId)!;
+      expect(stored.counter).toBeGreaterThan(0);
+
+      // The key copied into another authenticator, its counter back at zero.
+      const { credentials } = (await original.cdp.send('WebAuthn.getCredentials', { authenticatorId: original.authenticatorId })) as { credentials: { credentialId: string; isResidentCredential: boolean; rpId?: string; privateKey: string; signCount: number; userHandle?: string }[] };
+      expect(credentials).toHaveLength(1);
+      await clone.cdp.send('WebAuthn.addCredential', { authenticatorId: clone.authenticatorId, credential: { ...credentials[0]!, signCount: 0 } });
+      await clone.page.goto(`${dev}/clone`);
+      await signIn(clone.page, 'alice@example.com');
+      await clone.page.waitForURL((u) => u.pathname === '/.svc/webauthn');
+      const refused = clone.page.waitForResponse((r) => r.url().endsWith('/.svc/webauthn/verify'));
+      await clone.page.locator('#authenticate').click();
+      const answer = await refused;
+      expect(answer.status()).toBe(400);
+      expect(await answer.json()).toMatchObject({ error: 'device-counter-regressed' });
+      expect(logs.some((e) => typeof e['msg'] === 'string' && e['msg'].startsWith('device signature counter did not grow') && e['device'] === mine.credentialId)).toBe(true);
+      await expect.poll(() => clone.page.locator('#status').innerText()).toBe('Refused: device-counter-regressed');
+      // The original still works; the stored counter was kept.
+      const after = (JSON.parse((await devices('list')).out) as { devices: { credentialId: string; counter: number }[] }).devices.find((d) => d.credentialId === mine.credentialId)!;
+      expect(after.counter).toBe(stored.counter);
+    } finally {
+      await original.context.close();
+      await clone.context.close();
     }
   }, 60_000);
 });
