@@ -11,7 +11,9 @@
  * Host names are `*.svc.localhost`: the relying party id is the authenticate service's parent
  * domain, `svc.localhost`, so one registration serves every route host.
  */
+import { readFileSync, writeFileSync } from 'node:fs';
 import { chromium, type Browser, type BrowserContext, type CDPSession, type Page } from 'playwright-core';
+import { parse, stringify } from 'yaml';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { DEV_PASSWORD } from '../../demo/dev-idp.ts';
 import { devicesCommand } from '../../cli/devices-command.ts';
@@ -229,6 +231,26 @@ describeWithCommands(['chromium'], 'device identity with WebAuthn in a real brow
     } finally {
       await original.context.close();
       await clone.context.close();
+    }
+  }, 60_000);
+  it('with device_self_registration_approved, a new device is approved when it is registered (applied by a reload)', async () => {
+    const config = parse(readFileSync(world.configPath, 'utf8')) as Record<string, unknown>;
+    writeFileSync(world.configPath, stringify({ ...config, device_self_registration_approved: true }));
+    expect(await world.svc.reload()).toMatchObject({ ok: true, result: 'swapped' });
+    const { context, page } = await withAuthenticator('usb');
+    try {
+      await page.goto(`${dev}/self`);
+      await signIn(page, 'bob@other.example');
+      await page.waitForURL((u) => u.pathname === '/.svc/webauthn');
+      const back = page.waitForResponse((r) => r.url() === `${dev}/self` && r.request().isNavigationRequest());
+      await page.locator('#register-key').click();
+      expect((await back).status()).toBe(200);
+      const bobs = (JSON.parse((await devices('list')).out) as { devices: { user: string; approved: boolean }[] }).devices.filter((d) => d.user === 'bob');
+      expect(bobs).toEqual([expect.objectContaining({ approved: true })]);
+    } finally {
+      await context.close();
+      writeFileSync(world.configPath, stringify(config));
+      await world.svc.reload();
     }
   }, 60_000);
 });
