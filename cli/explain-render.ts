@@ -165,7 +165,7 @@ function verdictLine(d: Decision): string {
     case 'bad_request':
       return `verdict  bad_request ${d.status} (${d.problem})${reasons}`;
     case 'unauthenticated':
-      return `verdict  unauthenticated ${d.status} (${d.location === null ? 'not a browser: 401' : 'browser: sign in first'})${reasons}`;
+      return `verdict  unauthenticated ${d.status} (${d.location === null ? 'not a browser: 401' : d.device === true ? 'browser: the device page (register or use a device)' : 'browser: sign in first'})${reasons}`;
     default:
       return `verdict  ${d.outcome} ${d.status}${reasons}`;
   }

@@ -92,6 +92,19 @@ export async function main(argv: readonly string[], io: { out: (s: string) => vo
       code = await runCommand(file, opts, io);
     });
   program
+    .command('devices')
+    .description('list, approve or revoke registered devices (WebAuthn) through the data broker')
+    .argument('<action>', 'list, approve or revoke')
+    .argument('[credential-id]', 'the device (approve, revoke)')
+    .addOption(new Option('-c, --config <file>', 'config file or plan: data broker URL, shared_secret, TLS; also -config'))
+    .option('--databroker <url>', "the data broker's gRPC URL instead of the config's")
+    .option('--user <id>', 'list: only this user\'s devices')
+    .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'))
+    .action(async (action: string, credentialId: string | undefined, opts: { config?: string; databroker?: string; user?: string; format: 'text' | 'json' }) => {
+      const { devicesCommand } = await import('./devices-command.ts');
+      code = await devicesCommand(action, credentialId, opts, io);
+    });
+  program
     .command('tcp')
     .description('open a local port that reaches a tcp+https route through svc (CONNECT)')
     .argument('<route>', 'the route, tcp+https://host:port')

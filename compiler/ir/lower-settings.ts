@@ -280,6 +280,7 @@ export function lowerSettings(data: Record<string, unknown>, cx: LowerCtx): Plan
       signoutRedirectUrl: url('signout_redirect_url'),
       forwardAuthUrl: url('forward_auth_url'),
       programmaticRedirectDomains: (raw('programmatic_redirect_domain_whitelist') as string[] | undefined) ?? ['localhost'],
+      deviceSelfRegistrationApproved: bool('device_self_registration_approved'),
     },
     idp: {
       provider: str('idp_provider') ?? null,

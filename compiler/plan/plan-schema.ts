@@ -176,6 +176,7 @@ const settings = obj({
     signoutRedirectUrl: nullable(str),
     forwardAuthUrl: nullable(str),
     programmaticRedirectDomains: strList,
+    deviceSelfRegistrationApproved: bool,
   }),
   idp: obj({
     provider: nullable(str),

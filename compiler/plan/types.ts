@@ -106,6 +106,8 @@ export interface PlanSettings {
     readonly signoutRedirectUrl: string | null;
     readonly forwardAuthUrl: string | null;
     readonly programmaticRedirectDomains: readonly string[];
+    /** `device_self_registration_approved`: a newly registered device is approved at once (docs/authentication.md "Devices"). */
+    readonly deviceSelfRegistrationApproved: boolean;
   };
   readonly idp: {
     readonly provider: string | null;

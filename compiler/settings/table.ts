@@ -36,6 +36,7 @@ export const SETTINGS: readonly SettingSpec[] = [
   { key: 'cookie_http_only', kind: 'bool', default: true, plan: 'cookie.httpOnly', meaning: 'hide the cookie from scripts' },
   { key: 'cookie_expire', kind: 'duration', default: '14h', plan: 'cookie.expireMs', meaning: 'session lifetime' },
   { key: 'svc_debug', kind: 'bool', default: false, plan: 'logging.debug', meaning: 'human-readable colored logs' },
+  { key: 'device_self_registration_approved', kind: 'bool', default: false, plan: 'authenticate.deviceSelfRegistrationApproved', meaning: 'a device a user registers is approved at once (default: pending until an operator approves it with `svc devices approve`)' },
   { key: 'forward_auth_url', kind: 'url', schemes: ['https', 'http'], plan: 'authenticate.forwardAuthUrl', meaning: 'creates the forward-auth endpoint' },
   { key: 'timeout_read', kind: 'duration', default: '30s', plan: 'server.timeoutReadMs', meaning: 'global read timeout' },
   { key: 'timeout_write', kind: 'duration', default: '0', plan: 'server.timeoutWriteMs', meaning: 'global write timeout (0: none)' },

@@ -44,6 +44,7 @@ export function denialAnswer(
   return deniedAnswer(
     {
       requestId,
+      status: decision.status,
       reasons: decision.reasons,
       words,
       user: identity === undefined ? null : { id: identity.user, ...(identity.email !== undefined ? { email: identity.email } : {}), ...(typeof name === 'string' && Object.hasOwn(identity.claims, 'name') ? { name } : {}) },

@@ -1,7 +1,7 @@
 /**
  * Which of svc's own endpoints answers a request on a route or authenticate host, by path, method
  * and host: one file each (jwks.ts, sign-in.ts, callback.ts, hand-off.ts, sign-out.ts,
- * user-page.ts, programmatic-login.ts); anything else is 404 `no-such-endpoint`.
+ * user-page.ts, programmatic-login.ts, webauthn.ts); anything else is 404 `no-such-endpoint`.
  */
 import type { InternalEndpoint } from '../core/types.ts';
 import type { CanonicalRequest } from '../request/canonical-request.ts';
@@ -17,6 +17,7 @@ import { programmaticLogin } from './programmatic-login.ts';
 import { signIn } from './sign-in.ts';
 import { signOutEndpoint } from './sign-out.ts';
 import { userPage } from './user-page.ts';
+import { webauthnEndpoint } from './webauthn.ts';
 
 export async function serveEndpoint(ctx: EndpointContext, state: AuthState, endpoint: InternalEndpoint, request: CanonicalRequest, session: ResolvedSession | null, req: Req, res: Res, requestId: string): Promise<void> {
   const { host, path, query } = request;
@@ -36,6 +37,7 @@ export async function serveEndpoint(ctx: EndpointContext, state: AuthState, endp
   if (onAuthHost && path === state.body.settings.authenticate.callbackPath && method === 'GET') return callback(ctx, state, params, host, req, res, requestId);
   if (path === '/.svc/callback' && method === 'GET' && !onAuthHost) return handoff(ctx, state, params, host, req, res, requestId);
   if (path === '/.svc/signout' || path === '/.svc/signout/') return signOutEndpoint(ctx, state, session, params, host, req, res, requestId);
+  if (!onAuthHost && (path === '/.svc/webauthn' || path.startsWith('/.svc/webauthn/'))) return webauthnEndpoint(ctx, state, session, params, host, path, req, res, requestId);
   if ((path === '/.svc' || path === '/.svc/') && method === 'GET') return userPage(ctx, state, session, host, req, res, requestId);
   if (path === '/.svc/api/v1/login' && method === 'GET' && !onAuthHost) return programmaticLogin(ctx, state, params, `${returnScheme(ctx, state)}://${host}/`, req, res, requestId);
   return sendError(res, 404, requestId, 'no-such-endpoint', acceptOf(req), false);

@@ -3,9 +3,9 @@
  * for a client that asks for `application/json`, always with the request id so an operator can find
  * the log line. Nothing from the request is echoed into the page except the request id svc made.
  */
-import { STATUS_CODES, type ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { Http2ServerResponse } from 'node:http2';
-import { writeHead } from './write-head.ts';
+import { statusText, writeHead } from './write-head.ts';
 
 export interface ErrorAnswer {
   readonly status: number;
@@ -17,6 +17,7 @@ const EXPLAIN: Readonly<Record<number, string>> = {
   400: 'The request could not be read safely, so it was refused.',
   401: 'Sign in first: this resource needs a signed-in user.',
   403: 'You are signed in, but the policy of this route does not allow you here.',
+  450: 'You are signed in, but the device you authenticated with does not meet the policy of this route.',
   404: 'No route serves this address.',
   421: 'This connection cannot serve this host. Retry on a new connection.',
   431: 'The request carries too many header fields, so it was refused.',
@@ -29,6 +30,7 @@ const EXPLAIN: Readonly<Record<number, string>> = {
 
 /** Explanations of reasons that say more than their status's general one. */
 const EXPLAIN_REASON: Readonly<Record<string, string>> = {
+  'device-authentication-required': 'This route needs a registered device: open it in a browser to register or use one.',
   'session-store-unavailable': 'Sessions cannot be read right now (the session store is unreachable), so svc cannot tell who you are. You were not signed out: try again in a moment.',
   'authorize-unavailable': 'The authorize service cannot be reached right now, so svc cannot decide whether you may open this page. Try again in a moment.',
   'authorize-route-mismatch': 'This proxy and the authorize service run different configurations for this route (a change being rolled out?), so svc cannot decide. Try again in a moment.',
@@ -52,12 +54,12 @@ export function wantsJson(accept: string | undefined): boolean {
 
 /** Builds an error answer. `reason` is a stable code (`no-route`, `domain-unauthorized`, …). */
 export function errorAnswer(status: number, requestId: string, reason: string, json: boolean): ErrorAnswer {
-  const title = `${status} ${STATUS_CODES[status] ?? 'Error'}`;
+  const title = `${status} ${statusText(status)}`;
   const explanation = EXPLAIN_REASON[reason] ?? EXPLAIN[status] ?? 'The request could not be served.';
   const retryAfter = RETRY_AFTER_SECONDS[reason];
   const common = { 'cache-control': 'no-store', 'x-request-id': requestId, 'x-content-type-options': 'nosniff', ...(retryAfter !== undefined ? { 'retry-after': retryAfter } : {}) };
   if (json) {
-    return { status, headers: { ...common, 'content-type': 'application/json' }, body: `${JSON.stringify({ status, error: STATUS_CODES[status] ?? 'Error', reason, message: explanation, request_id: requestId })}\n` };
+    return { status, headers: { ...common, 'content-type': 'application/json' }, body: `${JSON.stringify({ status, error: statusText(status), reason, message: explanation, request_id: requestId })}\n` };
   }
   const html = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${title}</title>
@@ -80,7 +82,7 @@ export function escapeHtml(s: string): string {
  */
 export function endSocketWithError(socket: { end(data: string): unknown }, status: number, requestId: string, reason: string, accept: string | undefined): void {
   const a = errorAnswer(status, requestId, reason, wantsJson(accept));
-  const head = [`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}`, ...Object.entries(a.headers).map(([k, v]) => `${k}: ${v}`), 'connection: close', `content-length: ${Buffer.byteLength(a.body)}`];
+  const head = [`HTTP/1.1 ${status} ${statusText(status)}`, ...Object.entries(a.headers).map(([k, v]) => `${k}: ${v}`), 'connection: close', `content-length: ${Buffer.byteLength(a.body)}`];
   socket.end(`${head.join('\r\n')}\r\n\r\n${a.body}`);
 }
 

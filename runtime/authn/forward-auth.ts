@@ -108,6 +108,14 @@ export async function forwardAuth(authn: Authn, state: AuthState, index: PlanInd
       return;
     }
     case 'unauthenticated': {
+      if (d.device === true) {
+        // Signed in, no device in this session: the device page on the route's host, which the
+        // proxy routes to svc like every `/.svc/` path (docs/forward-auth.md); 401 from `/verify`.
+        if (verify || d.location === null) return fail(res, 401, requestId, 'device-authentication-required', req, routed);
+        writeHead(res, 302, { ...routed, location: d.location, 'cache-control': 'no-store', 'content-length': '0' });
+        res.end();
+        return;
+      }
       const signIn = verify || d.location === null ? null : authn.signInRedirect(state, d.location);
       // Without an Accept naming HTML the core gives no location; `/` still sends a browser to sign in.
       // The proxy passes this answer to the browser on the route's host, binding cookie included.
@@ -122,7 +130,7 @@ export async function forwardAuth(authn: Authn, state: AuthState, index: PlanInd
       // there). The proxy routes `/.svc/` to svc without asking (docs/forward-auth.md).
       return fail(res, 403, requestId, 'svc-endpoint', req);
     case 'deny':
-      return fail(res, 403, requestId, d.reasons.join(',') || 'denied', req, routed);
+      return fail(res, d.status, requestId, d.reasons.join(',') || 'denied', req, routed);
     case 'not_found':
       return fail(res, 403, requestId, 'no-route', req);
     case 'unavailable':

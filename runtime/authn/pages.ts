@@ -6,7 +6,9 @@
  */
 import { claimGroups } from '../sessions/directory/record.ts';
 import { STATUS_CODES } from 'node:http';
+import { statusText } from './write-head.ts';
 import type { SessionRecord } from '../core/session-store.ts';
+import type { DeviceRecord } from '../core/device-store.ts';
 import { escapeHtml, type ErrorAnswer } from './error-page.ts';
 
 export const PAGE_HEADERS: Readonly<Record<string, string>> = {
@@ -47,7 +49,7 @@ function answerOf(status: number, requestId: string, html: string, json: Record<
 const HIDDEN_CLAIMS = /token|secret|password/i;
 
 /** The user info page: id, email, groups, claims, session expiry, and a sign-out button. */
-export function userInfoPage(record: SessionRecord, csrf: string): string {
+export function userInfoPage(record: SessionRecord, csrf: string, devices: readonly DeviceRecord[] | null = null): string {
   const claims: Record<string, unknown> = Object.fromEntries(Object.entries(record.claims).filter(([k]) => !HIDDEN_CLAIMS.test(k)));
   const row = (name: string, value: string) => `<tr><th>${escapeHtml(name)}</th><td>${value}</td></tr>`;
   return page(
@@ -59,6 +61,7 @@ ${row('Email', `<code id="email">${escapeHtml(record.email ?? '')}</code>`)}
 ${row('Groups', `<code id="groups">${escapeHtml(record.groups.join(', '))}</code>${groupSources(record)}`)}
 ${row('Session expires', `<time id="expires" datetime="${new Date(record.expiresAtMs).toISOString()}">${new Date(record.expiresAtMs).toUTCString()}</time>`)}
 ${row('Claims', `<pre id="claims">${escapeHtml(JSON.stringify(claims, null, 2))}</pre>`)}
+${devices === null ? '' : row('Devices', devices.length === 0 ? '<span id="devices">none registered</span>' : `<ul id="devices">${devices.map((d) => `<li class="device" data-id="${escapeHtml(d.credentialId)}"><code>${escapeHtml(d.credentialId.slice(0, 16))}…</code> ${d.type} · ${d.approved ? 'approved' : 'pending approval'}${d.credentialId === record.deviceCredentialId ? ' · in use by this session' : ''}</li>`).join('')}</ul>`)}
 </table>
 <form method="post" action="/.svc/signout/" style="margin-top:1.5rem"><input type="hidden" name="svc_csrf" value="${escapeHtml(csrf)}"><button type="submit" id="signout">Sign out</button></form>`,
   );
@@ -77,6 +80,82 @@ function groupSources(record: SessionRecord): string {
   return `<br><small>from the provider's <code>groups</code> claim: <code id="groups-claim">${escapeHtml(fromClaim.join(', '))}</code>; from the directory: <code id="groups-directory">${escapeHtml(fromDirectory.join(', '))}</code></small>`;
 }
 
+/** What the device page shows (webauthn.ts). */
+export interface DevicePageData {
+  readonly devices: readonly DeviceRecord[];
+  /** The credential id the session authenticated with, if any. */
+  readonly current: string | undefined;
+  readonly csrf: string;
+  /** The checked URL to go back to once a device is registered or used. */
+  readonly redirect: string;
+  /** The CSP nonce of the page's one script. */
+  readonly nonce: string;
+}
+
+/**
+ * The device page: the user's devices (type, approved or pending, the one in use), and buttons that
+ * run the WebAuthn ceremonies in the browser (runtime/authn/webauthn.ts answers them). Values reach
+ * the script only through escaped `data-` attributes.
+ */
+export function devicePage(d: DevicePageData): string {
+  const rows = d.devices
+    .map(
+      (x) =>
+        `<tr class="device" data-id="${escapeHtml(x.credentialId)}"><td><code>${escapeHtml(x.credentialId.slice(0, 16))}…</code></td><td>${x.type === 'enclave_only' ? 'built-in (enclave_only)' : 'security key or other (any)'}</td><td class="state">${x.approved ? 'approved' : 'pending approval'}</td><td>${x.credentialId === d.current ? 'in use by this session' : ''}</td></tr>`,
+    )
+    .join('');
+  const table = d.devices.length === 0 ? '<p id="no-devices">You have no registered device yet.</p>' : `<table id="devices"><tr><th>Device</th><th>Type</th><th>State</th><th></th></tr>${rows}</table>`;
+  return page(
+    'Devices · svc',
+    `<h1>Devices</h1><div id="svc-device" data-csrf="${escapeHtml(d.csrf)}" data-redirect="${escapeHtml(d.redirect)}">
+<p>This page needs a registered device. Use one you registered before, or register this one: a new device can be used once an operator approved it.</p>${table}
+<p><button type="button" id="authenticate"${d.devices.length === 0 ? ' disabled' : ''}>Use a registered device</button></p>
+<p><button type="button" class="plain" id="register-platform">Register this device (built-in authenticator)</button>
+<button type="button" class="plain" id="register-key">Register a security key</button></p>
+<p id="status" role="status"></p></div>
+<script nonce="${escapeHtml(d.nonce)}">${DEVICE_SCRIPT}</script>`,
+  );
+}
+
+/** The browser half of the ceremonies: base64url in JSON both ways (webauthn.ts reads @simplewebauthn's JSON shapes). */
+const DEVICE_SCRIPT = `(() => {
+const root = document.getElementById('svc-device');
+const status = document.getElementById('status');
+const dec = (s) => Uint8Array.from(atob(s.replace(/-/g, '+').replace(/_/g, '/') + '==='.slice((s.length + 3) % 4)), (c) => c.charCodeAt(0));
+const enc = (b) => btoa(String.fromCharCode(...new Uint8Array(b))).replace(/[+]/g, '-').replace(/[/]/g, '_').replace(/=+$/, '');
+const post = async (path, body) => {
+  const r = await fetch(path, { method: 'POST', credentials: 'same-origin', headers: { 'content-type': 'application/json', 'x-svc-csrf': root.dataset.csrf }, body: JSON.stringify(body) });
+  return { ok: r.ok, body: await r.json() };
+};
+const run = async (ceremony, type) => {
+  status.textContent = 'Waiting for your authenticator…';
+  try {
+    const o = await post('/.svc/webauthn/options', { ceremony, type, redirect: root.dataset.redirect });
+    if (!o.ok) { status.textContent = 'Refused: ' + o.body.error; return; }
+    const opts = o.body.options;
+    let response;
+    if (ceremony === 'register') {
+      const publicKey = { ...opts, challenge: dec(opts.challenge), user: { ...opts.user, id: dec(opts.user.id) }, excludeCredentials: (opts.excludeCredentials || []).map((c) => ({ ...c, id: dec(c.id) })) };
+      const c = await navigator.credentials.create({ publicKey });
+      response = { id: c.id, rawId: enc(c.rawId), type: c.type, authenticatorAttachment: c.authenticatorAttachment, clientExtensionResults: c.getClientExtensionResults(), response: { clientDataJSON: enc(c.response.clientDataJSON), attestationObject: enc(c.response.attestationObject), transports: c.response.getTransports ? c.response.getTransports() : [] } };
+    } else {
+      const publicKey = { ...opts, challenge: dec(opts.challenge), allowCredentials: (opts.allowCredentials || []).map((c) => ({ ...c, id: dec(c.id) })) };
+      const c = await navigator.credentials.get({ publicKey });
+      response = { id: c.id, rawId: enc(c.rawId), type: c.type, authenticatorAttachment: c.authenticatorAttachment, clientExtensionResults: c.getClientExtensionResults(), response: { clientDataJSON: enc(c.response.clientDataJSON), authenticatorData: enc(c.response.authenticatorData), signature: enc(c.response.signature), ...(c.response.userHandle ? { userHandle: enc(c.response.userHandle) } : {}) } };
+    }
+    const v = await post('/.svc/webauthn/verify', { state: o.body.state, response });
+    if (!v.ok) { status.textContent = 'Refused: ' + v.body.error; return; }
+    status.textContent = 'Done.';
+    location.assign(v.body.redirect);
+  } catch (e) {
+    status.textContent = 'The authenticator did not answer: ' + e.name;
+  }
+};
+document.getElementById('authenticate').addEventListener('click', () => run('authenticate'));
+document.getElementById('register-platform').addEventListener('click', () => run('register', 'enclave_only'));
+document.getElementById('register-key').addEventListener('click', () => run('register', 'any'));
+})();`;
+
 /** The sign-out confirmation shown for a GET without a valid CSRF token. */
 export function signOutPage(csrf: string, redirect: string | null): string {
   return page(
@@ -86,9 +165,11 @@ export function signOutPage(csrf: string, redirect: string | null): string {
   );
 }
 
-/** What the 403 page of a denied request shows. */
+/** What the 403 (or 450) page of a denied request shows. */
 export interface Denial {
   readonly requestId: string;
+  /** 450: the session's device does not meet the policy (reason `device-unauthorized`); 403 otherwise. */
+  readonly status?: 403 | 450;
   /** The decision's reason ids (docs/decisions.md §4), kept in the JSON answer and on the page. */
   readonly reasons: readonly string[];
   /** Why, in words (runtime/policy/words.ts), in the decision's order. */
@@ -109,8 +190,11 @@ export interface Denial {
  */
 export function deniedAnswer(d: Denial, json: boolean): ErrorAnswer {
   const reason = d.reasons.join(',') || 'denied';
-  const message = 'You are signed in, but the policy of this route does not allow you here.';
-  if (json) return answerOf(403, d.requestId, '', { status: 403, error: STATUS_CODES[403], reason, message, request_id: d.requestId, reasons: d.reasons, explanation: d.words });
+  const status = d.status ?? 403;
+  const device = status === 450;
+  const message = device ? 'You are signed in, but the device you authenticated with does not meet the policy of this route.' : 'You are signed in, but the policy of this route does not allow you here.';
+  const title = device ? '450 · Device not authorized' : '403 · Access denied';
+  if (json) return answerOf(status, d.requestId, '', { status, error: statusText(status), reason, message, request_id: d.requestId, reasons: d.reasons, explanation: d.words });
   const who =
     d.user === null
       ? '<p id="who">You are not signed in.</p>'
@@ -122,10 +206,12 @@ export function deniedAnswer(d: Denial, json: boolean): ErrorAnswer {
       ? ''
       : `<form method="post" action="/.svc/signout/">${csrf}<button type="submit" id="signout">Sign out</button></form>` +
         (d.here === null ? '' : `<form method="post" action="/.svc/signout/">${csrf}<input type="hidden" name="svc_switch_user" value="1"><input type="hidden" name="svc_redirect_uri" value="${escapeHtml(d.here)}"><button type="submit" class="plain" id="switch-user">Switch user</button></form>`);
+  // On 450, another registered device may do: the device page, coming back here.
+  const other = device && d.here !== null ? `<p><a id="other-device" href="/.svc/webauthn?svc_redirect_uri=${escapeHtml(encodeURIComponent(d.here))}">Use another device</a></p>` : '';
   return answerOf(
-    403,
+    status,
     d.requestId,
-    answerPage('403 · Access denied · svc', `<h1>403 · Access denied</h1>${who}<p>${d.user === null ? 'The policy of this route does not allow this request.' : escapeHtml(message)}</p>${why}<p>Reason: <code id="reasons">${escapeHtml(reason)}</code></p>${actions}`, d.requestId),
+    answerPage(`${title} · svc`, `<h1>${title}</h1>${who}<p>${d.user === null ? 'The policy of this route does not allow this request.' : escapeHtml(message)}</p>${why}<p>Reason: <code id="reasons">${escapeHtml(reason)}</code></p>${other}${actions}`, d.requestId),
     null,
   );
 }

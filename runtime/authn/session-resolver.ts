@@ -13,7 +13,7 @@ import { SessionStoreError, type SessionRecord, type SessionStore } from '../cor
 import type { RequestHeaders } from '../core/types.ts';
 import { isDirectoryRecord } from '../sessions/directory/record.ts';
 import { DEFAULT_STORE_OUTAGE_GRACE_MS, OutageGrace, type GraceObserver } from '../sessions/outage-grace.ts';
-import { publicSessionId, resolvedSession, SessionCache, type ResolvedSession } from '../sessions/session-cache.ts';
+import { publicSessionId, resolveSession, SessionCache, type ResolvedSession } from '../sessions/session-cache.ts';
 import { SessionRefresher } from '../sessions/session-refresher.ts';
 import type { AssertionSigner } from './assertion.ts';
 import type { AuthState } from './auth-state.ts';
@@ -202,7 +202,7 @@ export class SessionResolver {
       }
       if (record.accessTokenExpiresAtMs !== undefined && record.accessTokenExpiresAtMs > now) until = Math.min(until, record.accessTokenExpiresAtMs - REFRESH_MARGIN_MS);
     }
-    const session = resolvedSession(record);
+    const session = await resolveSession(this.#store, record);
     if (until > now) this.cache.set(credential, state, session, now, Math.min(until, record.expiresAtMs), Math.min(expiresAt, record.expiresAtMs));
     return session;
   }

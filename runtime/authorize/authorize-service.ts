@@ -19,7 +19,7 @@
 import * as grpc from '@grpc/grpc-js';
 import type { PolicyInput } from '../policy/program.ts';
 import { DEFAULT_STORE_OUTAGE_GRACE_MS, OutageGrace, type GraceObserver } from '../sessions/outage-grace.ts';
-import { publicSessionId, resolvedSession, SessionCache } from '../sessions/session-cache.ts';
+import { publicSessionId, resolveSession, SessionCache } from '../sessions/session-cache.ts';
 import { SessionStoreError, type SessionStore } from '../core/session-store.ts';
 import type { Identity, RequestHeaders } from '../core/types.ts';
 import { ERROR_CODE_TRAILER } from '../grpc/client.ts';
@@ -86,7 +86,7 @@ export function authorizeGrpcService(options: AuthorizeServiceOptions): Authoriz
       cache.forget(sessionId);
       return null;
     }
-    const session = resolvedSession(record);
+    const session = await resolveSession(options.sessions, record);
     cache.set(sessionId, OWNER, session, nowMs, record.expiresAtMs);
     return session.identity;
   }

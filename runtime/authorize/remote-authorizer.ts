@@ -168,6 +168,10 @@ export class RemoteAuthorizer {
     // NUL cannot occur in a session id, method, canonical path, address or fingerprint.
     let key = `${routeDigest(q.route)}\0${q.routeIndex}\0${r.identity ? q.sessionId : ''}\0${r.method ? i.method : ''}\0${r.path ? i.path : ''}\0${r.clientAddress ? i.clientAddress : ''}\0`;
     if (r.clientCertificate) key += i.clientCertificate === null ? '-' : `${i.clientCertificate.fingerprint}:${i.clientCertificate.valid ? 1 : 0}`;
+    // The device as this proxy resolved it (docs/distributed.md "The proxy's decision cache"): an
+    // approval or revocation changes the key, so an answer given for the old state is never reused.
+    const device = i.identity?.device;
+    if (r.identity) key += device === undefined ? '\0-' : `\0${device.id}:${device.type}:${device.approved ? 1 : 0}`;
     if (r.headers.length > 0) key += `\0${JSON.stringify(headersMessage(i, r.headers))}`;
     return key;
   }

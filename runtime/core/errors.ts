@@ -48,6 +48,8 @@ export const RUNTIME_ERRORS = {
   SVC_ERR_SESSION_RECORD_INVALID: 'A session record failed validation.',
   SVC_ERR_SESSION_REVOKED: 'A session id that was deleted was put again: a revoked session is never resurrected.',
   SVC_ERR_SESSION_STORE_UNAVAILABLE: 'The session store did not answer (Redis, the data broker, or a worker\'s channel to its primary); svc answers 503, never "signed out".',
+  SVC_ERR_DEVICE_RECORD_INVALID: 'A registered device\'s record failed validation.',
+  SVC_ERR_DEVICE_EXISTS: 'A WebAuthn credential already registered was registered again; a credential never moves to another user.',
   SVC_ERR_REDIS_CONFIG: 'The storage settings cannot be used for the Redis session store.',
   // sessions/
   SVC_ERR_IDP_UNAVAILABLE: 'The identity provider could not answer (unreachable, timeout, 5xx, 429); try again later.',

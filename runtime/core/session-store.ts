@@ -26,6 +26,11 @@ export interface SessionRecord {
   /** Absolute expiry, ms since the epoch; the record is gone at or after it. */
   readonly expiresAtMs: number;
   readonly createdAtMs: number;
+  /**
+   * The credential id of the device this session authenticated with (docs/authentication.md
+   * "Devices"); the device's state is read from the device store, never kept here.
+   */
+  readonly deviceCredentialId?: string;
 }
 
 /** Where session records live (memory or Redis). Every method is async; a failure rejects. */
@@ -120,7 +125,7 @@ export function isSessionDirectory(store: SessionStore): store is SessionStore &
 }
 
 /** The storage operations timed for `storage_operation_duration_ms` (docs/observability.md "Metric reference"). */
-export type StorageOperation = 'get' | 'put' | 'delete' | 'isRevoked' | 'consumeOnce' | 'sessionIds' | 'acquireLease' | 'releaseLease';
+export type StorageOperation = 'get' | 'put' | 'delete' | 'isRevoked' | 'consumeOnce' | 'sessionIds' | 'acquireLease' | 'releaseLease' | 'device';
 
 /**
  * Receives the figures a store keeps for docs/observability.md "Metric reference" (the observability layer exports them). Calls are

@@ -14,7 +14,10 @@ export interface Identity {
   readonly email?: string;
   readonly groups: readonly string[];
   readonly claims: Readonly<Record<string, unknown>>;
-  /** The device the session was registered with, when there is one. */
+  /**
+   * The device the session authenticated with (docs/authentication.md "Devices"), when there is
+   * one: its credential id, its type (`enclave_only` or `any`) and whether it is approved.
+   */
   readonly device?: { readonly id: string; readonly type: string; readonly approved: boolean };
 }
 
@@ -97,11 +100,15 @@ export type Decision =
   | { readonly outcome: 'not_found'; readonly status: 404; readonly reasons: readonly string[] }
   | { readonly outcome: 'allow'; readonly status: 200; readonly route: RouteRef; readonly reasons: readonly string[]; readonly upstream: UpstreamRequest }
   | { readonly outcome: 'redirect'; readonly status: number; readonly route: RouteRef; readonly reasons: readonly string[]; readonly location: string }
-  | { readonly outcome: 'deny'; readonly status: 403; readonly route: RouteRef; readonly reasons: readonly string[] }
+  /** 450 "device not authorized" when the session's device does not meet a `device` criterion (reason `device-unauthorized`). */
+  | { readonly outcome: 'deny'; readonly status: 403 | 450; readonly route: RouteRef; readonly reasons: readonly string[] }
   /** A forward route whose upstreams are all unhealthy (only with a load balancer; see `DecideOptions`). */
   | { readonly outcome: 'unavailable'; readonly status: 503; readonly route: RouteRef; readonly reasons: readonly string[] }
-  /** 302 to sign in for a browser (`location` set), 401 for an API client (`location` null). */
-  | { readonly outcome: 'unauthenticated'; readonly status: 302 | 401; readonly route: RouteRef; readonly reasons: readonly string[]; readonly location: string | null };
+  /**
+   * 302 to sign in for a browser (`location` set), 401 for an API client (`location` null).
+   * `device`: the user is signed in but the session has no device; `location` is the device page.
+   */
+  | { readonly outcome: 'unauthenticated'; readonly status: 302 | 401; readonly route: RouteRef; readonly reasons: readonly string[]; readonly location: string | null; readonly device?: true };
 
 /** Which of svc's own endpoints a request addressed. */
 export interface InternalEndpoint {

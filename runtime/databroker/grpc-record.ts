@@ -20,6 +20,7 @@ export interface SessionMessage {
   access_token_expires_at_ms?: number;
   expires_at_ms?: number;
   created_at_ms?: number;
+  device_credential_id?: string;
 }
 
 /**
@@ -29,7 +30,7 @@ export interface SessionMessage {
 export function sessionMessage(record: SessionRecord): SessionMessage {
   recordJson(record);
   if (typeof record.claims !== 'object' || record.claims === null || Array.isArray(record.claims)) throw new SessionStoreError('SVC_ERR_SESSION_RECORD_INVALID', 'record claims must be an object');
-  for (const field of ['email', 'idToken', 'accessToken', 'refreshToken'] as const) {
+  for (const field of ['email', 'idToken', 'accessToken', 'refreshToken', 'deviceCredentialId'] as const) {
     const v = record[field];
     if (v !== undefined && typeof v !== 'string') throw new SessionStoreError('SVC_ERR_SESSION_RECORD_INVALID', `record ${field} must be a string`);
   }
@@ -46,6 +47,7 @@ export function sessionMessage(record: SessionRecord): SessionMessage {
     ...(record.accessToken !== undefined ? { access_token: record.accessToken } : {}),
     ...(record.refreshToken !== undefined ? { refresh_token: record.refreshToken } : {}),
     ...(record.accessTokenExpiresAtMs !== undefined ? { access_token_expires_at_ms: record.accessTokenExpiresAtMs } : {}),
+    ...(record.deviceCredentialId !== undefined ? { device_credential_id: record.deviceCredentialId } : {}),
   };
 }
 
@@ -73,5 +75,6 @@ export function recordOfMessage(message: SessionMessage): SessionRecord {
   if (message.access_token !== undefined) record.accessToken = message.access_token;
   if (message.refresh_token !== undefined) record.refreshToken = message.refresh_token;
   if (message.access_token_expires_at_ms !== undefined) record.accessTokenExpiresAtMs = message.access_token_expires_at_ms;
+  if (message.device_credential_id !== undefined) record.deviceCredentialId = message.device_credential_id;
   return deepFreeze(record);
 }

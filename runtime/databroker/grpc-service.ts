@@ -18,6 +18,7 @@ import { ERROR_CODE_TRAILER } from '../grpc/client.ts';
 import { DATABROKER_SERVICE, databrokerService } from '../grpc/proto.ts';
 import { grpcError, type ServedService } from '../grpc/server.ts';
 import { recordOfMessage, sessionMessage, type SessionMessage } from './grpc-record.ts';
+import { isDeviceStore } from '../core/device-store.ts';
 import { SessionStoreError, type SessionDirectory, type SessionStore, type SessionStoreErrorCode } from '../core/session-store.ts';
 
 const STATUS_OF: Record<SessionStoreErrorCode, grpc.status> = {
@@ -129,6 +130,30 @@ export function databrokerGrpcService(store: SessionStore & SessionDirectory): D
           call.emit('error', storeError(err));
         }
       })();
+    },
+    // Registered devices (docs/authentication.md "Devices"), for `svc devices`. A store without
+    // devices answers UNIMPLEMENTED.
+    ListDevices: (call: grpc.ServerUnaryCall<{ user_id?: string }, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+      if (!isDeviceStore(store)) return callback(grpcError(grpc.status.UNIMPLEMENTED, 'this data broker keeps no devices'));
+      const user = call.request.user_id ?? '';
+      store.listDevices(user === '' ? undefined : user).then(
+        (devices) => callback(null, { devices: devices.map((d) => ({ credential_id: d.credentialId, user_id: d.userId, type: d.type, approved: d.approved, counter: d.counter, transports: [...d.transports], created_at_ms: d.createdAtMs })) }),
+        (err: unknown) => callback(storeError(err)),
+      );
+    },
+    ApproveDevice: (call: grpc.ServerUnaryCall<{ credential_id?: string }, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+      if (!isDeviceStore(store)) return callback(grpcError(grpc.status.UNIMPLEMENTED, 'this data broker keeps no devices'));
+      store.approveDevice(call.request.credential_id ?? '').then(
+        (value) => callback(null, { value }),
+        (err: unknown) => callback(storeError(err)),
+      );
+    },
+    RevokeDevice: (call: grpc.ServerUnaryCall<{ credential_id?: string }, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+      if (!isDeviceStore(store)) return callback(grpcError(grpc.status.UNIMPLEMENTED, 'this data broker keeps no devices'));
+      store.revokeDevice(call.request.credential_id ?? '').then(
+        (value) => callback(null, { value }),
+        (err: unknown) => callback(storeError(err)),
+      );
     },
     Watch: (call: grpc.ServerWritableStream<{ origin?: string }, unknown>) => {
       const watcher: Watcher = { origin: call.request.origin ?? '', call };

@@ -15,6 +15,8 @@
  *   announced to it before its reply.
  * - primary → every live worker: `{ type: 'store-flushed' }` for every `onFlush` of the primary's
  *   store (a shared store's change channel came back: changes may have been missed).
+ * - primary → every live worker: `{ type: 'store-device-changed', credentialId }` for every
+ *   `onDeviceChange` of the primary's store (a device approved or revoked: docs/authentication.md "Devices").
  * - primary → every live worker: `{ type: 'store-reachability', unreachable }` for every
  *   `onReachability` of the primary's store (its Redis connection went or came back), so a worker
  *   knows at once, as the primary does, that a sign-in cannot complete (outage-grace.ts).
@@ -27,10 +29,11 @@
  * rejects with `SVC_ERR_SESSION_STORE_UNAVAILABLE`; callers treat a rejection as "no session".
  */
 import { SessionStoreError, type SessionRecord, type SessionStore, type SessionStoreErrorCode } from '../core/session-store.ts';
+import { DeviceStoreError, isDeviceStore, type DeviceStoreErrorCode, type CounterOutcome, type DeviceRecord, type DeviceStore } from '../core/device-store.ts';
 import { deepFreeze } from '../../compiler/plan/deep-freeze.ts';
 
 /** The store operations a worker may ask the primary for. */
-const STORE_OPS = ['get', 'put', 'delete', 'isRevoked', 'consumeOnce'] as const;
+const STORE_OPS = ['get', 'put', 'delete', 'isRevoked', 'consumeOnce', 'getDevice', 'addDevice', 'listDevices', 'approveDevice', 'revokeDevice', 'advanceCounter'] as const;
 /** One of {@link STORE_OPS}. */
 export type StoreOp = (typeof STORE_OPS)[number];
 
@@ -46,7 +49,7 @@ export interface StoreRequest {
 /** The primary's answer to one {@link StoreRequest}, sent to the worker that asked. */
 export type StoreReply =
   | { readonly type: 'store-reply'; readonly id: number; readonly ok: true; readonly value?: unknown }
-  | { readonly type: 'store-reply'; readonly id: number; readonly ok: false; readonly code: SessionStoreErrorCode; readonly message: string };
+  | { readonly type: 'store-reply'; readonly id: number; readonly ok: false; readonly code: SessionStoreErrorCode | DeviceStoreErrorCode; readonly message: string };
 
 /** The primary's broadcast that a record was replaced or deleted (drop it from any cache). */
 export interface StoreChanged {
@@ -59,6 +62,12 @@ export interface StoreFlushed {
   readonly type: 'store-flushed';
 }
 
+/** The primary's broadcast that a device was approved or revoked (drop the sessions cached with it). */
+export interface StoreDeviceChanged {
+  readonly type: 'store-device-changed';
+  readonly credentialId: string;
+}
+
 /** The primary's broadcast that its store's reachability changed ({@link SessionStore.unreachable}). */
 export interface StoreReachability {
   readonly type: 'store-reachability';
@@ -66,7 +75,7 @@ export interface StoreReachability {
 }
 
 /** Every message the primary sends about the store. */
-export type FromPrimaryStore = StoreReply | StoreChanged | StoreFlushed | StoreReachability;
+export type FromPrimaryStore = StoreReply | StoreChanged | StoreFlushed | StoreReachability | StoreDeviceChanged;
 
 /** Default time a worker waits for the primary's answer. */
 const DEFAULT_STORE_TIMEOUT_MS = 2_000;
@@ -137,7 +146,7 @@ export function serveStoreToWorkers(store: SessionStore, cluster: StoreClusterPo
     void answer(store, message).then(
       (value) => sendTo(worker, { type: 'store-reply', id, ok: true, value }),
       (err: unknown) => {
-        const code = err instanceof SessionStoreError ? err.code : 'SVC_ERR_SESSION_STORE_UNAVAILABLE';
+        const code = err instanceof SessionStoreError || err instanceof DeviceStoreError ? err.code : 'SVC_ERR_SESSION_STORE_UNAVAILABLE';
         const text = err instanceof Error ? err.message : String(err);
         sendTo(worker, { type: 'store-reply', id, ok: false, code, message: text });
       },
@@ -156,6 +165,13 @@ export function serveStoreToWorkers(store: SessionStore, cluster: StoreClusterPo
       const message: StoreFlushed = { type: 'store-flushed' };
       for (const worker of Object.values(cluster.workers ?? {})) if (worker) sendTo(worker, message);
     }) ?? (() => undefined);
+  const unsubscribeDevices = isDeviceStore(store)
+    ? store.onDeviceChange((credentialId) => {
+        if (closed) return;
+        const message: StoreDeviceChanged = { type: 'store-device-changed', credentialId };
+        for (const worker of Object.values(cluster.workers ?? {})) if (worker) sendTo(worker, message);
+      })
+    : () => undefined;
   const unsubscribeReachability =
     store.onReachability?.((unreachable) => {
       if (closed) return;
@@ -171,6 +187,7 @@ export function serveStoreToWorkers(store: SessionStore, cluster: StoreClusterPo
       cluster.off('message', onMessage);
       unsubscribe();
       unsubscribeFlush();
+      unsubscribeDevices();
       unsubscribeReachability();
     },
   };
@@ -199,6 +216,25 @@ async function answer(store: SessionStore, request: Record<string, unknown>): Pr
     case 'consumeOnce':
       if (typeof b !== 'number' || !Number.isFinite(b)) throw unavailable('malformed store request: consumeOnce needs an expiry');
       return store.consumeOnce(stringArg(a, op), b);
+    case 'getDevice':
+    case 'addDevice':
+    case 'listDevices':
+    case 'approveDevice':
+    case 'revokeDevice':
+    case 'advanceCounter': {
+      if (!isDeviceStore(store)) throw unavailable('the primary\'s session store keeps no devices');
+      if (op === 'getDevice') return store.getDevice(stringArg(a, op));
+      // The store validates the record itself (SVC_ERR_DEVICE_RECORD_INVALID).
+      if (op === 'addDevice') {
+        if (!isObject(a)) throw unavailable('malformed store request: addDevice needs a record');
+        return store.addDevice(a as unknown as DeviceRecord);
+      }
+      if (op === 'listDevices') return store.listDevices(a === undefined || a === null ? undefined : stringArg(a, op));
+      if (op === 'approveDevice') return store.approveDevice(stringArg(a, op));
+      if (op === 'revokeDevice') return store.revokeDevice(stringArg(a, op));
+      if (typeof b !== 'number' || !Number.isSafeInteger(b)) throw unavailable('malformed store request: advanceCounter needs a counter');
+      return store.advanceCounter(stringArg(a, op), b);
+    }
     default:
       throw unavailable(`malformed store request: unknown op ${JSON.stringify(op)}`);
   }
@@ -261,7 +297,7 @@ interface Pending {
   readonly op: StoreOp;
   readonly key: string;
   readonly resolve: (value: unknown) => void;
-  readonly reject: (error: SessionStoreError) => void;
+  readonly reject: (error: SessionStoreError | DeviceStoreError) => void;
   readonly timer: NodeJS.Timeout;
 }
 
@@ -275,12 +311,13 @@ let nextRequestId = 1;
  * reply) rejects with `SVC_ERR_SESSION_STORE_UNAVAILABLE`; an error of the primary's store keeps its
  * code. `onChange` listeners hear every change the primary broadcasts, from any worker.
  */
-export class WorkerStore implements SessionStore {
+export class WorkerStore implements SessionStore, DeviceStore {
   readonly #channel: WorkerChannel;
   readonly #timeoutMs: number;
   readonly #maxPending: number;
   readonly #pending = new Map<number, Pending>();
   readonly #listeners = new Set<(id: string) => void>();
+  readonly #deviceListeners = new Set<(credentialId: string) => void>();
   readonly #flushListeners = new Set<() => void>();
   readonly #reachabilityListeners = new Set<(unreachable: boolean) => void>();
   readonly #stopMessages: () => void;
@@ -350,6 +387,38 @@ export class WorkerStore implements SessionStore {
     return (await this.#request('consumeOnce', [key, expiresAtMs], key)) as boolean;
   }
 
+  // Registered devices, in the primary's store (docs/authentication.md "Devices").
+
+  async getDevice(credentialId: string): Promise<DeviceRecord | undefined> {
+    return (await this.#request('getDevice', [credentialId], credentialId)) as DeviceRecord | undefined;
+  }
+
+  async addDevice(record: DeviceRecord): Promise<void> {
+    await this.#request('addDevice', [record], '');
+  }
+
+  async listDevices(userId?: string): Promise<readonly DeviceRecord[]> {
+    return (await this.#request('listDevices', [userId ?? null], '')) as DeviceRecord[];
+  }
+
+  async approveDevice(credentialId: string): Promise<boolean> {
+    return (await this.#request('approveDevice', [credentialId], credentialId)) as boolean;
+  }
+
+  async revokeDevice(credentialId: string): Promise<boolean> {
+    return (await this.#request('revokeDevice', [credentialId], credentialId)) as boolean;
+  }
+
+  async advanceCounter(credentialId: string, counter: number): Promise<CounterOutcome> {
+    return (await this.#request('advanceCounter', [credentialId, counter], credentialId)) as CounterOutcome;
+  }
+
+  /** Listens for the primary's `store-device-changed` broadcasts (see {@link DeviceStore.onDeviceChange}). */
+  onDeviceChange(listener: (credentialId: string) => void): () => void {
+    this.#deviceListeners.add(listener);
+    return () => this.#deviceListeners.delete(listener);
+  }
+
   /** Listens for the primary's `store-flushed` broadcasts (see {@link SessionStore.onFlush}). */
   onFlush(listener: () => void): () => void {
     this.#flushListeners.add(listener);
@@ -372,6 +441,7 @@ export class WorkerStore implements SessionStore {
     this.#stopMessages();
     this.#stopClose();
     this.#listeners.clear();
+    this.#deviceListeners.clear();
     this.#reachabilityListeners.clear();
     this.#rejectAll(() => new SessionStoreError('SVC_ERR_SESSION_STORE_CLOSED', 'session store is closed'));
   }
@@ -415,6 +485,18 @@ export class WorkerStore implements SessionStore {
       }
       return;
     }
+    if (message['type'] === 'store-device-changed') {
+      const credentialId = message['credentialId'];
+      if (typeof credentialId !== 'string') return;
+      for (const listener of this.#deviceListeners) {
+        try {
+          listener(credentialId);
+        } catch {
+          // Same as in #tell.
+        }
+      }
+      return;
+    }
     if (message['type'] === 'store-changed') {
       const sessionId = message['sessionId'];
       if (typeof sessionId !== 'string') return;
@@ -448,6 +530,7 @@ export class WorkerStore implements SessionStore {
     }
     const code = message['code'];
     const text = typeof message['message'] === 'string' ? message['message'] : 'session store failed';
+    if (code === 'SVC_ERR_DEVICE_EXISTS' || code === 'SVC_ERR_DEVICE_RECORD_INVALID') return void p.reject(new DeviceStoreError(code, text));
     p.reject(isKnownCode(code) ? new SessionStoreError(code, text) : unavailable(`malformed store reply (code ${JSON.stringify(code)}): ${text}`));
   }
 
@@ -487,6 +570,21 @@ function checkValue(op: StoreOp, key: string, value: unknown): unknown {
       return value;
     case 'put':
     case 'delete':
+    case 'addDevice':
       return undefined;
+    case 'getDevice':
+      if (value === undefined || value === null) return undefined;
+      if (!isObject(value) || value['credentialId'] !== key) throw unavailable('malformed store reply: getDevice answered another device');
+      return deepFreeze(value);
+    case 'listDevices':
+      if (!Array.isArray(value) || !value.every(isObject)) throw unavailable('malformed store reply: listDevices answered no list');
+      return deepFreeze(value);
+    case 'approveDevice':
+    case 'revokeDevice':
+      if (typeof value !== 'boolean') throw unavailable(`malformed store reply: ${op} answered a non-boolean`);
+      return value;
+    case 'advanceCounter':
+      if (value !== 'advanced' && value !== 'regressed' && value !== 'missing') throw unavailable('malformed store reply: advanceCounter answered no outcome');
+      return value;
   }
 }

@@ -7,6 +7,7 @@
  * of a full store, which is fine at the sizes one process holds; a Redis store replaces this one at scale.
  */
 import { SessionStoreError, type SessionDirectory, type SessionRecord, type SessionStore } from '../core/session-store.ts';
+import { checkedDevice, counterAdvances, DeviceStoreError, type CounterOutcome, type DeviceRecord, type DeviceStore } from '../core/device-store.ts';
 import { deepFreeze } from '../../compiler/plan/deep-freeze.ts';
 
 /** Options of {@link MemoryStore}. */
@@ -27,7 +28,7 @@ const DEFAULT_SWEEP_INTERVAL_MS = 60_000;
  * revocation, bounded size, and leases for the identity manager (one process holds the store, so a
  * lease is only contended between managers sharing this object, as tests do).
  */
-export class MemoryStore implements SessionStore, SessionDirectory {
+export class MemoryStore implements SessionStore, SessionDirectory, DeviceStore {
   readonly #now: () => number;
   readonly #maxRecords: number;
   readonly #records = new Map<string, SessionRecord>();
@@ -38,6 +39,9 @@ export class MemoryStore implements SessionStore, SessionDirectory {
   readonly #listeners = new Set<(id: string) => void>();
   /** Lease name → its holder and when it lapses. */
   readonly #leases = new Map<string, { readonly holder: string; readonly untilMs: number }>();
+  /** Registered devices by credential id (docs/authentication.md "Devices"); they do not expire. */
+  readonly #devices = new Map<string, DeviceRecord>();
+  readonly #deviceListeners = new Set<(credentialId: string) => void>();
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
 
@@ -191,6 +195,69 @@ export class MemoryStore implements SessionStore, SessionDirectory {
     if (this.#leases.get(name)?.holder === holder) this.#leases.delete(name);
   }
 
+  async getDevice(credentialId: string): Promise<DeviceRecord | undefined> {
+    this.#assertOpen();
+    return this.#devices.get(credentialId);
+  }
+
+  /** @throws {DeviceStoreError} `SVC_ERR_DEVICE_EXISTS` for a credential id already registered. */
+  async addDevice(record: DeviceRecord): Promise<void> {
+    this.#assertOpen();
+    const copy = checkedDevice(record);
+    if (this.#devices.has(copy.credentialId)) throw new DeviceStoreError('SVC_ERR_DEVICE_EXISTS', 'device already registered');
+    // INVARIANT (bounded): devices count against maxRecords like the sessions' revocation marks.
+    if (this.#devices.size >= this.#maxRecords) throw new SessionStoreError('SVC_ERR_SESSION_STORE_UNAVAILABLE', 'the memory store holds its maximum of devices');
+    this.#devices.set(copy.credentialId, copy);
+  }
+
+  async listDevices(userId?: string): Promise<readonly DeviceRecord[]> {
+    this.#assertOpen();
+    return [...this.#devices.values()].filter((d) => userId === undefined || d.userId === userId);
+  }
+
+  async approveDevice(credentialId: string): Promise<boolean> {
+    this.#assertOpen();
+    const d = this.#devices.get(credentialId);
+    if (d === undefined) return false;
+    if (!d.approved) {
+      this.#devices.set(credentialId, Object.freeze({ ...d, approved: true }));
+      this.#notifyDevice(credentialId);
+    }
+    return true;
+  }
+
+  async revokeDevice(credentialId: string): Promise<boolean> {
+    this.#assertOpen();
+    if (!this.#devices.delete(credentialId)) return false;
+    this.#notifyDevice(credentialId);
+    return true;
+  }
+
+  /** The counter rule of core/device-store.ts, checked and stored in one step. */
+  async advanceCounter(credentialId: string, counter: number): Promise<CounterOutcome> {
+    this.#assertOpen();
+    const d = this.#devices.get(credentialId);
+    if (d === undefined) return 'missing';
+    if (!counterAdvances(d.counter, counter)) return 'regressed';
+    if (counter !== d.counter) this.#devices.set(credentialId, Object.freeze({ ...d, counter }));
+    return 'advanced';
+  }
+
+  onDeviceChange(listener: (credentialId: string) => void): () => void {
+    this.#deviceListeners.add(listener);
+    return () => this.#deviceListeners.delete(listener);
+  }
+
+  #notifyDevice(credentialId: string): void {
+    for (const listener of this.#deviceListeners) {
+      try {
+        listener(credentialId);
+      } catch {
+        // As #notify: a listener's failure must not undo the change.
+      }
+    }
+  }
+
   #notify(id: string): void {
     for (const listener of this.#listeners) {
       try {
@@ -232,6 +299,8 @@ export class MemoryStore implements SessionStore, SessionDirectory {
     this.#consumed.clear();
     this.#leases.clear();
     this.#listeners.clear();
+    this.#devices.clear();
+    this.#deviceListeners.clear();
   }
 
   #assertOpen(): void {

@@ -10,6 +10,7 @@ import { GrpcStore } from './grpc-store.ts';
 import { usesRemoteDatabroker } from '../grpc/plan-options.ts';
 import { RedisStore } from './redis-store.ts';
 import type { GrpcObserver } from '../observe/metrics/grpc.ts';
+import { isDeviceStore, type DeviceStore } from '../core/device-store.ts';
 import { isSessionDirectory, type SessionDirectory, type SessionStore, type StorageOperation, type StoreObserver, type StorePoolFigures } from '../core/session-store.ts';
 
 /** `store`, with every operation reported to `observer` under `backend`. */
@@ -43,14 +44,26 @@ export function observedStore(store: SessionStore, observer: StoreObserver, back
     onChange: (listener) => store.onChange(listener),
     close: () => store.close(),
   };
-  if (!isSessionDirectory(store)) return wrapped;
+  // Registered devices (docs/authentication.md "Devices"), every call timed as `device`.
+  const devices: Partial<DeviceStore> = isDeviceStore(store)
+    ? {
+        getDevice: (id) => timed('device', () => store.getDevice(id)),
+        addDevice: (record) => timed('device', () => store.addDevice(record)),
+        listDevices: (userId) => timed('device', () => store.listDevices(userId)),
+        approveDevice: (id) => timed('device', () => store.approveDevice(id)),
+        revokeDevice: (id) => timed('device', () => store.revokeDevice(id)),
+        advanceCounter: (id, counter) => timed('device', () => store.advanceCounter(id, counter)),
+        onDeviceChange: (listener) => store.onDeviceChange(listener),
+      }
+    : {};
+  if (!isSessionDirectory(store)) return { ...wrapped, ...devices };
   const directory: SessionDirectory = {
     // Iteration is not one operation with a duration: passed through untimed.
     sessionIds: () => store.sessionIds(),
     acquireLease: (name, holder, ttlMs) => timed('acquireLease', () => store.acquireLease(name, holder, ttlMs)),
     releaseLease: (name, holder) => timed('releaseLease', () => store.releaseLease(name, holder)),
   };
-  return { ...wrapped, ...directory };
+  return { ...wrapped, ...devices, ...directory };
 }
 
 /**

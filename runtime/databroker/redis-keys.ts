@@ -6,9 +6,13 @@
  *   svc:<ns>:{<h>}:s   a session record, or the revocation that replaces it on delete, each
  *                      sealed with its version (redis-values.ts); the key's TTL is the record's
  *                      expiry in both cases
+ *   svc:<ns>:{<h>}:d   a registered device (docs/authentication.md "Devices"), sealed, no TTL; its
+ *                      revocation leaves a sealed mark in its place, so the credential id is never
+ *                      registered again
  *   svc:<ns>:o:<h>     a used one-time key (sign-in hand-off), until its expiry
  *   svc:<ns>:l:<name>  a lease: the HMAC of its holder and its sealed expiry, until it lapses
- *   svc:<ns>:changes   the pub/sub channel of replaced and deleted sessions (sealed ids)
+ *   svc:<ns>:changes   the pub/sub channel of replaced and deleted sessions and of approved and
+ *                      revoked devices (sealed ids)
  *
  * `<ns>` is derived from the secret too: deployments with different secrets never see each other's
  * keys in one Redis (one database, or one cluster). Deployments may also use different database
@@ -38,6 +42,16 @@ export class KeyLayout {
   /** The pattern matching every session key of this deployment (for SCAN). */
   get sessionPattern(): string {
     return `${this.prefix}{*}:s`;
+  }
+
+  /** The key of the device with credential id `credentialId`. */
+  device(credentialId: string): string {
+    return `${this.prefix}{${this.#mac('device', credentialId)}}:d`;
+  }
+
+  /** The pattern matching every device key of this deployment (for SCAN). */
+  get devicePattern(): string {
+    return `${this.prefix}{*}:d`;
   }
 
   /** The key of the one-time mark `key`. */

@@ -39,6 +39,7 @@ import { SeenVersions, type Seen } from './redis-seen.ts';
 import { openLease, openSession, sealLease, sealRevoked, sealSession } from './redis-values.ts';
 import { ConnectionWaits, meteredClients } from './redis-waits.ts';
 import { recordFromJson, recordJson } from './record-check.ts';
+import { checkedDevice, counterAdvances, DeviceStoreError, type CounterOutcome, type DeviceRecord, type DeviceStore } from '../core/device-store.ts';
 import { SessionStoreError, type SessionDirectory, type SessionRecord, type SessionStore, type StorageOperation, type StoreObserver, type StorePoolFigures } from '../core/session-store.ts';
 
 /** Options of {@link RedisStore}. */
@@ -114,6 +115,13 @@ const RELEASE = `local v = redis.call('GET', KEYS[1])
 if v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. '.' then redis.call('DEL', KEYS[1]) end
 return 0`;
 
+/** Replaces the value ARGV[1] with ARGV[2] (a device's compare-and-set); 0 when the key holds another value. */
+const SWAP = `if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2]) return 1 end
+return 0`;
+
+/** The clear value of a revoked device's key (sealed: see #revokedMark). */
+const DEVICE_REVOKED = Buffer.from('revoked');
+
 /** Most attempts of a write whose version another writer overtook meanwhile. */
 const WRITE_ATTEMPTS = 4;
 
@@ -123,6 +131,7 @@ interface Scripts {
   svcAcquireBuffer(key: string, value: Buffer, ttl: number, tag: string): Promise<1 | Buffer>;
   svcTakeOver(key: string, held: Buffer, value: Buffer, ttl: number): Promise<number>;
   svcRelease(key: string, tag: string): Promise<number>;
+  svcSwap(key: string, held: Buffer, value: Buffer): Promise<number>;
 }
 
 /**
@@ -133,7 +142,7 @@ const OUTAGE_IMPACT =
   'requests that need a session (signing in, routes that refuse anonymous users) answer 503 session-store-unavailable until Redis is back; signed-in users are not signed out (their cookie is kept, a session this process has cached works for up to 30 s, plus the outage grace: svc run --store-outage-grace); public routes are served; svc reconnects by itself';
 
 /** A {@link SessionStore} and {@link SessionDirectory} on Redis. */
-export class RedisStore implements SessionStore, SessionDirectory {
+export class RedisStore implements SessionStore, SessionDirectory, DeviceStore {
   readonly #client: Client & Scripts;
   readonly #sub: Client;
   readonly #keys: KeyLayout;
@@ -145,6 +154,7 @@ export class RedisStore implements SessionStore, SessionDirectory {
   /** Tags this instance's change messages, so it does not hear its own changes twice. */
   readonly #origin = randomBytes(9).toString('base64url');
   readonly #listeners = new Set<(id: string) => void>();
+  readonly #deviceListeners = new Set<(credentialId: string) => void>();
   readonly #flushListeners = new Set<() => void>();
   readonly #reachabilityListeners = new Set<(unreachable: boolean) => void>();
   /** INVARIANT (no-replay): the newest version of each key seen here; older values are refused. */
@@ -175,6 +185,7 @@ export class RedisStore implements SessionStore, SessionDirectory {
     this.#client.defineCommand('svcAcquire', { numberOfKeys: 1, lua: ACQUIRE });
     this.#client.defineCommand('svcTakeOver', { numberOfKeys: 1, lua: TAKE_OVER });
     this.#client.defineCommand('svcRelease', { numberOfKeys: 1, lua: RELEASE });
+    this.#client.defineCommand('svcSwap', { numberOfKeys: 1, lua: SWAP });
     this.#client.on('ready', () => this.#reachable(true));
     this.#client.on('error', (e: Error) => this.#reachable(false, e));
     this.#client.on('close', () => this.#reachable(false));
@@ -394,6 +405,118 @@ export class RedisStore implements SessionStore, SessionDirectory {
     return this.#op('releaseLease', async () => void (await this.#client.svcRelease(this.#keys.lease(name), this.#keys.holder(holder))));
   }
 
+  // Devices (docs/authentication.md "Devices"): one sealed value per credential, no TTL. Every
+  // change is a compare-and-set of the exact value read (SWAP), retried when another writer came
+  // first, so the counter rule and approval are atomic across instances. A revoked device's key
+  // keeps a sealed mark: the credential id is never registered again.
+
+  async getDevice(credentialId: string): Promise<DeviceRecord | undefined> {
+    return this.#op('device', async () => (await this.#readDevice(credentialId))?.record);
+  }
+
+  /** @throws {DeviceStoreError} `SVC_ERR_DEVICE_EXISTS` for a credential id registered before (revoked ones too). */
+  async addDevice(record: DeviceRecord): Promise<void> {
+    const copy = checkedDevice(record);
+    return this.#op('device', async () => {
+      const key = this.#keys.device(copy.credentialId);
+      const stored = await this.#client.set(key, this.#seal.seal(key, Buffer.from(JSON.stringify(copy))), 'NX');
+      if (stored !== 'OK') throw new DeviceStoreError('SVC_ERR_DEVICE_EXISTS', 'device already registered');
+    });
+  }
+
+  async listDevices(userId?: string): Promise<readonly DeviceRecord[]> {
+    return this.#op('device', async () => {
+      const out: DeviceRecord[] = [];
+      const nodes: Redis[] = this.#client instanceof Cluster ? this.#client.nodes('master') : [this.#client];
+      for (const node of nodes) {
+        let cursor = '0';
+        do {
+          const [next, keys] = await node.scan(cursor, 'MATCH', this.#keys.devicePattern, 'COUNT', 500);
+          cursor = next;
+          for (const key of keys) {
+            const value = await this.#client.getBuffer(key);
+            const record = value === null ? undefined : this.#openDevice(key, value);
+            if (record !== undefined && (userId === undefined || record.userId === userId)) out.push(record);
+          }
+        } while (cursor !== '0');
+      }
+      return out;
+    });
+  }
+
+  async approveDevice(credentialId: string): Promise<boolean> {
+    return this.#op('device', async () => {
+      const outcome = await this.#updateDevice(credentialId, (d) => (d.approved ? d : { ...d, approved: true }));
+      if (outcome === 'changed') await this.#deviceChanged(credentialId);
+      return outcome !== 'missing';
+    });
+  }
+
+  async revokeDevice(credentialId: string): Promise<boolean> {
+    return this.#op('device', async () => {
+      const outcome = await this.#updateDevice(credentialId, () => null);
+      if (outcome === 'missing') return false;
+      await this.#deviceChanged(credentialId);
+      return true;
+    });
+  }
+
+  async advanceCounter(credentialId: string, counter: number): Promise<CounterOutcome> {
+    return this.#op('device', async () => {
+      let regressed = false;
+      const outcome = await this.#updateDevice(credentialId, (d) => {
+        regressed = !counterAdvances(d.counter, counter);
+        return regressed || d.counter === counter ? d : { ...d, counter };
+      });
+      return outcome === 'missing' ? 'missing' : regressed ? 'regressed' : 'advanced';
+    });
+  }
+
+  onDeviceChange(listener: (credentialId: string) => void): () => void {
+    this.#deviceListeners.add(listener);
+    return () => this.#deviceListeners.delete(listener);
+  }
+
+  async #readDevice(credentialId: string): Promise<{ readonly record: DeviceRecord; readonly held: Buffer } | undefined> {
+    const key = this.#keys.device(credentialId);
+    const held = await this.#client.getBuffer(key);
+    if (held === null) return undefined;
+    const record = this.#openDevice(key, held);
+    return record === undefined || record.credentialId !== credentialId ? undefined : { record, held };
+  }
+
+  /** The device a key holds; undefined for the revocation mark and for any value this deployment did not seal there. */
+  #openDevice(key: string, value: Buffer): DeviceRecord | undefined {
+    const plain = this.#seal.open(key, value);
+    if (plain === undefined || plain.equals(DEVICE_REVOKED)) return undefined;
+    try {
+      return checkedDevice(JSON.parse(plain.toString('utf8')) as DeviceRecord);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Applies `change` (null: revoke) by compare-and-set; `unchanged` when it returned the record itself. */
+  async #updateDevice(credentialId: string, change: (d: DeviceRecord) => DeviceRecord | null): Promise<'missing' | 'unchanged' | 'changed'> {
+    const key = this.#keys.device(credentialId);
+    for (let attempt = 1; ; attempt++) {
+      const read = await this.#readDevice(credentialId);
+      if (read === undefined) return 'missing';
+      const next = change(read.record);
+      if (next === read.record) return 'unchanged';
+      const value = this.#seal.seal(key, next === null ? DEVICE_REVOKED : Buffer.from(JSON.stringify(checkedDevice(next))));
+      if ((await this.#client.svcSwap(key, read.held, value)) === 1) return 'changed';
+      if (attempt >= WRITE_ATTEMPTS) throw new SessionStoreError('SVC_ERR_SESSION_STORE_UNAVAILABLE', 'session store (redis) device update failed: the device kept changing meanwhile');
+    }
+  }
+
+  /** Tells this process's device listeners and, through the channel, every other process. */
+  async #deviceChanged(credentialId: string): Promise<void> {
+    for (const l of this.#deviceListeners) safely(() => l(credentialId));
+    const message = this.#seal.seal(this.#keys.channel, Buffer.from(JSON.stringify({ o: this.#origin, device: credentialId })));
+    await this.#client.publish(this.#keys.channel, message).catch(() => undefined);
+  }
+
   onChange(listener: (id: string) => void): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
@@ -425,6 +548,7 @@ export class RedisStore implements SessionStore, SessionDirectory {
     if (this.#closed) return;
     this.#closed = true;
     this.#listeners.clear();
+    this.#deviceListeners.clear();
     this.#flushListeners.clear();
     this.#reachabilityListeners.clear();
     await Promise.all([this.#client, this.#sub].map((c) => quit(c)));
@@ -443,8 +567,13 @@ export class RedisStore implements SessionStore, SessionDirectory {
     const plain = this.#seal.open(channel, message);
     if (plain === undefined) return;
     try {
-      const m = JSON.parse(plain.toString('utf8')) as { o?: unknown; id?: unknown; v?: unknown; r?: unknown; e?: unknown };
-      if (m.o === this.#origin || typeof m.id !== 'string') return;
+      const m = JSON.parse(plain.toString('utf8')) as { o?: unknown; id?: unknown; v?: unknown; r?: unknown; e?: unknown; device?: unknown };
+      if (m.o === this.#origin) return;
+      if (typeof m.device === 'string') {
+        for (const l of this.#deviceListeners) safely(() => l(m.device as string));
+        return;
+      }
+      if (typeof m.id !== 'string') return;
       // A message written back to the channel only repeats what was true: versions never go down.
       if (typeof m.v === 'number' && Number.isSafeInteger(m.v) && typeof m.e === 'number') this.#seen.raise(this.#keys.session(m.id), m.v, m.r === true, m.e);
       for (const l of this.#listeners) safely(() => l(m.id as string));
@@ -553,12 +682,12 @@ export function redact(text: string, secrets: readonly string[]): string {
   return out;
 }
 
-/** Runs `body`; a Redis failure becomes `SVC_ERR_SESSION_STORE_UNAVAILABLE` (a store error passes through). */
+/** Runs `body`; a Redis failure becomes `SVC_ERR_SESSION_STORE_UNAVAILABLE` (a store or device error passes through). */
 async function unavailableOnError<T>(secrets: readonly string[], operation: string, body: () => Promise<T>): Promise<T> {
   try {
     return await body();
   } catch (e) {
-    if (e instanceof SessionStoreError) throw e;
+    if (e instanceof SessionStoreError || e instanceof DeviceStoreError) throw e;
     throw new SessionStoreError('SVC_ERR_SESSION_STORE_UNAVAILABLE', `session store (redis) ${operation} failed: ${redact((e as Error).message, secrets)}`);
   }
 }

@@ -16,7 +16,7 @@
  *
  * Runtime code: cluster workers check every plan with it, so it imports no compiler code (types only).
  */
-import type { PlanBody, PlanEnvelope, PlanSettings, Route } from '../../compiler/plan/types.ts';
+import type { Expr, PlanBody, PlanEnvelope, PlanSettings, Route } from '../../compiler/plan/types.ts';
 import { SvcError, type RuntimeErrorCode } from '../core/errors.ts';
 
 /** The stable code of a refused setting (docs/running.md). */
@@ -278,7 +278,45 @@ export const CAPABILITIES: readonly Capability[] = [
     usedBy: (r) => r.hostedcloudServerlessAuthentication && r.action.kind === 'forward' && new Set(r.action.upstreams.map((u) => u.host)).size > 1,
   },
   honoured(['orchestrator_service_account_token', 'orchestrator_service_account_token_file'], 'routes[].orchestratorServiceAccountToken'),
+  // The `device` criterion (docs/policy.md "`device`"): a session gets a device from the device page
+  // (runtime/authn/webauthn.ts), served where the session store holds the devices itself (all-in-one,
+  // memory or Redis) and only on route hosts under the relying party id (the authenticate service's
+  // parent domain). Elsewhere a route reading `device` would send users to a page that cannot work.
+  honoured(['device_self_registration_approved'], 'settings.authenticate.deviceSelfRegistrationApproved'),
+  {
+    support: 'refused',
+    keys: ['policy'],
+    paths: [],
+    reason: 'the `device` criterion needs the device page, which svc run serves only in all-in-one mode (`services: all`), with `authenticate_service_url` set, on route hosts under its parent domain',
+    usedBy: (r, cx) => r.policy.rules.some((rule) => readsDevice(rule.when)) && !deviceRouteServed(r, cx.settings),
+  },
 ];
+
+/** True when the device page can serve `route` (see the capability above). */
+function deviceRouteServed(route: Route, settings: PlanSettings): boolean {
+  // All-in-one with its own data broker (runtime/grpc/plan-options.ts usesRemoteDatabroker).
+  const urls = settings.databroker.serviceUrls;
+  if (settings.mode.services !== 'all' || !(urls.length === 1 && urls[0] === LOCAL_GRPC_URL)) return false;
+  const serviceUrl = settings.authenticate.serviceUrl;
+  if (serviceUrl === null || route.from.scheme !== 'https') return false;
+  const labels = new URL(serviceUrl).hostname.split('.');
+  // As runtime/authn/webauthn.ts relyingPartyId (the plan floor cannot import authn/).
+  const rpId = labels.length >= 3 ? labels.slice(1).join('.') : labels.join('.');
+  return route.from.host === rpId || route.from.host.endsWith(`.${rpId}`);
+}
+
+/** True when a policy expression has a `device` leaf. */
+function readsDevice(e: Expr): boolean {
+  switch (e.op) {
+    case 'and':
+    case 'or':
+      return e.args.some(readsDevice);
+    case 'not':
+      return readsDevice(e.arg);
+    case 'criterion':
+      return e.name === 'device';
+  }
+}
 
 function sameList(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((x, i) => x === b[i]);

@@ -71,9 +71,15 @@ export function compileCriterion(c: Criterion): Leaf {
       return (i) => {
         if (!i.identity) return U;
         const dev = i.identity.device;
-        if (!dev) return F;
-        // Without a registered device every device matcher is false, `not_approved` too.
-        return tri(d.op === 'approved' ? dev.approved : d.op === 'not_approved' ? !dev.approved : d.op === 'is' ? dev.id === d.value : dev.type === d.value);
+        // Signed in, but no device authenticated in this session: unknown, as for an anonymous user
+        // (docs/policy.md "`device`"): the browser is sent to register or authenticate one, never
+        // let through by negation.
+        if (!dev) return U;
+        if (d.op === 'approved') return tri(dev.approved);
+        if (d.op === 'not_approved') return tri(!dev.approved);
+        if (d.op === 'is') return tri(dev.id === d.value);
+        // `type "any"` is every device; `enclave_only` a platform authenticator that verified its user.
+        return tri(d.value === 'any' || dev.type === d.value);
       };
     }
     case 'http_method': {

@@ -20,7 +20,7 @@ export { F, T, U };
 export interface LeafTrace {
   readonly criterion: Criterion;
   readonly value: Tri;
-  /** `<name>-ok`, `<name>-unauthorized` or `user-unauthenticated` (docs/decisions.md §4). */
+  /** `<name>-ok`, `<name>-unauthorized`, `user-unauthenticated` or `device-unauthenticated` (docs/decisions.md §4). */
   readonly reason: string;
 }
 
@@ -43,7 +43,12 @@ export interface PolicyExplanation {
 }
 
 /** The reasons a decision can give that are not a criterion leaf's `<name>-ok`/`<name>-unauthorized`. */
-export const POLICY_REASONS = ['user-unauthenticated', 'no-matching-rule', 'evaluation-error'] as const;
+export const POLICY_REASONS = ['user-unauthenticated', 'no-matching-rule', 'evaluation-error', 'device-unauthenticated'] as const;
+
+/** The reason of a `device` leaf that is false for the session's device: answered 450 (docs/decisions.md §4). */
+export const DEVICE_UNAUTHORIZED = 'device-unauthorized';
+/** The reason of a `device` leaf for a signed-in user whose session has no device yet: the device page. */
+export const DEVICE_UNAUTHENTICATED = POLICY_REASONS[3];
 
 export interface PolicyProgram {
   /** The verdict alone: the request path's fast evaluation. */
@@ -114,7 +119,7 @@ export function compilePolicy(policy: PolicyIR): PolicyProgram {
       value: evaluateWith(r.node, values),
       leaves: leaves.slice(r.first, r.end).map((l, k) => {
         const value = values[r.first + k]!;
-        return { criterion: l.criterion, value, reason: reasonOf(l.criterion, value) };
+        return { criterion: l.criterion, value, reason: reasonOf(l.criterion, value, input.identity !== null) };
       }),
     }));
     const pick = (action: 'allow' | 'deny', value: Tri) => traces.filter((t) => t.action === action && t.value === value);
@@ -129,7 +134,7 @@ export function compilePolicy(policy: PolicyIR): PolicyProgram {
       decided = traces.filter((t) => t.action === 'allow');
     }
     const deciding = [...new Set(decided.flatMap((t) => why(rules[traces.indexOf(t)]!.node, values)))];
-    const because = deciding.map((i) => ({ criterion: leaves[i]!.criterion, value: values[i]!, reason: reasonOf(leaves[i]!.criterion, values[i]!) }));
+    const because = deciding.map((i) => ({ criterion: leaves[i]!.criterion, value: values[i]!, reason: reasonOf(leaves[i]!.criterion, values[i]!, input.identity !== null) }));
     const reasons = [...new Set(because.map((l) => l.reason))];
     return { verdict: v, reasons: reasons.length ? reasons : [POLICY_REASONS[1]], rules: traces, because };
   };
@@ -218,8 +223,11 @@ function why(n: Node, values: readonly Tri[]): number[] {
   }
 }
 
-/** The reason string of one leaf (docs/decisions.md §4). */
-export function reasonOf(c: Criterion, value: Tri): string {
-  if (value === U) return POLICY_REASONS[0];
+/**
+ * The reason string of one leaf (docs/decisions.md §4). `signedIn`: a user is signed in, so an
+ * unknown leaf can only be a `device` leaf without a device in the session.
+ */
+export function reasonOf(c: Criterion, value: Tri, signedIn = false): string {
+  if (value === U) return signedIn && c.name === 'device' ? DEVICE_UNAUTHENTICATED : POLICY_REASONS[0];
   return `${c.name.replaceAll('_', '-')}-${value === T ? 'ok' : 'unauthorized'}`;
 }

@@ -40,6 +40,7 @@ const OTHER: Readonly<Record<(typeof POLICY_REASONS)[number], string>> = {
   'user-unauthenticated': 'you are not signed in',
   'no-matching-rule': 'this route’s policy has no rule that allows anyone',
   'evaluation-error': 'the policy could not be evaluated, so access is refused',
+  'device-unauthenticated': 'you have not authenticated with a device in this session',
 };
 
 /**

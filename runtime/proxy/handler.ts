@@ -284,10 +284,11 @@ function respond(gen: ServedGeneration, a: Admission, req: Req, res: Res, reques
       if (d.location !== null) {
         // The runtime signs the sign-in link's parameters (S05) and binds the sign-in to this browser
         // (a cookie on this host, checked at the hand-off); the decision core stays pure.
-        const signIn = authn && state ? authn.signInRedirect(state, d.location) : null;
+        // The device page is svc's own on this host: no sign-in link to sign (decide.ts).
+        const signIn = authn && state && d.device !== true ? authn.signInRedirect(state, d.location) : null;
         writeHead(res, 302, { location: signIn?.location ?? d.location, 'cache-control': 'no-store', ...(signIn && signIn.setCookie.length > 0 ? { 'set-cookie': [...signIn.setCookie] } : {}) });
         res.end();
-      } else sendError(res, 401, requestId, 'sign-in-required', accept, false);
+      } else sendError(res, 401, requestId, d.device === true ? 'device-authentication-required' : 'sign-in-required', accept, false);
       return;
     case 'redirect':
       writeHead(res, d.status, { location: d.location });

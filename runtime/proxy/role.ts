@@ -1,6 +1,7 @@
 /**
  * What each role of a split deployment answers (docs/distributed.md): the proxy serves
- * routes and svc's own endpoints on route hosts (the sign-in hand-off, sign-out, forward auth), never
+ * routes and svc's own endpoints on route hosts (the sign-in hand-off, sign-out, forward auth, the
+ * device page: docs/authentication.md "Devices"), never
  * the authenticate service's; the authenticate service serves only its own host's endpoints
  * (sign-in, callback, sign-out, user info, JWKS) and no route. Anything else is 404, as a request
  * for a host svc does not serve. All-in-one (`services: all`) answers everything.

@@ -162,7 +162,7 @@ function refuse(socket: Duplex, r: GateResult, requestId: string, accept: string
   const d = r.decision;
   if (d.outcome === 'unauthenticated' && d.location !== null) {
     const authn = options.authn;
-    const signIn = authn && r.auth ? authn.signInRedirect(r.auth, d.location) : null;
+    const signIn = authn && r.auth && d.device !== true ? authn.signInRedirect(r.auth, d.location) : null;
     const cookies = (signIn?.setCookie ?? []).map((c) => `set-cookie: ${c}\r\n`).join('');
     socket.end(`HTTP/1.1 302 Found\r\nlocation: ${signIn?.location ?? d.location}\r\n${cookies}cache-control: no-store\r\nx-request-id: ${requestId}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
     return;
@@ -176,6 +176,6 @@ function refusal(r: GateResult): { readonly status: number; readonly reason: str
   if (!r.admitted) return { status: r.status, reason: r.problem };
   const d = r.decision;
   if (d.outcome === 'unauthenticated' && d.location !== null) return { status: 302, reason: 'sign-in' };
-  const reason = d.outcome === 'bad_request' ? d.problem : d.outcome === 'not_found' ? 'no-route' : d.outcome === 'unauthenticated' ? 'sign-in-required' : d.outcome === 'redirect' ? 'redirect-route' : d.outcome === 'internal' ? 'no-upgrade-endpoint' : d.reasons.join(',') || d.outcome;
+  const reason = d.outcome === 'bad_request' ? d.problem : d.outcome === 'not_found' ? 'no-route' : d.outcome === 'unauthenticated' ? (d.device === true ? 'device-authentication-required' : 'sign-in-required') : d.outcome === 'redirect' ? 'redirect-route' : d.outcome === 'internal' ? 'no-upgrade-endpoint' : d.reasons.join(',') || d.outcome;
   return { status: d.outcome === 'redirect' ? 400 : d.outcome === 'internal' ? 404 : d.status, reason };
 }

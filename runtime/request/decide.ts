@@ -12,7 +12,7 @@
  * route's load balancer only once every check has said yes, then completes the ruling: `complete`).
  */
 import type { Route } from '../../compiler/plan/types.ts';
-import type { PolicyExplanation, PolicyInput } from '../policy/program.ts';
+import { DEVICE_UNAUTHENTICATED, DEVICE_UNAUTHORIZED, POLICY_REASONS, type PolicyExplanation, type PolicyInput } from '../policy/program.ts';
 import { canonicalRequest, type CanonicalRequest } from './canonical-request.ts';
 import { clientAddress } from './client-address.ts';
 import { upstreamAt, upstreamBySample, upstreamTemplate, type UpstreamTemplate } from './forward.ts';
@@ -220,9 +220,18 @@ function run(index: PlanIndex, request: DecisionRequest, identity: Identity | nu
 
 function answer(index: PlanIndex, r: CompiledRoute, verdict: Verdict, reasons: readonly string[], req: CanonicalRequest, request: DecisionRequest, identity: Identity | null): Ruling {
   const route = r.ref;
-  if (verdict === 'deny') return { outcome: 'deny', status: 403, route, reasons };
+  if (verdict === 'deny') return { outcome: 'deny', status: reasons.includes(DEVICE_UNAUTHORIZED) ? 450 : 403, route, reasons };
   if (verdict === 'unauthenticated') {
     const browser = acceptsHtml(request.headers['accept']);
+    if (identity !== null) {
+      // Signed in: only a `device` leaf is unknown (docs/decisions.md §4). The device page is svc's
+      // own, on this host; its return URL is this request's, from the canonical host (S14).
+      const deviceReasons = reasons.map((r) => (r === POLICY_REASONS[0] ? DEVICE_UNAUTHENTICATED : r));
+      if (!browser) return { outcome: 'unauthenticated', status: 401, route, reasons: deviceReasons, location: null, device: true };
+      const scheme = request.scheme === 'http' && !index.body.settings.cookie.secure ? 'http' : 'https';
+      const back = `${scheme}://${req.host}${req.path}${req.query === '' ? '' : `?${req.query}`}`;
+      return { outcome: 'unauthenticated', status: 302, route, reasons: deviceReasons, location: `${scheme}://${req.host}${DEVICE_PAGE_PATH}?svc_redirect_uri=${encodeURIComponent(back)}`, device: true };
+    }
     if (!browser || index.signInOrigin === null) return { outcome: 'unauthenticated', status: 401, route, reasons, location: null };
     // INVARIANT (configured-urls): the sign-in URL comes from configuration; the return URL from the
     // canonical host of a configured route (docs/security.md S14).
@@ -240,6 +249,9 @@ function answer(index: PlanIndex, r: CompiledRoute, verdict: Verdict, reasons: r
   const template = upstreamTemplate(index, r, { request: req, scheme: request.scheme, headers: request.headers, peer: request.peer, identity });
   return { outcome: 'forward', status: 200, route, reasons, compiled: r, template };
 }
+
+/** svc's device page on every route host (docs/authentication.md "Devices"). */
+export const DEVICE_PAGE_PATH = '/.svc/webauthn';
 
 /** An allowed request whose rewritten path would hold a dot segment (docs/decisions.md §6 step 5). */
 const FORWARDED_PATH_REFUSED: Decision & { readonly outcome: 'bad_request' } = { outcome: 'bad_request', status: 400, problem: 'forwarded-path-dot-segment', reasons: ['forwarded-path-dot-segment'] };
@@ -316,8 +328,8 @@ function runConnect(index: PlanIndex, request: DecisionRequest, identity: Identi
     }
   }
   const decision = ((): Ruling => {
-    if (verdict === 'deny') return { outcome: 'deny', status: 403, route, reasons };
-    if (verdict === 'unauthenticated') return { outcome: 'unauthenticated', status: 401, route, reasons, location: null };
+    if (verdict === 'deny') return { outcome: 'deny', status: reasons.includes(DEVICE_UNAUTHORIZED) ? 450 : 403, route, reasons };
+    if (verdict === 'unauthenticated') return { outcome: 'unauthenticated', status: 401, route, reasons, location: null, ...(identity !== null ? { device: true as const } : {}) };
     return { outcome: 'forward', status: 200, route, reasons, compiled: r, template: null };
   })();
   return { route: r.route, policy: wantTrace ? trace : null, canonical: null, decision };

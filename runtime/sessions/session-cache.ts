@@ -18,6 +18,7 @@
 import { createHash } from 'node:crypto';
 import type { Identity } from '../core/types.ts';
 import type { SessionRecord, SessionStore } from '../core/session-store.ts';
+import { isDeviceStore } from '../core/device-store.ts';
 
 /** A live session for one request. */
 export interface ResolvedSession {
@@ -40,9 +41,23 @@ export function publicSessionId(id: string): string {
   return createHash('sha256').update(`svc session\0${id}`).digest('base64url').slice(0, 22);
 }
 
-/** A resolved session for a record. */
+/** A resolved session for a record, without its device (see {@link resolveSession}). */
 export function resolvedSession(record: SessionRecord): ResolvedSession {
   return { record, identity: identityOf(record), publicId: publicSessionId(record.id) };
+}
+
+/**
+ * A resolved session for a record with the device it authenticated with, read from `store` when it
+ * keeps devices (docs/authentication.md "Devices"): a device revoked, gone, or registered by another
+ * user is no device (the policy then sends the user to the device page). Rejects when the store cannot answer.
+ */
+export async function resolveSession(store: SessionStore, record: SessionRecord): Promise<ResolvedSession> {
+  const base = resolvedSession(record);
+  const id = record.deviceCredentialId;
+  if (id === undefined || !isDeviceStore(store)) return base;
+  const d = await store.getDevice(id);
+  if (d === undefined || d.userId !== record.userId) return base;
+  return { ...base, identity: { ...base.identity, device: { id: d.credentialId, type: d.type, approved: d.approved } } };
 }
 
 interface Entry {
@@ -72,8 +87,11 @@ export class SessionCache {
   readonly #ttlMs: number;
   readonly #graceMs: number;
   readonly #max: number;
+  /** Device credential id → sessions cached with it, so an approval or revocation drops them at once. */
+  readonly #byDevice = new Map<string, Set<string>>();
   readonly #off: () => void;
   readonly #offFlush: () => void;
+  readonly #offDevice: () => void;
 
   constructor(
     readonly store: SessionStore,
@@ -87,6 +105,17 @@ export class SessionCache {
     this.#off = store.onChange((id) => this.forget(id));
     // Changes missed while a shared store's channel was down: nothing cached may be trusted.
     this.#offFlush = store.onFlush?.(() => this.clear()) ?? (() => undefined);
+    // INVARIANT (revocation): a device approved or revoked in any process drops every session
+    // cached with it, so a revoked device is never served from here (docs/security.md S60).
+    this.#offDevice = isDeviceStore(store) ? store.onDeviceChange((credentialId) => this.forgetDevice(credentialId)) : () => undefined;
+  }
+
+  /** Drops every cached session that authenticated with the device `credentialId`. */
+  forgetDevice(credentialId: string): void {
+    const ids = this.#byDevice.get(credentialId);
+    if (!ids) return;
+    this.#byDevice.delete(credentialId);
+    for (const id of ids) this.forget(id);
   }
 
   /** The cached session of `credential` made under `owner`, when still fresh; undefined on a miss. */
@@ -117,6 +146,12 @@ export class SessionCache {
     let set = this.#byId.get(id);
     if (!set) this.#byId.set(id, (set = new Set()));
     set.add(credential);
+    const device = session.record.deviceCredentialId;
+    if (device !== undefined) {
+      let ids = this.#byDevice.get(device);
+      if (!ids) this.#byDevice.set(device, (ids = new Set()));
+      ids.add(id);
+    }
   }
 
   /** Drops every cached credential of a session. */
@@ -130,12 +165,14 @@ export class SessionCache {
   clear(): void {
     this.#entries.clear();
     this.#byId.clear();
+    this.#byDevice.clear();
   }
 
   /** Stops listening to the store. */
   close(): void {
     this.#off();
     this.#offFlush();
+    this.#offDevice();
     this.clear();
   }
 

@@ -78,7 +78,9 @@ export class SessionRefresher {
     try {
       if (record.refreshToken === undefined) throw new IdentityProviderError('SVC_ERR_IDP_REFRESH', 'the session has no refresh token');
       const user = await idp.refresh(record.refreshToken, userOf(record), this.#now(), signal);
-      next = { ...user, groups: withDirectoryGroups(user.groups, record), id: record.id, createdAtMs: record.createdAtMs, expiresAtMs: record.expiresAtMs };
+      // The device the session authenticated with stays with it (docs/authentication.md "Devices").
+      const { deviceCredentialId: _device, ...fresh } = user as SignedInUser & { deviceCredentialId?: string };
+      next = { ...fresh, groups: withDirectoryGroups(user.groups, record), id: record.id, createdAtMs: record.createdAtMs, expiresAtMs: record.expiresAtMs, ...(record.deviceCredentialId !== undefined ? { deviceCredentialId: record.deviceCredentialId } : {}) };
     } catch (e) {
       if (e instanceof IdentityProviderError && e.code === 'SVC_ERR_IDP_REFRESH') {
         this.#log?.({ msg: 'session refresh refused by the identity provider; session ended', session, user: record.userId, error: e.message });
@@ -118,6 +120,6 @@ function withDirectoryGroups(fresh: readonly string[], record: SessionRecord): s
 
 /** The identity and tokens of a record, without its id and times. */
 export function userOf(r: SessionRecord): SignedInUser {
-  const { id: _id, createdAtMs: _created, expiresAtMs: _expires, ...user } = r;
+  const { id: _id, createdAtMs: _created, expiresAtMs: _expires, deviceCredentialId: _device, ...user } = r;
   return user;
 }

@@ -117,6 +117,24 @@ describe('svc explain --format json', () => {
     expect(api).toMatchObject({ outcome: 'unauthenticated', status: 401, location: null, upstream: null });
   });
 
+  it('device criteria: the device page for a session without a device, 450 for a device that does not meet them', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-explain-'));
+    const file = join(dir, 'config.yaml');
+    writeFileSync(file, stringify({ ...BASE_SETTINGS, routes: [{ name: 'dev', from: 'https://app.example.com', to: 'http://127.0.0.1:9000', policy: 'allow if device approved and device type "enclave_only"' }] }));
+    const json = async (identity: unknown, accept: string) => {
+      const r = await svc(['explain', '-config', file, '--format', 'json', '--url', 'https://app.example.com/x', '-H', `Accept: ${accept}`, '--identity', JSON.stringify(identity)]);
+      expect(r.code).toBe(0);
+      return JSON.parse(r.out) as Record<string, unknown>;
+    };
+    const user = { user: 'alice', groups: [], claims: {} };
+    expect(await json(user, 'text/html')).toMatchObject({ outcome: 'unauthenticated', status: 302, reasons: ['device-unauthenticated'], location: 'https://app.example.com/.svc/webauthn?svc_redirect_uri=https%3A%2F%2Fapp.example.com%2Fx' });
+    expect(await json(user, 'application/json')).toMatchObject({ outcome: 'unauthenticated', status: 401, location: null });
+    expect(await json({ ...user, device: { id: 'c1', type: 'any', approved: true } }, 'text/html')).toMatchObject({ outcome: 'deny', status: 450, reasons: ['device-unauthorized'] });
+    expect(await json({ ...user, device: { id: 'c1', type: 'enclave_only', approved: true } }, 'text/html')).toMatchObject({ outcome: 'allow', status: 200 });
+    const text = await svc(['explain', '-config', file, '--url', 'https://app.example.com/x', '-H', 'Accept: text/html', '--identity', JSON.stringify(user)]);
+    expect(text.out).toContain('browser: the device page');
+  });
+
   it('redirect: the route policy is checked, then the location answered', async () => {
     const r = await svc(['explain', redirectConfig(), '--format', 'json', '--url', 'https://old.example.com/docs/intro?x=1', '--identity', ALICE]);
     expect(r.code).toBe(0);

@@ -57,6 +57,8 @@ export interface AuthWorldOptions {
   readonly sessionStore?: SessionStore;
   /** Receives svc's log lines. */
   readonly log?: (entry: Record<string, unknown>) => void;
+  /** The authenticate service's name under `localhost` (default `authenticate`). */
+  readonly authenticateName?: string;
   /** What svc run is told besides the config: its logs, tracer, warnings (default: none). */
   readonly run?: Pick<RunOptions, 'log' | 'access' | 'tracing' | 'onWarnings' | 'logSettings'>;
 }
@@ -70,8 +72,9 @@ export async function startAuthWorld(options: AuthWorldOptions): Promise<AuthWor
   const port = options.port ?? (await freePort());
   const scheme = options.secure === true ? 'https' : 'http';
   const origin = (name: string) => `${scheme}://${name}.localhost:${port}`;
+  const authenticate = options.authenticateName ?? 'authenticate';
   const idp = await startDevIdp({
-    clients: [{ clientId: 'svc-test', clientSecret: 'svc-test-secret', redirectUris: [`${origin('authenticate')}/oauth2/callback`], postLogoutRedirectUris: [`${origin('app')}/`, `${origin('public')}/signed-out`] }],
+    clients: [{ clientId: 'svc-test', clientSecret: 'svc-test-secret', redirectUris: [`${origin(authenticate)}/oauth2/callback`], postLogoutRedirectUris: [`${origin('app')}/`, `${origin('public')}/signed-out`] }],
     ...(options.accessTokenTtlSeconds !== undefined ? { accessTokenTtlSeconds: options.accessTokenTtlSeconds } : {}),
     ...(options.users !== undefined ? { users: options.users } : {}),
   });
@@ -82,7 +85,7 @@ export async function startAuthWorld(options: AuthWorldOptions): Promise<AuthWor
     {
       address: `127.0.0.1:${port}`,
       cookie_secure: options.secure === true,
-      authenticate_service_url: origin('authenticate'),
+      authenticate_service_url: origin(authenticate),
       forward_auth_url: origin('fwd'),
       signout_redirect_url: `${origin('public')}/signed-out`,
       idp_provider: 'oidc',

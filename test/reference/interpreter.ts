@@ -62,7 +62,16 @@ export function decideReference(body: PlanBody, request: DecisionRequest, identi
 
   // §4. Policy. INVARIANT (match-once, S11): the policy evaluated is the chosen route's.
   const { verdict, reasons } = routePolicy(route, request, c, client, identity);
-  if (verdict === 'deny') return { outcome: 'deny', status: 403, route: ref, reasons };
+  // READING (docs/decisions.md §4): 450 when the session's device does not meet a device criterion.
+  if (verdict === 'deny') return { outcome: 'deny', status: reasons.includes('device-unauthorized') ? 450 : 403, route: ref, reasons };
+  if (verdict === 'unauthenticated' && identity !== null) {
+    // Signed in: a device criterion is unknown; the device page on this host, or 401.
+    const backScheme = request.scheme === 'http' && !body.settings.cookie.secure ? 'http' : 'https';
+    const back = `${backScheme}://${c.host}${c.path}${c.query ? `?${c.query}` : ''}`;
+    return isBrowser(request)
+      ? { outcome: 'unauthenticated', status: 302, route: ref, reasons, location: `${backScheme}://${c.host}/.svc/webauthn?svc_redirect_uri=${encodeURIComponent(back)}`, device: true }
+      : { outcome: 'unauthenticated', status: 401, route: ref, reasons, location: null, device: true };
+  }
   if (verdict === 'unauthenticated') {
     const location = isBrowser(request) ? signInLocation(body, c, request.scheme) : null;
     return location === null
@@ -552,8 +561,8 @@ export function decideConnectReference(body: PlanBody, request: DecisionRequest,
     };
     ({ verdict, reasons } = evaluatePolicy(route.policy, policyRequest, identity));
   }
-  if (verdict === 'deny') return { outcome: 'deny', status: 403, route: ref, reasons };
-  if (verdict === 'unauthenticated') return { outcome: 'unauthenticated', status: 401, route: ref, reasons, location: null };
+  if (verdict === 'deny') return { outcome: 'deny', status: reasons.includes('device-unauthorized') ? 450 : 403, route: ref, reasons };
+  if (verdict === 'unauthenticated') return { outcome: 'unauthenticated', status: 401, route: ref, reasons, location: null, ...(identity !== null ? { device: true as const } : {}) };
   const u = chooseUpstream(route.action.upstreams, request.upstreamSample ?? 0);
   return { outcome: 'allow', status: 200, route: ref, reasons, upstream: { url: `tcp://${u.host}:${u.port}`, host: `${u.host}:${u.port}`, headers: {}, assertion: false } };
 }

@@ -98,7 +98,8 @@ describe('reference policy evaluation (docs/policy.md)', () => {
     const preflight = { ...request, method: 'OPTIONS', headers: { origin: ['https://x'], 'access-control-request-method': ['PUT'] } };
     expect(evaluatePolicy(ir('allow if cors_preflight'), preflight, null).verdict).toBe('allow');
     expect(evaluatePolicy(ir('allow if cors_preflight'), { ...preflight, headers: { origin: ['https://x'] } }, null).verdict).toBe('deny');
-    expect(evaluatePolicy(ir('allow if device approved'), request, alice)).toEqual({ verdict: 'deny', reasons: ['device-unauthorized'] });
+    expect(evaluatePolicy(ir('allow if device approved'), request, alice)).toEqual({ verdict: 'unauthenticated', reasons: ['device-unauthenticated'] });
+    expect(evaluatePolicy(ir('allow if device approved'), request, { ...alice, device: { id: 'd', type: 'any', approved: false } })).toEqual({ verdict: 'deny', reasons: ['device-unauthorized'] });
     expect(evaluatePolicy(ir('allow if device approved'), request, { ...alice, device: { id: 'd', type: 't', approved: true } }).verdict).toBe('allow');
     const fp = 'ab'.repeat(32);
     expect(evaluatePolicy(ir(`allow if client_certificate is "${fp}"`), { ...request, clientCertificate: { fingerprint: fp, valid: true } }, null).verdict).toBe('allow');

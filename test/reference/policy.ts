@@ -89,7 +89,7 @@ function evaluate(e: Expr, request: PolicyRequest, identity: Identity | null): E
     case 'criterion': {
       const truth = criterion(e, request, identity);
       const name = e.name.replaceAll('_', '-');
-      const reason = truth === 'true' ? `${name}-ok` : truth === 'false' ? `${name}-unauthorized` : 'user-unauthenticated';
+      const reason = truth === 'true' ? `${name}-ok` : truth === 'false' ? `${name}-unauthorized` : identity !== null && e.name === 'device' ? 'device-unauthenticated' : 'user-unauthenticated';
       return { truth, reasons: [reason] };
     }
   }
@@ -131,7 +131,8 @@ function criterion(c: Criterion, request: PolicyRequest, identity: Identity | nu
     case 'device': {
       if (identity === null) return 'unknown';
       const d = identity.device;
-      if (d === undefined) return 'false';
+      // docs/decisions.md §4: a signed-in session without a device is unknown, like no session.
+      if (d === undefined) return 'unknown';
       const m = c.match;
       switch (m.op) {
         case 'approved':
@@ -141,7 +142,8 @@ function criterion(c: Criterion, request: PolicyRequest, identity: Identity | nu
         case 'is':
           return of(d.id === m.value);
         case 'type':
-          return of(d.type === m.value);
+          // `any` is every device.
+          return of(m.value === 'any' || d.type === m.value);
       }
     }
     case 'http_method':

@@ -408,4 +408,27 @@ const repeatedField: DecisionCase = {
   expect: { refused: 431, problem: 'too-many-headers' },
 };
 
-export const cases: readonly DecisionCase[] = [...certificate, ...http10, ...misdirected, ...wildcard, ...connect, ...oneAuthority, ...tooManyHeaders, repeatedField];
+/**
+ * A route whose policy reads the device (docs/decisions.md §4): the same answer on every way in,
+ * plain requests over HTTP/1.1 and HTTP/2 and websocket upgrades over both.
+ */
+const DEVICE_CONFIG = configText([{ from: 'https://dev.example.com', name: 'dev', to: 'http://dev', allow_websockets: true, policy: 'allow if device approved and device type "enclave_only"' }]);
+const withDevice = (type: string, approved: boolean): Identity => ({ ...ops, device: { id: 'cred-1', type, approved } });
+const DEVICE_ENTRIES: readonly { readonly kind: EntryKind; readonly httpVersion: '1.1' | '2.0' }[] = [
+  { kind: 'request', httpVersion: '1.1' },
+  { kind: 'request', httpVersion: '2.0' },
+  { kind: 'upgrade', httpVersion: '1.1' },
+  { kind: 'upgrade', httpVersion: '2.0' },
+];
+const device: DecisionCase[] = DEVICE_ENTRIES.flatMap(({ kind, httpVersion }) => {
+  const request = kind === 'upgrade' ? { host: 'dev.example.com', target: '/ws', headers: WEBSOCKET } : { host: 'dev.example.com', target: '/ws' };
+  const entry = { kind, httpVersion };
+  return [
+    { name: `a device route, ${kind} over HTTP/${httpVersion}, approved platform device: allowed`, config: DEVICE_CONFIG, entry, request, identity: withDevice('enclave_only', true), expect: { outcome: 'allow', route: { id: 'dev' } } },
+    { name: `a device route, ${kind} over HTTP/${httpVersion}, a USB key: 450`, config: DEVICE_CONFIG, entry, request, identity: withDevice('any', true), expect: { outcome: 'deny', status: 450, reasons: ['device-unauthorized'] } },
+    { name: `a device route, ${kind} over HTTP/${httpVersion}, pending device: 450`, config: DEVICE_CONFIG, entry, request, identity: withDevice('enclave_only', false), expect: { outcome: 'deny', status: 450 } },
+    { name: `a device route, ${kind} over HTTP/${httpVersion}, signed in without a device: 401`, config: DEVICE_CONFIG, entry, request, identity: ops, expect: { outcome: 'unauthenticated', status: 401, reasons: ['device-unauthenticated'] } },
+  ] satisfies DecisionCase[];
+});
+
+export const cases: readonly DecisionCase[] = [...certificate, ...http10, ...misdirected, ...wildcard, ...connect, ...oneAuthority, ...tooManyHeaders, repeatedField, ...device];

@@ -1,7 +1,8 @@
 /**
  * Policies written for the established proxy: several operators side by side are or-ed,
  * value-less criteria ignore their value, `device: {approved: false}` is a registered device that is
- * not approved, and empty conditions match nothing. Both back ends must read them alike.
+ * not approved (and, the stricter reading, unknown for a session without a device: the device page),
+ * and empty conditions match nothing. Both back ends must read them alike.
  */
 import type { Identity } from '../../../runtime/core/types.ts';
 import type { DecisionCase } from '../case.ts';
@@ -92,11 +93,39 @@ export const cases: readonly DecisionCase[] = [
     expect: { outcome: 'allow' },
   },
   {
-    name: '`device: {approved: false}` does not hold without a registered device',
+    name: '`device: {approved: false}` is unknown without a device in the session: an API client gets 401',
     config: NOT_APPROVED,
     request: { host: APP },
     identity: employee,
+    expect: { outcome: 'unauthenticated', status: 401, reasons: ['device-unauthenticated'] },
+  },
+  {
+    name: 'a browser without a device in its session goes to the device page of the route host, coming back to the URL',
+    config: route([{ allow: { or: [{ device: { approved: true } }] } }]),
+    request: { host: APP, target: '/x?y=1', headers: { accept: ['text/html'] } },
+    identity: employee,
+    expect: { outcome: 'unauthenticated', status: 302, location: `https://${APP}/.svc/webauthn?svc_redirect_uri=${encodeURIComponent(`https://${APP}/x?y=1`)}` },
+  },
+  {
+    name: 'a device that does not meet a device criterion is 450',
+    config: route([{ allow: { or: [{ device: { type: 'enclave_only' } }] } }]),
+    request: { host: APP },
+    identity: withDevice(true),
+    expect: { outcome: 'deny', status: 450, reasons: ['device-unauthorized'] },
+  },
+  {
+    name: '`type: any` holds for every registered device, `is` for its credential id',
+    config: route([{ allow: { or: [{ device: { type: 'any' } }] } }, { deny: { or: [{ device: { is: 'd-2' } }] } }]),
+    request: { host: APP },
+    identity: withDevice(false),
     expect: { outcome: 'allow' },
+  },
+  {
+    name: 'an anonymous request to a device route signs in first',
+    config: route([{ allow: { or: [{ device: { approved: true } }] } }]),
+    request: { host: APP },
+    identity: null,
+    expect: { outcome: 'unauthenticated', status: 401, reasons: ['user-unauthenticated'] },
   },
   {
     name: 'an empty `allow` allows nobody',

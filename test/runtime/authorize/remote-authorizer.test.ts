@@ -34,6 +34,7 @@ const POLICIES = {
   headers: 'allow if cors_preflight',
   clock: 'allow if time_of_day after "09:00" before "17:00"',
   nothing: 'allow if accept',
+  device: 'allow if device approved',
 } as const;
 type Attribute = keyof typeof POLICIES;
 const NAMES = Object.keys(POLICIES) as Attribute[];
@@ -51,7 +52,7 @@ function question(attribute: Attribute, sessionId: string, over: Partial<PolicyI
 }
 
 /** The same question with the attribute changed. */
-const CHANGED: Record<Exclude<Attribute, 'identity' | 'clock' | 'nothing'>, Partial<PolicyInput>> = {
+const CHANGED: Record<Exclude<Attribute, 'identity' | 'clock' | 'nothing' | 'device'>, Partial<PolicyInput>> = {
   method: { method: 'POST' },
   path: { path: '/no' },
   address: { clientAddress: '192.0.2.1' },
@@ -118,6 +119,25 @@ describe('the authorize client and service over gRPC', () => {
     expect(client.cached(question('identity', alice.id))).toBeUndefined();
     expect((await client.check(question('identity', alice.id), proxyPlan)).verdict).toBe('unauthenticated');
     expect(client.cached(question('identity', mallory.id))?.verdict).toBe('deny');
+  });
+
+  it('the device: an answer is keyed on the device the proxy resolved, and the service reads the device from the data broker', async () => {
+    const cred = 'cred-authz-AAAAAAAAAAAAAAAA';
+    const alice = sessionRecord(Date.now(), { userId: 'alice', deviceCredentialId: cred });
+    await store.put(alice);
+    await store.addDevice({ credentialId: cred, userId: 'alice', type: 'any', publicKey: 'pQECAyYg', counter: 0, approved: false, transports: [], createdAtMs: 0 });
+    const as = (approved: boolean | null) => question('device', alice.id, { identity: { user: 'alice', groups: [], claims: {}, ...(approved === null ? {} : { device: { id: cred, type: 'any', approved } }) } });
+    const pending = await client.check(as(false), proxyPlan);
+    expect(pending).toEqual({ verdict: 'deny', reasons: ['device-unauthorized'] });
+    expect(client.cached(as(false))).toEqual(pending);
+    // Approved: the proxy resolves the device anew, so the old answer is not its key any more.
+    await store.approveDevice(cred);
+    expect(client.cached(as(true))).toBeUndefined();
+    expect((await client.check(as(true), proxyPlan)).verdict).toBe('allow');
+    // Revoked: the service finds no device for the session (device page), whatever the proxy cached.
+    await store.revokeDevice(cred);
+    expect(client.cached(as(null))).toBeUndefined();
+    expect(await client.check(as(null), proxyPlan)).toEqual({ verdict: 'unauthenticated', reasons: ['device-unauthenticated'] });
   });
 
   it('concurrent misses of one question share one call', async () => {

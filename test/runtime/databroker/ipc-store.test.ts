@@ -165,6 +165,29 @@ describe('WorkerStore ↔ serveStoreToWorkers', () => {
     expect(ws.pendingCount).toBe(0);
   });
 
+  it('round-trips devices with the primary’s store, tells every worker of an approval or revocation, and keeps the store’s refusals', async () => {
+    const { store, worker } = primary();
+    const a = worker();
+    const b = worker();
+    const d = { credentialId: 'cred-ipc-AAAAAAAAAAAAAAAA', userId: 'u1', type: 'any' as const, publicKey: 'pQECAyYg', counter: 3, approved: false, transports: ['usb'], createdAtMs: 1 };
+    await a.ws.addDevice(d);
+    expect(await store.getDevice(d.credentialId)).toEqual(d);
+    expect(await b.ws.getDevice(d.credentialId)).toEqual(d);
+    expect((await b.ws.listDevices('u1')).map((x) => x.credentialId)).toEqual([d.credentialId]);
+    expect(await b.ws.listDevices('u2')).toEqual([]);
+    await expect(b.ws.addDevice({ ...d, userId: 'u2' })).rejects.toMatchObject({ code: 'SVC_ERR_DEVICE_EXISTS' });
+    const heard: string[] = [];
+    b.ws.onDeviceChange((id) => heard.push(id));
+    expect(await a.ws.approveDevice(d.credentialId)).toBe(true);
+    await expect.poll(() => heard).toEqual([d.credentialId]);
+    expect(await a.ws.advanceCounter(d.credentialId, 4)).toBe('advanced');
+    expect(await b.ws.advanceCounter(d.credentialId, 4)).toBe('regressed');
+    expect(await a.ws.revokeDevice(d.credentialId)).toBe(true);
+    await expect.poll(() => heard).toEqual([d.credentialId, d.credentialId]);
+    expect(await b.ws.getDevice(d.credentialId)).toBeUndefined();
+    expect(await b.ws.revokeDevice(d.credentialId)).toBe(false);
+  });
+
   it('sees what the primary’s store holds, whoever wrote it', async () => {
     const { store, worker } = primary();
     const { ws } = worker();

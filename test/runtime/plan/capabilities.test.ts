@@ -156,6 +156,8 @@ describe('uses of refused and partly honoured settings', () => {
     dp_bind_config_freebind: () => ({ settings: { dp_bind_config_freebind: true } }),
     dp_bind_config_source_address: () => ({ settings: { dp_bind_config_source_address: '10.0.0.1' } }),
     enable_hostedcloud_serverless_authentication: () => ({ settings: {}, routes: [{ ...route, to: ['https://a.run.example', 'https://b.run.example'], enable_hostedcloud_serverless_authentication: true }] }),
+    // A device route in split mode: the device page needs the data broker in the process.
+    policy: () => ({ settings: { services: 'proxy', shared_secret: 'c2hhcmVkIHNlY3JldCBvZiBjYXBhYmlsaXRpZXMgdGU=', authorize_service_url: 'https://authz.internal', databroker_service_url: 'https://db.internal', authenticate_service_url: 'https://authenticate.example.com' }, routes: [{ from: route.from, to: route.to, policy: 'allow if groups has "x" or not device approved' }] }),
   };
 
   it('every refused setting has a case here', () => {
@@ -174,6 +176,14 @@ describe('uses of refused and partly honoured settings', () => {
     expect(u.at).toBe(at);
     expect(refusal(p)!.split('\n')).toContain(`${at}: error ${UNSUPPORTED_SETTING} ${u.key}: ${u.route !== undefined ? `route ${u.route}: ` : ''}${u.reason}`);
     expect(noteLine(u)).toMatch(new RegExp(`^${at}: note: ${u.key}.* is not supported by svc run yet: `));
+  });
+
+  it('a device route is honoured in all-in-one mode under the authenticate service\'s parent domain, refused elsewhere', () => {
+    const device = { from: 'https://app.example.com', to: 'http://127.0.0.1:9', policy: 'allow if device approved' };
+    const auth = { authenticate_service_url: 'https://authenticate.example.com' };
+    expect(refusal(plan(auth, [device]))).toBeUndefined();
+    expect(refusal(plan(auth, [{ ...device, from: 'https://app.other.org' }]))).toContain('`device` criterion');
+    expect(refusal(plan({ authenticate_service_url: 'https://auth.corp.example.com' }, [device]))).toContain('`device` criterion');
   });
 
   it('every role of a split deployment is honoured, with the authorize service URLs of the proxy role', () => {

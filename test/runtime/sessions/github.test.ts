@@ -75,7 +75,7 @@ describe('GitHub sign-in', () => {
     expect(fake.requests.filter((r) => r.path === '/api/v3/user/teams')).toHaveLength(2);
   });
 
-  it('a team of another organization with the same slug is its own group, never the one a policy names (S59)', async () => {
+  it('a team of another organization with the same slug is its own group, never the one a policy names (S62)', async () => {
     fake.githubUser = '2';
     fake.githubOtherOrgAdmins = ['2'];
     const p = provider();
