@@ -111,6 +111,7 @@ describeWithCommands(['chromium'], 'device identity with WebAuthn in a real brow
       const pending = await back;
       // Registered, pending approval: the device does not meet `device approved`.
       expect(pending.status()).toBe(450);
+      await page.waitForURL(`${dev}/hello?x=1`);
       expect(await page.locator('h1').innerText()).toContain('Device not authorized');
       expect(await page.locator('#reasons').innerText()).toBe('device-unauthorized');
 
@@ -159,6 +160,8 @@ describeWithCommands(['chromium'], 'device identity with WebAuthn in a real brow
       const back = page.waitForResponse((r) => r.url() === `${enclave}/hello` && r.request().isNavigationRequest());
       await page.locator('#register-platform').click();
       expect((await back).status()).toBe(450);
+      // The answer arrived; the navigation it ends must be over before the next one starts.
+      await page.waitForURL(`${enclave}/hello`);
       const all = (JSON.parse((await devices('list')).out) as { devices: { credentialId: string; type: string }[] }).devices;
       expect(all.map((d) => d.type)).toEqual(['enclave_only']);
       expect((await devices('approve', all[0]!.credentialId)).code).toBe(0);
@@ -201,6 +204,7 @@ describeWithCommands(['chromium'], 'device identity with WebAuthn in a real brow
       const registered = page.waitForResponse((r) => r.url() === `${dev}/clone` && r.request().isNavigationRequest());
       await page.locator('#register-key').click();
       expect((await registered).status()).toBe(450);
+      await page.waitForURL(`${dev}/clone`);
       const mine = (JSON.parse((await devices('list')).out) as { devices: { credentialId: string; type: string }[] }).devices.find((d) => d.type === 'any')!;
       expect((await devices('approve', mine.credentialId)).code).toBe(0);
       // One authentication with the original: the stored counter moves past the registration's.
@@ -208,6 +212,7 @@ describeWithCommands(['chromium'], 'device identity with WebAuthn in a real brow
       const used = page.waitForResponse((r) => r.url() === `${dev}/clone` && r.request().isNavigationRequest());
       await page.locator('#authenticate').click();
       expect((await used).status()).toBe(200);
+      await page.waitForURL(`${dev}/clone`);
       const stored = (JSON.parse((await devices('list')).out) as { devices: { credentialId: string; counter: number }[] }).devices.find((d) => d.credentialId === mine.credentialId)!;
       expect(stored.counter).toBeGreaterThan(0);
 
