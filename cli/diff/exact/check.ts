@@ -22,7 +22,7 @@ import type { CanonicalRequest } from '../../../runtime/request/canonical-reques
 import { matchRoute, pathMatches } from '../../../runtime/request/route.ts';
 import { pairRoutes, policyChange, routeRef, type RoutePairing } from '../routes.ts';
 import type { ExactAccess, ExactAnswer, ExactReport, ExactRouting, ExactWitness, RouteRef, RoutingChange } from '../types.ts';
-import { Encoder, NotEncoded, lit, makeInput, matcherKey, witnessOf, type Input, type Witness, type Z3 } from './encode.ts';
+import { Encoder, NotEncoded, intOf, lit, makeInput, matcherKey, witnessOf, type Input, type Witness, type Z3 } from './encode.ts';
 import { offsetInterval } from './zones.ts';
 
 type B = Bool<'main'>;
@@ -104,7 +104,7 @@ class Query {
       this.facts.push(z.Implies(this.input.path.eq(lit(z, w.request.path)), real ? entry.f.call(this.input.path) as B : z.Not(entry.f.call(this.input.path) as B)));
     }
     for (const [tz, off] of this.input.offsets) {
-      const said = Number(m.eval(off, true).toString());
+      const said = intOf(m, off);
       const real = offsetInterval(w.request.nowMs, tz);
       if (said !== real.offset) learnt = true;
       this.facts.push(z.Implies(z.And(this.input.now.ge(real.from), this.input.now.lt(real.to)), off.eq(real.offset)));
@@ -132,7 +132,10 @@ async function solve(q: Query, goal: B, confirm: (w: Witness) => boolean, deadli
     const model = solver.model();
     const witness = witnessOf(q.z, model, q.input);
     if (confirm(witness)) return { kind: 'sat', model, witness };
-    if (!q.learn(model, witness, compiledOf)) return { kind: 'unknown', reason: 'bug: the real policy program refuted a witness of the encoding' };
+    if (!q.learn(model, witness, compiledOf)) {
+      if (process.env['SVC_EXACT_DEBUG']) process.stderr.write(`refuted: ${JSON.stringify(witness)}\n${model.sexpr()}\n`);
+      return { kind: 'unknown', reason: 'bug: the real policy program refuted a witness of the encoding' };
+    }
   }
   return { kind: 'unknown', reason: `no witness confirmed after ${MAX_REFINEMENTS} refinements (regex matchers or time zones)` };
 }

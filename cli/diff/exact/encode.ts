@@ -22,7 +22,7 @@
  * true existential keeps its witness; a sub-list cannot make a false one true). So as many slots as
  * leaves name the criterion cover every real list.
  */
-import type { Arith, BitVec, BitVecNum, Bool, Context, Model, Seq } from 'z3-solver';
+import type { Arith, BitVec, BitVecNum, Bool, Context, IntNum, Model, Seq } from 'z3-solver';
 import type { Criterion, Expr, ListMatcher, PolicyIR, StringMatcher } from '../../../compiler/plan/types.ts';
 import type { Identity } from '../../../runtime/core/types.ts';
 import type { PolicyInput } from '../../../runtime/policy/criteria.ts';
@@ -57,11 +57,16 @@ export function lit(z: Z3, text: string): S {
   return z.String.val(out);
 }
 
+/** The integer a model gives `x` (Z3 prints negative numbers as `(- n)`: read the value itself). */
+export function intOf(m: Model<'main'>, x: I): number {
+  return Number((m.eval(x, true) as IntNum<'main'>).value());
+}
+
 /** The string a model gives `s`, read one character code at a time (no escape syntax to parse). */
 export function readString(z: Z3, m: Model<'main'>, s: S): string {
-  const n = Number(m.eval(s.length(), true).toString());
+  const n = intOf(m, s.length());
   let out = '';
-  for (let i = 0; i < n; i++) out += String.fromCodePoint(Number(m.eval(s.at(i).toCode(), true).toString()));
+  for (let i = 0; i < n; i++) out += String.fromCodePoint(intOf(m, s.at(i).toCode()));
   return out;
 }
 
@@ -471,7 +476,7 @@ export function witnessOf(z: Z3, m: Model<'main'>, i: Input): Witness {
       headers: cors ? { origin: ['https://origin.invalid'], 'access-control-request-method': ['GET'] } : {},
       clientAddress: !u('source_ip') ? DEFAULT_ADDRESS : b(i.v6) ? formatIpv6(bits(i.ip6)) : formatIpv4(bits(i.ip4)),
       clientCertificate: u('client_certificate', 'invalid_client_certificate') && b(i.hasCert) ? { fingerprint: u('client_certificate') ? s(i.fingerprint) : NO_FINGERPRINT, valid: b(i.certValid) } : null,
-      nowMs: u('date', 'time_of_day', 'day_of_week') ? Number(m.eval(i.now, true).toString()) : REFERENCE_MS,
+      nowMs: u('date', 'time_of_day', 'day_of_week') ? intOf(m, i.now) : REFERENCE_MS,
     },
   };
 }
