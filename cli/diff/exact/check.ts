@@ -23,6 +23,7 @@ import { matchRoute, pathMatches } from '../../../runtime/request/route.ts';
 import { pairRoutes, policyChange, routeRef, type RoutePairing } from '../routes.ts';
 import type { ExactAccess, ExactAnswer, ExactReport, ExactRouting, ExactWitness, RouteRef, RoutingChange } from '../types.ts';
 import { Encoder, NotEncoded, intOf, lit, makeInput, matcherKey, witnessOf, type Input, type Witness, type Z3 } from './encode.ts';
+import { Unsupported, regexToZ3 } from './regex.ts';
 import { offsetInterval } from './zones.ts';
 
 type B = Bool<'main'>;
@@ -82,6 +83,13 @@ class Query {
   /** The matcher of a route as a formula over the path. */
   matches(r: CompiledRoute): B {
     const m = r.route.match;
+    if (m.kind === 'regex' && !r.foldCase) {
+      try {
+        return this.z.InRe(this.input.path, regexToZ3(this.z, m.regex));
+      } catch (e) {
+        if (!(e instanceof Unsupported)) throw e;
+      }
+    }
     if (m.kind === 'regex' || (r.foldCase && m.kind !== 'any')) {
       const key = matcherKey(m, r.foldCase);
       if (!this.functions.has(key)) this.functions.set(key, { f: this.z.Function.declare(`match${this.functions.size}`, this.z.String.sort(), this.z.Bool.sort()), match: m, foldCase: r.foldCase });
@@ -120,19 +128,25 @@ type Solve = { kind: 'sat'; model: Model<'main'>; witness: Witness } | { kind: '
  * refuted model (Query.learn), within the deadline.
  */
 async function solve(q: Query, goal: B, confirm: (w: Witness) => boolean, deadline: number, clock: () => number, compiledOf: (key: string) => CompiledRoute): Promise<Solve> {
+  let lazy = false;
   for (let round = 0; round <= MAX_REFINEMENTS; round++) {
     const left = deadline - clock();
     if (left <= 0) return { kind: 'unknown', reason: 'the time budget ran out' };
     const solver = new q.z.Solver();
     solver.set('timeout', Math.max(1, Math.floor(left)));
-    solver.add(...q.input.facts, ...q.facts, goal);
+    solver.add(...q.input.facts, ...(lazy ? q.input.lazyFacts : []), ...q.facts, goal);
     const r = await solver.check();
     if (r === 'unsat') return { kind: 'unsat' };
     if (r === 'unknown') return { kind: 'unknown', reason: clock() >= deadline ? 'the time budget ran out' : `the solver gave up (${solver.reasonUnknown()})` };
     const model = solver.model();
     const witness = witnessOf(q.z, model, q.input);
     if (confirm(witness)) return { kind: 'sat', model, witness };
-    if (!q.learn(model, witness, compiledOf)) {
+    const learnt = q.learn(model, witness, compiledOf);
+    if (!lazy && q.input.lazyFacts.length > 0) {
+      lazy = true;
+      continue;
+    }
+    if (!learnt) {
       if (process.env['SVC_EXACT_DEBUG']) process.stderr.write(`refuted: ${JSON.stringify(witness)}\n${model.sexpr()}\n`);
       return { kind: 'unknown', reason: 'bug: the real policy program refuted a witness of the encoding' };
     }

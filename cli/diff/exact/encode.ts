@@ -102,6 +102,8 @@ export interface Input {
   readonly offsets: Map<string, I>;
   /** Facts every model must satisfy (domains of the variables). */
   readonly facts: B[];
+  /** Facts of the same kind, left out until a model breaks them (check.ts adds them on a refutation). */
+  readonly lazyFacts: B[];
   /** The criteria the leaves use (`claim/email` counts as `email`): the variables they read. */
   used: ReadonlySet<string>;
 }
@@ -169,6 +171,7 @@ export function makeInput(z: Z3, policies: readonly PolicyIR[], tag = ''): Input
     now: z.Int.const(`now${tag}`),
     offsets,
     facts: [],
+    lazyFacts: [],
     used: new Set(),
   };
   // Domains, for the variables the leaves read. Each admits every real value (module comment);
@@ -182,7 +185,9 @@ export function makeInput(z: Z3, policies: readonly PolicyIR[], tag = ''): Input
     const alnum = charClass(z, [[0x30, 0x39], [0x61, 0x7a]]);
     const label = z.ReConcat(alnum, z.Option(z.ReConcat(z.Star(z.Union(alnum, z.Re.toRe(lit(z, '-')))), alnum)));
     const host = z.ReConcat(label, z.Star(z.ReConcat(dot, label)));
-    input.facts.push(z.Implies(input.hasEmail, z.And(z.InRe(input.local, dotAtom), input.local.length().le(64), z.InRe(input.domain, host), input.local.length().add(input.domain.length()).le(253))));
+    // Lazy: the regexes slow the string solver down much; a proof without them is a proof, and a
+    // witness they would have excluded is refuted by the real program, which brings them in.
+    input.lazyFacts.push(z.Implies(input.hasEmail, z.And(z.InRe(input.local, dotAtom), input.local.length().le(64), z.InRe(input.domain, host), input.local.length().add(input.domain.length()).le(253))));
   }
   // The canonical path is ASCII and starts with `/` (runtime/request/canonical-request.ts); its
   // other rules (no empty or dot segments) are left out: they cost the solver much, and no

@@ -49,7 +49,7 @@ interface RouteSpec {
   readonly policy: string | null; // null: public
 }
 
-const MATCHES: Record<string, string>[] = [{}, { prefix: '/api' }, { path: '/b' }, { prefix: '/' }, { prefix: '/api/' }];
+const MATCHES: Record<string, string>[] = [{}, { prefix: '/api' }, { path: '/b' }, { prefix: '/' }, { prefix: '/api/' }, { regex: '/api/[a-z]+' }, { regex: '/(b|c)' }];
 const routeArb = (name: string): fc.Arbitrary<RouteSpec> =>
   fc.record({ name: fc.constant(name), match: fc.constantFrom(...MATCHES), policy: fc.option(policyArb, { freq: 6, nil: null }) });
 
