@@ -17,12 +17,13 @@ import type { Bool, Model, Seq } from 'z3-solver';
 import type { PlanEnvelope, Route } from '../../../compiler/plan/types.ts';
 import type { Verdict } from '../../../runtime/core/types.ts';
 import { buildIndex, type CompiledRoute, type PlanIndex } from '../../../runtime/plan/index.ts';
+import { parseEmail } from '../../../runtime/policy/email.ts';
 import { compilePolicy } from '../../../runtime/policy/program.ts';
 import type { CanonicalRequest } from '../../../runtime/request/canonical-request.ts';
 import { matchRoute, pathMatches } from '../../../runtime/request/route.ts';
 import { pairRoutes, policyChange, routeRef, type RoutePairing } from '../routes.ts';
 import type { ExactAccess, ExactAnswer, ExactReport, ExactRouting, ExactWitness, RouteRef, RoutingChange } from '../types.ts';
-import { Encoder, NotEncoded, intOf, lit, makeInput, matcherKey, witnessOf, type Input, type Witness, type Z3 } from './encode.ts';
+import { Encoder, NotEncoded, intOf, isOwnPath, lit, makeInput, matcherKey, witnessOf, type Input, type Witness, type Z3 } from './encode.ts';
 import { Unsupported, regexToZ3 } from './regex.ts';
 import { offsetInterval } from './zones.ts';
 
@@ -99,8 +100,9 @@ class Query {
 
   /**
    * The facts a refuted model got wrong: each uninterpreted matcher's real answer on the model's
-   * path, each time zone's real offset around the model's instant. False when the model had them
-   * all right (then the refutation is not the encoding's freedom but a bug).
+   * path, each time zone's real offset around the model's instant, the email's shape and svc's own
+   * paths when the witness breaks them. False when the model had them all right (then the
+   * refutation is not the encoding's freedom but a bug).
    */
   learn(m: Model<'main'>, w: Witness, compiledOf: (key: string) => CompiledRoute): boolean {
     const z = this.z;
@@ -111,6 +113,13 @@ class Query {
       if (said !== real) learnt = true;
       this.facts.push(z.Implies(this.input.path.eq(lit(z, w.request.path)), real ? entry.f.call(this.input.path) as B : z.Not(entry.f.call(this.input.path) as B)));
     }
+    // The facts left out at first (encode.ts), when this witness breaks them.
+    const lazy = this.input.lazyFacts;
+    if (isOwnPath(w.request.path) && lazy.ownPath.length) learnt = true;
+    if (isOwnPath(w.request.path)) this.facts.push(...lazy.ownPath.splice(0));
+    const email = w.identity?.email;
+    if (email !== undefined && parseEmail(email)?.address !== email && lazy.email.length) learnt = true;
+    if (email !== undefined && parseEmail(email)?.address !== email) this.facts.push(...lazy.email.splice(0));
     for (const [tz, off] of this.input.offsets) {
       const said = intOf(m, off);
       const real = offsetInterval(w.request.nowMs, tz);
@@ -128,25 +137,19 @@ type Solve = { kind: 'sat'; model: Model<'main'>; witness: Witness } | { kind: '
  * refuted model (Query.learn), within the deadline.
  */
 async function solve(q: Query, goal: B, confirm: (w: Witness) => boolean, deadline: number, clock: () => number, compiledOf: (key: string) => CompiledRoute, polish = true): Promise<Solve> {
-  let lazy = false;
   for (let round = 0; round <= MAX_REFINEMENTS; round++) {
     const left = deadline - clock();
     if (left <= 0) return { kind: 'unknown', reason: 'the time budget ran out' };
     const solver = new q.z.Solver();
     solver.set('timeout', Math.max(1, Math.floor(left)));
-    solver.add(...q.input.facts, ...(lazy ? q.input.lazyFacts : []), ...q.facts, goal);
+    solver.add(...q.input.facts, ...q.facts, goal);
     const r = await solver.check();
     if (r === 'unsat') return { kind: 'unsat' };
     if (r === 'unknown') return { kind: 'unknown', reason: clock() >= deadline ? 'the time budget ran out' : `the solver gave up (${solver.reasonUnknown()})` };
     const model = solver.model();
     const witness = witnessOf(q.z, model, q.input);
     if (confirm(witness)) return { kind: 'sat', model, witness: polish ? await nicer(q, goal, witness, confirm, deadline, clock, compiledOf) : witness };
-    const learnt = q.learn(model, witness, compiledOf);
-    if (!lazy && q.input.lazyFacts.length > 0) {
-      lazy = true;
-      continue;
-    }
-    if (!learnt) {
+    if (!q.learn(model, witness, compiledOf)) {
       if (process.env['SVC_EXACT_DEBUG']) process.stderr.write(`refuted: ${JSON.stringify(witness)}\n${model.sexpr()}\n`);
       return { kind: 'unknown', reason: 'bug: the real policy program refuted a witness of the encoding' };
     }
@@ -252,7 +255,7 @@ async function accessQuery(z: Z3, from: Side | null, to: Side | null, host: stri
     const allows = (s: Side | null): B => (s === null ? z.Bool.val(false) : s.route.public ? z.Bool.val(true) : q.encoder.allows(s.route.policy));
     const goal = z.And(allows(to), z.Not(allows(from)), ...sides.map((s) => q.matches(s.compiled)));
     const compiledOf = (key: string) => sides.find((s) => matcherKey(s.route.match, s.compiled.foldCase) === key)!.compiled;
-    const confirm = (w: Witness) => realAccess(to, w) === 'allow' && realAccess(from, w) !== 'allow' && sides.every((s) => realPathMatches(s.compiled, w.request.path));
+    const confirm = (w: Witness) => !isOwnPath(w.request.path) && realAccess(to, w) === 'allow' && realAccess(from, w) !== 'allow' && sides.every((s) => realPathMatches(s.compiled, w.request.path));
     const r = await solve(q, goal, confirm, deadline, clock, compiledOf);
     if (r.kind === 'unsat') return { result: 'none', witness: null, reason: null };
     if (r.kind === 'unknown') return { result: 'not-proved', witness: null, reason: r.reason };
@@ -317,6 +320,7 @@ async function hostRouting(
   const compiledOf = (key: string) => all.find((r) => matcherKey(r.route.match, r.foldCase) === key)!;
   const route = (index: PlanIndex, path: string) => matchRoute(index, { host, path } as CanonicalRequest);
   const differs = (w: Witness) => {
+    if (isOwnPath(w.request.path)) return false;
     const a = route(oldIndex, w.request.path);
     const b = route(newIndex, w.request.path);
     return (a === undefined) !== (b === undefined) || (a !== undefined && b !== undefined && partner.get(a.route) !== b.route);

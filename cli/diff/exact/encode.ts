@@ -57,6 +57,14 @@ export function lit(z: Z3, text: string): S {
   return z.String.val(out);
 }
 
+/** The paths svc answers itself, before any route (runtime/request/route.ts). */
+export const OWN_PATHS = ['/.svc', '/.well-known/svc'] as const;
+
+/** True for a path svc answers itself: `/.svc`, `/.svc/…`, `/.well-known/svc`, `/.well-known/svc/…`. */
+export function isOwnPath(path: string): boolean {
+  return OWN_PATHS.some((own) => path === own || path.startsWith(`${own}/`));
+}
+
 /** The integer a model gives `x` (Z3 prints negative numbers as `(- n)`: read the value itself). */
 export function intOf(m: Model<'main'>, x: I): number {
   return Number((m.eval(x, true) as IntNum<'main'>).value());
@@ -103,7 +111,7 @@ export interface Input {
   /** Facts every model must satisfy (domains of the variables). */
   readonly facts: B[];
   /** Facts of the same kind, left out until a model breaks them (check.ts adds them on a refutation). */
-  readonly lazyFacts: B[];
+  readonly lazyFacts: { readonly email: B[]; readonly ownPath: B[] };
   /** The criteria the leaves use (`claim/email` counts as `email`): the variables they read. */
   used: ReadonlySet<string>;
 }
@@ -171,7 +179,7 @@ export function makeInput(z: Z3, policies: readonly PolicyIR[], tag = ''): Input
     now: z.Int.const(`now${tag}`),
     offsets,
     facts: [],
-    lazyFacts: [],
+    lazyFacts: { email: [], ownPath: [] },
     used: new Set(),
   };
   // Domains, for the variables the leaves read. Each admits every real value (module comment);
@@ -187,12 +195,15 @@ export function makeInput(z: Z3, policies: readonly PolicyIR[], tag = ''): Input
     const host = z.ReConcat(label, z.Star(z.ReConcat(dot, label)));
     // Lazy: the regexes slow the string solver down much; a proof without them is a proof, and a
     // witness they would have excluded is refuted by the real program, which brings them in.
-    input.lazyFacts.push(z.Implies(input.hasEmail, z.And(z.InRe(input.local, dotAtom), input.local.length().le(64), z.InRe(input.domain, host), input.local.length().add(input.domain.length()).le(253))));
+    input.lazyFacts.email.push(z.Implies(input.hasEmail, z.And(z.InRe(input.local, dotAtom), input.local.length().le(64), z.InRe(input.domain, host), input.local.length().add(input.domain.length()).le(253))));
   }
   // The canonical path is ASCII and starts with `/` (runtime/request/canonical-request.ts); its
   // other rules (no empty or dot segments) are left out: they cost the solver much, and no
   // criterion or matcher needs them.
   input.facts.push(z.InRe(input.path, z.ReConcat(z.Re.toRe(lit(z, '/')), z.Star(charClass(z, [[0x21, 0x22], [0x24, 0x3e], [0x40, 0x7e]])))));
+  // svc's own paths never reach a route (runtime/request/route.ts `internalEndpoint`). Lazy, like
+  // the email's shape: the solver is much slower with them, and rarely picks such a path.
+  for (const own of OWN_PATHS) input.lazyFacts.ownPath.push(z.Not(input.path.eq(lit(z, own))), z.Not(lit(z, `${own}/`).prefixOf(input.path)));
   // A method is an HTTP token.
   if (used.has('http_method') || used.has('cors_preflight')) input.facts.push(z.InRe(input.method, z.Plus(charClass(z, [[0x30, 0x39], [0x41, 0x5a], [0x61, 0x7a], ...[..."!#$%&'*+-.^_`|~"].map((c) => [c.charCodeAt(0), c.charCodeAt(0)] as const)]))));
   // The fingerprint as compared: lower-cased by the criterion.

@@ -78,7 +78,7 @@ function plan(specs: readonly RouteSpec[]): PlanEnvelope {
 const IDENTITIES: (Identity | null)[] = [null];
 for (const user of ['u1', 'u2'])
   for (const email of [undefined, 'a@x.com', 'b@y.org'])
-    for (const groups of [[], ['g1'], ['g2'], ['g1', 'g2']])
+    for (const groups of [[], ['g1'], ['g2']])
       for (const team of [[], ['blue']])
         for (const device of [undefined, { id: 'd1', type: 't', approved: true }])
           if (user === 'u1' || (email === undefined && team.length === 0 && device === undefined))
@@ -201,10 +201,10 @@ describe('svc diff exact check ≡ brute force over a small universe', () => {
           }
         }
       }),
-      { numRuns: 40, ...(seed === undefined ? {} : { seed }) },
+      { numRuns: 30, ...(seed === undefined ? {} : { seed }) },
     );
     // The property can fail: the runs met real changes and real proofs.
     expect(changes).toBeGreaterThan(0);
     expect(proofs).toBeGreaterThan(0);
-  }, 120_000);
+  }, 240_000);
 });

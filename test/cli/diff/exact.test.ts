@@ -87,6 +87,12 @@ describe('exact check: access', () => {
     expect((c.gains.witness!.identity as { claims: { team: string[] } }).claims.team).toContain('red');
   });
 
+  it("svc's own paths never reach a route", async () => {
+    expect(await access('allow if reject', 'allow if http_path is "/.svc/x" or http_path is "/.well-known/svc"')).toEqual({ gains: NONE, loses: NONE });
+    const r = await access('allow if reject', 'allow if http_path starts_with "/.svc"');
+    expect(r.gains.witness!.request.url).toMatch(/^https:\/\/app\.example\.com\/\.svc[^/]/);
+  });
+
   it('an added route is compared with nobody', async () => {
     const r = await check(planOf([route(HOST, { name: 'app', policy: 'allow if accept' })]), planOf([route(HOST, { name: 'app', policy: 'allow if accept' }), route('new.example.com', { name: 'new', allow_public_unauthenticated_access: true })]));
     const added = r.access.find((x) => x.route.name === 'new')!;
