@@ -150,7 +150,6 @@ async function solve(q: Query, goal: B, confirm: (w: Witness) => boolean, deadli
     const witness = witnessOf(q.z, model, q.input);
     if (confirm(witness)) return { kind: 'sat', model, witness: polish ? await nicer(q, goal, witness, confirm, deadline, clock, compiledOf) : witness };
     if (!q.learn(model, witness, compiledOf)) {
-      if (process.env['SVC_EXACT_DEBUG']) process.stderr.write(`refuted: ${JSON.stringify(witness)}\n${model.sexpr()}\n`);
       return { kind: 'unknown', reason: 'bug: the real policy program refuted a witness of the encoding' };
     }
   }
@@ -186,10 +185,6 @@ async function nicer(q: Query, goal: B, first: Witness, confirm: (w: Witness) =>
   return best;
 }
 
-function describeAccess(a: Access): string {
-  return a;
-}
-
 function exactWitness(w: Witness, host: string, oldAccess: Access, newAccess: Access): ExactWitness {
   const c = w.request.clientCertificate;
   return {
@@ -202,8 +197,8 @@ function exactWitness(w: Witness, host: string, oldAccess: Access, newAccess: Ac
       clientCertificate: c === null ? null : { fingerprint: c.fingerprint, valid: c.valid },
       time: new Date(w.request.nowMs).toISOString(),
     },
-    old: describeAccess(oldAccess),
-    new: describeAccess(newAccess),
+    old: oldAccess,
+    new: newAccess,
   };
 }
 
