@@ -1,6 +1,7 @@
 /**
  * `svc diff OLD NEW`: compares two plans, each given as a config file (compiled) or a plan file
- * (loaded and checked). Thin: loading is cli/plan-input.ts, comparing is cli/diff/.
+ * (loaded and checked). Thin: loading is cli/plan-input.ts, comparing is cli/diff/, the exact check
+ * (the solver) is cli/diff/exact/.
  */
 import { diffPlans } from './diff/diff.ts';
 import { renderDiffJson } from './diff/render-json.ts';
@@ -9,13 +10,32 @@ import { loadPlanInput } from './plan-input.ts';
 
 export interface DiffOptions {
   readonly format: 'text' | 'json';
+  /** The exact check's time budget in ms; `null`: no exact check (sampling only). Default 30 s. */
+  readonly budgetMs?: number | null;
+}
+
+/** The default time budget of the exact check (docs/diff.md). */
+export const DEFAULT_BUDGET_MS = 30_000;
+
+/**
+ * Reads a `--budget` value: a duration (`30s`, `500ms`, `2m`, `1m30s`) or a number of seconds;
+ * undefined when it is neither.
+ */
+export function parseBudget(text: string): number | undefined {
+  if (/^\d+(\.\d+)?$/.test(text)) return Number(text) * 1000;
+  const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+  const parts = [...text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)];
+  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== text) return undefined;
+  return parts.reduce((sum, p) => sum + Number(p[1]) * units[p[2]!]!, 0);
 }
 
 /**
  * Runs `svc diff` and returns the exit code: 0 when the plans are equal (same checksum), 1 when they
  * differ, 2 when either side cannot be read, loaded or compiled (its diagnostics go to `io.err`).
+ * When routes were added, removed or changed, the exact check runs within the budget; its answers
+ * never change the exit code (docs/diff.md).
  */
-export function diffCommand(oldPath: string, newPath: string, opts: DiffOptions, io: { out: (s: string) => void; err: (s: string) => void }, env: NodeJS.ProcessEnv = process.env): number {
+export async function diffCommand(oldPath: string, newPath: string, opts: DiffOptions, io: { out: (s: string) => void; err: (s: string) => void }, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const sides = [
     { label: 'old', path: oldPath, input: loadPlanInput(oldPath, env) },
     { label: 'new', path: newPath, input: loadPlanInput(newPath, env) },
@@ -28,7 +48,18 @@ export function diffCommand(oldPath: string, newPath: string, opts: DiffOptions,
   }
   const [a, b] = sides;
   if (failed || !a.input.ok || !b.input.ok) return 2;
-  const diff = diffPlans(a.input.plan, b.input.plan);
+  let diff = diffPlans(a.input.plan, b.input.plan);
+  const budgetMs = opts.budgetMs === undefined ? DEFAULT_BUDGET_MS : opts.budgetMs;
+  const routes = diff.routes;
+  if (budgetMs !== null && !diff.equal && routes.added.length + routes.removed.length + routes.changed.length > 0) {
+    const { exactCheck } = await import('./diff/exact/check.ts');
+    const { z3, stopZ3 } = await import('./diff/exact/z3.ts');
+    try {
+      diff = { ...diff, exact: await exactCheck(await z3(), a.input.plan, b.input.plan, { budgetMs }) };
+    } finally {
+      await stopZ3();
+    }
+  }
   io.out(opts.format === 'json' ? renderDiffJson(diff) : renderDiffText(diff));
   return diff.equal ? 0 : 1;
 }

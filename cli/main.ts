@@ -71,9 +71,17 @@ export async function main(argv: readonly string[], io: { out: (s: string) => vo
     .argument('<old>', 'the old config or plan file')
     .argument('<new>', 'the new config or plan file')
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'))
-    .action(async (oldPath: string, newPath: string, opts: { format: 'text' | 'json' }) => {
-      const { diffCommand } = await import('./diff-command.ts');
-      code = diffCommand(oldPath, newPath, opts, io);
+    .option('--budget <duration>', 'time budget of the exact check (30s, 500ms, 2m; default 30s)')
+    .option('--no-exact', 'sampling only: skip the exact check')
+    .action(async (oldPath: string, newPath: string, opts: { format: 'text' | 'json'; budget?: string; exact: boolean }) => {
+      const { diffCommand, parseBudget, DEFAULT_BUDGET_MS } = await import('./diff-command.ts');
+      const budgetMs = opts.budget === undefined ? DEFAULT_BUDGET_MS : parseBudget(opts.budget);
+      if (budgetMs === undefined) {
+        io.err(`svc diff: --budget ${JSON.stringify(opts.budget)} is not a duration (30s, 500ms, 2m)\n`);
+        code = 2;
+        return;
+      }
+      code = await diffCommand(oldPath, newPath, { format: opts.format, budgetMs: opts.exact ? budgetMs : null }, io);
     });
   program
     .command('run')

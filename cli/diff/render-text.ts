@@ -4,7 +4,7 @@
  * Markers: `+` added or gained, `-` removed or lost, `~` changed, `!` a flag.
  */
 import { describeClassChange } from './access.ts';
-import type { Flag, JsonValue, PlanDiff, Redacted, RouteAccess, RouteChange, RouteRef, RouteSummary, ValueChange } from './types.ts';
+import type { ExactAnswer, ExactReport, ExactWitness, Flag, JsonValue, PlanDiff, Redacted, RouteAccess, RouteChange, RouteRef, RouteSummary, ValueChange } from './types.ts';
 
 const I1 = '  ';
 const I2 = '      ';
@@ -19,6 +19,7 @@ export function renderDiffText(diff: PlanDiff): string {
   ];
   if (diff.equal) return `${out.join('\n')}\n`;
   section(out, 'Access changes', diff.access.flatMap(accessLines));
+  if (diff.exact) section(out, `Exact check (${diff.exact.complete ? 'every question decided' : 'not every question decided'}; budget ${diff.exact.budgetMs / 1000} s)`, exactLines(diff.exact));
   section(out, 'Flags', diff.flags.map(flagLine));
   const routes = [
     ...diff.routes.added.map((r) => summaryLines('+', r)).flat(),
@@ -104,4 +105,51 @@ function show(v: JsonValue): string {
     return `{${Object.entries(v).map(([k, x]) => `${JSON.stringify(k)}: ${show(x)}`).join(', ')}}`;
   }
   return JSON.stringify(v);
+}
+
+function exactLines(e: ExactReport): string[] {
+  const lines: string[] = [];
+  for (const a of e.access) {
+    const marker = a.status === 'added' ? '+' : a.status === 'removed' ? '-' : '~';
+    const status = a.status === 'changed' ? '' : ` [route ${a.status}]`;
+    lines.push(`${I1}${marker} ${at(a.route, a.status === 'removed')}${status}`);
+    lines.push(`${I2}+ gains access: ${answerText(a.gains)}`);
+    lines.push(`${I2}- loses access: ${answerText(a.loses)}`);
+  }
+  for (const r of e.routing) {
+    const head = `${I1}~ routing of ${r.host}: `;
+    if (r.answer.result === 'none') lines.push(`${head}unchanged (proved)`);
+    else {
+      lines.push(`${head}${r.changes.length ? 'requests move' : ''}${r.answer.result === 'not-proved' ? `${r.changes.length ? '; ' : ''}not proved: ${r.answer.reason}` : ''}`);
+      for (const c of r.changes) lines.push(`${I2}~ ${c.url}: ${c.old ? `was ${at(c.old)}` : 'was no route'}, ${c.new ? `now ${at(c.new)}` : 'now no route'}`);
+    }
+  }
+  return lines;
+}
+
+function answerText(a: ExactAnswer): string {
+  if (a.result === 'none') return 'nobody (proved)';
+  if (a.result === 'not-proved') return `not proved (${a.reason})`;
+  return a.witness ? witnessText(a.witness) : 'yes';
+}
+
+/** `groups ["admins"], PUT https://admin.example.com/ … (deny → allow)`. */
+export function witnessText(w: ExactWitness): string {
+  const id = w.identity;
+  let who = 'anonymous';
+  if (id !== null && typeof id === 'object' && !Array.isArray(id)) {
+    const o = id as { readonly [k: string]: JsonValue };
+    const parts = [`user ${JSON.stringify(o['user'])}`];
+    if (o['email'] !== undefined) parts.push(`email ${JSON.stringify(o['email'])}`);
+    parts.push(`groups ${JSON.stringify(o['groups'])}`);
+    const claims = o['claims'];
+    if (claims !== null && typeof claims === 'object' && !Array.isArray(claims)) for (const [k, v] of Object.entries(claims)) parts.push(`claim/${JSON.stringify(k)} ${JSON.stringify(v)}`);
+    if (o['device'] !== undefined) parts.push(`device ${JSON.stringify(o['device'])}`);
+    who = parts.join(', ');
+  }
+  const r = w.request;
+  const extra = [`from ${r.clientAddress}`, `at ${r.time}`];
+  if (r.corsPreflightHeaders) extra.push('with CORS preflight headers');
+  if (r.clientCertificate) extra.push(r.clientCertificate.valid ? `with client certificate ${r.clientCertificate.fingerprint}` : 'with an invalid client certificate');
+  return `e.g. ${who}; ${r.method} ${r.url} ${extra.join(' ')} (${w.old} → ${w.new})`;
 }

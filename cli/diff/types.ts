@@ -151,4 +151,66 @@ export interface PlanDiff {
   readonly flags: readonly Flag[];
   readonly routes: RoutesDiff;
   readonly settings: readonly ValueChange[];
+  /** The exact check (cli/diff/exact/), when it ran: `svc diff` runs it unless told not to. */
+  readonly exact?: ExactReport;
+}
+
+/** A concrete identity and request that separates two plans, confirmed by svc's real programs. */
+export interface ExactWitness {
+  /** The identity (the runtime's `Identity`: user, email, groups, claims, device), or null: anonymous. */
+  readonly identity: JsonValue;
+  readonly request: {
+    readonly method: string;
+    readonly url: string;
+    /** The request carries `Origin` and `Access-Control-Request-Method` (a CORS preflight when OPTIONS). */
+    readonly corsPreflightHeaders: boolean;
+    readonly clientAddress: string;
+    readonly clientCertificate: { readonly fingerprint: string; readonly valid: boolean } | null;
+    /** The request time, ISO 8601 UTC. */
+    readonly time: string;
+  };
+  /** The real decision under each plan: `allow`, `deny`, `unauthenticated`, or `absent` (no such route). */
+  readonly old: string;
+  readonly new: string;
+}
+
+/** The answer to one exact question. */
+export interface ExactAnswer {
+  /** `none`: proved that nothing changes; `change`: see `witness`; `not-proved`: see `reason`. */
+  readonly result: 'none' | 'change' | 'not-proved';
+  readonly witness: ExactWitness | null;
+  readonly reason: string | null;
+}
+
+/** Who gains and who loses access to one route, decided. */
+export interface ExactAccess {
+  readonly route: RouteRef;
+  readonly status: 'added' | 'removed' | 'changed';
+  readonly gains: ExactAnswer;
+  readonly loses: ExactAnswer;
+}
+
+/** A request the two plans send to routes that are not the same route (`null`: no route). */
+export interface RoutingChange {
+  readonly url: string;
+  readonly old: RouteRef | null;
+  readonly new: RouteRef | null;
+}
+
+/** The routing of one host whose routes changed, decided. */
+export interface ExactRouting {
+  readonly host: string;
+  /** `change` when `changes` is not empty; `not-proved` may come with the changes found before. */
+  readonly answer: ExactAnswer;
+  readonly changes: readonly RoutingChange[];
+}
+
+/** The exact check's report. */
+export interface ExactReport {
+  /** True when every question was decided (nothing `not-proved`). */
+  readonly complete: boolean;
+  /** The time budget it had (ms); the report leaves out the time it took, so equal inputs print equal bytes. */
+  readonly budgetMs: number;
+  readonly access: readonly ExactAccess[];
+  readonly routing: readonly ExactRouting[];
 }

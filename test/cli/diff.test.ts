@@ -1,12 +1,14 @@
 /**
  * `svc diff` through the CLI entry point (cli/main.ts) with captured output: exit codes 0 (equal),
  * 1 (different), 2 (a side cannot be loaded or compiled, or bad usage), plan files and config
- * files on either side, text and JSON output.
+ * files on either side, text and JSON output, the exact check (on by default), `--budget`, `--no-exact`.
  */
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parseBudget } from '../../cli/diff-command.ts';
+import type { ExactReport } from '../../cli/diff/types.ts';
 import { main } from '../../cli/main.ts';
 import { prettyJson } from '../../compiler/plan/canonical-json.ts';
 import { compileText } from '../support/compile-text.ts';
@@ -46,9 +48,42 @@ describe('svc diff', () => {
     const r = await run(['diff', join(FIX, 'made-public/old.yaml'), join(FIX, 'made-public/new.yaml'), '--format', 'json']);
     expect(r.code).toBe(1);
     const j = JSON.parse(r.out) as { formatVersion: number; equal: boolean; flags: { kind: string }[] };
-    expect(Object.keys(j)).toEqual(['formatVersion', 'equal', 'old', 'new', 'access', 'flags', 'routes', 'settings']);
+    expect(Object.keys(j)).toEqual(['formatVersion', 'equal', 'old', 'new', 'access', 'flags', 'routes', 'settings', 'exact']);
     expect(j.equal).toBe(false);
     expect(j.flags.map((f) => f.kind)).toContain('public');
+  });
+
+  it('decides by default: witnesses confirmed, proofs of no change, the same exit code', async () => {
+    const r = await run(['diff', join(FIX, 'reordered/old.yaml'), join(FIX, 'reordered/new.yaml'), '--format', 'json', '--budget', '60s']);
+    expect(r.code).toBe(1);
+    const j = JSON.parse(r.out) as { exact: ExactReport };
+    expect(j.exact.complete).toBe(true);
+    expect(j.exact.budgetMs).toBe(60_000);
+    const admin = j.exact.access.find((a) => a.route.name === 'admin')!;
+    // `deny if http_method in ["DELETE", "PUT"]` became `["DELETE"]`: admins gain PUT, nobody loses.
+    expect(admin.gains.result).toBe('change');
+    expect(admin.gains.witness!.request.method).toBe('PUT');
+    expect(admin.gains.witness!.old).toBe('deny');
+    expect(admin.gains.witness!.new).toBe('allow');
+    expect(admin.loses).toEqual({ result: 'none', witness: null, reason: null });
+    const legacy = j.exact.routing.find((x) => x.host === 'legacy.example.com')!;
+    expect(legacy.changes).toEqual([{ url: 'https://legacy.example.com/', old: expect.objectContaining({ name: 'legacy' }), new: null }]);
+    const text = await run(['diff', join(FIX, 'reordered/old.yaml'), join(FIX, 'reordered/new.yaml')]);
+    expect(text.out).toContain('Exact check (every question decided; budget 30 s)');
+    expect(text.out).toMatch(/\+ gains access: e\.g\. user "user", groups \["admins"\]; PUT https:\/\/admin\.example\.com\/ .*\(deny → allow\)/);
+  });
+
+  it('--no-exact samples only; a --budget that is not a duration is bad usage', async () => {
+    const r = await run(['diff', join(FIX, 'made-public/old.yaml'), join(FIX, 'made-public/new.yaml'), '--format', 'json', '--no-exact']);
+    expect(r.code).toBe(1);
+    expect(Object.keys(JSON.parse(r.out) as object)).not.toContain('exact');
+    const bad = await run(['diff', join(FIX, 'made-public/old.yaml'), join(FIX, 'made-public/new.yaml'), '--budget', 'soon']);
+    expect(bad.code).toBe(2);
+    expect(bad.err).toContain('--budget');
+    expect(parseBudget('1m30s')).toBe(90_000);
+    expect(parseBudget('250ms')).toBe(250);
+    expect(parseBudget('2')).toBe(2000);
+    expect(parseBudget('2x')).toBeUndefined();
   });
 
   it('accepts a plan file on either side', async () => {
