@@ -83,6 +83,7 @@ export const RUNTIME_ERRORS = {
   SVC_ERR_FLAG_WITHOUT_EFFECT: 'A command-line flag has no effect in the role given.',
   SVC_ERR_LOGIN_REQUEST: '`svc tcp` could not get a sign-in URL from svc.',
   SVC_ERR_LOGIN_URL_UNTRUSTED: '`svc tcp` was sent to a sign-in page it does not trust (give `--auth-origin` if it is yours).',
+  SVC_ERR_DIFF_NOT_ENCODED: 'The exact check of `svc diff` met a policy or route matcher it cannot encode for the solver (a regex outside the plain subset, a character beyond U+2FFFF, an unknown time zone); that change is reported "not proved", never "unchanged".',
   SVC_ERR_LOGIN_TIMEOUT: '`svc tcp` saw no sign-in within the time allowed.',
   SVC_ERR_TCP_ROUTE_INVALID: '`svc tcp` was given a route that is not `tcp+https://host:port`.',
 } as const satisfies Record<`SVC_ERR_${string}`, string>;

@@ -22,6 +22,7 @@
  * true existential keeps its witness; a sub-list cannot make a false one true). So as many slots as
  * leaves name the criterion cover every real list.
  */
+import { SvcError } from '../../../runtime/core/errors.ts';
 import type { Arith, BitVec, BitVecNum, Bool, Context, IntNum, Model, Seq } from 'z3-solver';
 import type { Criterion, Expr, ListMatcher, PolicyIR, StringMatcher } from '../../../compiler/plan/types.ts';
 import type { Identity } from '../../../runtime/core/types.ts';
@@ -41,7 +42,13 @@ interface Tri {
 }
 
 /** Something the encoding cannot express exactly; the check says "not proved" (check.ts). */
-export class NotEncoded extends Error {}
+/** Something the encoding cannot express: the check answers "not proved" for it (check.ts). */
+export class NotEncoded extends SvcError<'SVC_ERR_DIFF_NOT_ENCODED'> {
+  constructor(message: string) {
+    super('SVC_ERR_DIFF_NOT_ENCODED', message);
+    this.name = 'NotEncoded';
+  }
+}
 
 /** The largest character Z3 strings hold (its default Unicode range). */
 const MAX_CHAR = 0x2ffff;

@@ -6,12 +6,19 @@
  * (flags, word boundaries, Unicode classes) throws `Unsupported`: the check then treats the matcher
  * as unknown and learns it from the real one (check.ts).
  */
+import { SvcError } from '../../../runtime/core/errors.ts';
 import type { Re } from 'z3-solver';
 import { lit, type Z3 } from './encode.ts';
 
 type R = Re<'main'>;
 
-export class Unsupported extends Error {}
+/** A regex outside the plain subset: the matcher is left to confirmation (check.ts). */
+export class Unsupported extends SvcError<'SVC_ERR_DIFF_NOT_ENCODED'> {
+  constructor(message: string) {
+    super('SVC_ERR_DIFF_NOT_ENCODED', message);
+    this.name = 'Unsupported';
+  }
+}
 
 /** Translates `source` (see the module comment). */
 export function regexToZ3(z: Z3, source: string): R {
