@@ -299,9 +299,13 @@ export class Encoder {
         return this.session(this.list(c.match, i.claims.get(c.claim)!));
       }
       case 'device': {
+        // As runtime/policy/criteria.ts reads it: unknown when anonymous or when the session used no
+        // device (never false: a negation must not let such a session through); `type "any"` is
+        // every device.
         const d = c.match;
-        const hit = d.op === 'approved' ? i.deviceApproved : d.op === 'not_approved' ? z.Not(i.deviceApproved) : d.op === 'is' ? i.deviceId.eq(lit(z, d.value)) : i.deviceType.eq(lit(z, d.value));
-        return this.session(z.And(i.hasDevice, hit));
+        const hit = d.op === 'approved' ? i.deviceApproved : d.op === 'not_approved' ? z.Not(i.deviceApproved) : d.op === 'is' ? i.deviceId.eq(lit(z, d.value)) : d.value === 'any' ? z.Bool.val(true) : i.deviceType.eq(lit(z, d.value));
+        const known = z.And(z.Not(i.anon), i.hasDevice);
+        return { t: z.And(known, hit), f: z.And(known, z.Not(hit)) };
       }
       case 'http_method':
         return this.tri(this.string(c.match, i.method));
