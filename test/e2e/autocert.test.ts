@@ -65,9 +65,12 @@ describeWithCommands(['pebble', 'pebble-challtestsrv'], 'autocert with pebble', 
     dirs.push(d);
     return join(d, 'autocert');
   };
+  // Each instance gets its own config file: two may be starting at once (run() reads its file later
+  // than its first await).
+  let configs = 0;
   const start = (dir: string, extra: Record<string, unknown> = {}, timing: Parameters<typeof run>[0]['autocertTiming'] = {}): Promise<Running> => {
-    cfg.writeRaw(stringify(autocertConfig(pebble, port, dir, up.url, extra)));
-    return run({ configPath: cfg.path, watch: false, grpcListen: { host: '127.0.0.1', port: 0 }, log: (e) => logs.push(e), autocertTiming: { pollMs: 200, ...timing } });
+    const configPath = cfg.file(`config-${++configs}.yaml`, stringify(autocertConfig(pebble, port, dir, up.url, extra)));
+    return run({ configPath, watch: false, grpcListen: { host: '127.0.0.1', port: 0 }, log: (e) => logs.push(e), autocertTiming: { pollMs: 200, ...timing } });
   };
 
   beforeAll(async () => {
@@ -141,7 +144,6 @@ describeWithCommands(['pebble', 'pebble-challtestsrv'], 'autocert with pebble', 
     const dir = newDir();
     const before = pebble.orders();
     const port2 = await freePort();
-    // run() reads its config before its first await, so the file can be rewritten for the second.
     const a = start(dir);
     const b = start(dir, { address: `127.0.0.1:${port2}` });
     const [one, two] = await Promise.all([a, b]);
