@@ -5,9 +5,10 @@
  * anonymous API client (401). Chromium resolves `*.localhost` to loopback itself, so the browser
  * reaches svc at `http://<name>.localhost:<port>` and the provider at its own `127.0.0.1` address.
  */
+import { launchChromium } from '../support/chromium.ts';
 import { mkdirSync, rmSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type BrowserContext, type ConsoleMessage, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, type ConsoleMessage, type Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { DEV_PASSWORD } from '../../demo/dev-idp.ts';
 import { describeWithCommands } from '../support/system.ts';
@@ -32,11 +33,7 @@ describeWithCommands(['chromium'], 'svc in a real browser', () => {
       settings: { jwt_claims_headers: ['email', 'groups'] },
     });
     app = world.origin('app');
-    browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
-    });
+    browser = await launchChromium();
     alice = await browser.newContext();
     alice.setDefaultTimeout(STEP_MS);
     alice.setDefaultNavigationTimeout(STEP_MS);

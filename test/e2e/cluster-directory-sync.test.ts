@@ -18,7 +18,7 @@ import { HttpBrowser, type Hop } from '../support/http-browser.ts';
 import { FakeDirectory } from '../runtime/sessions/directory/fake-directory.ts';
 import { freePort, localhostSignInSettings, startLocalhostIdp } from './auth-support.ts';
 import { startSvcProcess, type SvcProcess } from './svc-process.ts';
-import { configDir, echo, startUpstream, type Upstream } from './support.ts';
+import { configDir, echo, startUpstream, type Upstream, until } from './support.ts';
 
 /** One request on a new connection (so the cluster may give it to either worker). */
 function get(port: number, host: string, cookie: string): Promise<{ status: number; worker: string }> {
@@ -33,13 +33,6 @@ function get(port: number, host: string, cookie: string): Promise<{ status: numb
   });
 }
 
-async function until(what: string, check: () => boolean, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('groups from the directory across svc run --workers 2', () => {
   let idp: DevIdp;
@@ -89,7 +82,7 @@ describe('groups from the directory across svc run --workers 2', () => {
   });
 
   it('a sign-in on a worker gets the directory groups; a group removed at the directory is refused by every worker', async () => {
-    await until('the primary read the directory', () => /"msg":"identity manager: directory read"/.test(svc!.stdout()));
+    await until('the primary read the directory', () => /"msg":"identity manager: directory read"/.test(svc!.stdout()), 30_000);
     const b = new HttpBrowser((url) => (url.hostname.endsWith('.localhost') ? { port } : url.port === String(idp.port) ? { port: idp.port } : undefined));
     const hops: Hop[] = await b.signIn(`http://app.localhost:${port}/`, 'alice@example.com');
     expect(hops[hops.length - 1]!.status).toBe(200);

@@ -5,7 +5,8 @@
  * browser sends its cookie to both: same host name, another port) opens the route on instance B too,
  * and `svc devices revoke` against A sends B's next request to the device page.
  */
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { launchChromium } from '../support/chromium.ts';
+import { type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { DEV_PASSWORD } from '../../demo/dev-idp.ts';
 import { devicesCommand } from '../../cli/devices-command.ts';
@@ -32,11 +33,7 @@ describeWithCommands(['chromium', 'redis-server'], 'a device revocation reaches 
       });
     a = await world();
     b = await world();
-    browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
-    });
+    browser = await launchChromium();
   }, 60_000);
 
   afterAll(async () => {

@@ -11,8 +11,9 @@
  * Host names are `*.svc.localhost`: the relying party id is the authenticate service's parent
  * domain, `svc.localhost`, so one registration serves every route host.
  */
+import { launchChromium } from '../support/chromium.ts';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { chromium, type Browser, type BrowserContext, type CDPSession, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, type CDPSession, type Page } from 'playwright-core';
 import { parse, stringify } from 'yaml';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { DEV_PASSWORD } from '../../demo/dev-idp.ts';
@@ -41,11 +42,7 @@ describeWithCommands(['chromium'], 'device identity with WebAuthn in a real brow
     });
     dev = world.origin('dev.svc');
     enclave = world.origin('enclave.svc');
-    browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
-    });
+    browser = await launchChromium();
   }, 30_000);
 
   afterAll(async () => {

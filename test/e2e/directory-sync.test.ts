@@ -6,6 +6,7 @@
  * group sees it at sign-in; a change at the directory is seen after the next sync and not before;
  * a failing sync keeps the old groups; a user the directory no longer has must sign in again.
  */
+import { until } from './support.ts';
 import { rootCertificates } from 'node:tls';
 import { Agent, getGlobalDispatcher, setGlobalDispatcher, type Dispatcher } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,13 +18,6 @@ import { startAuthWorld, type AuthWorld } from './auth-support.ts';
 
 const last = (hops: Hop[]): Hop => hops[hops.length - 1]!;
 
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const FAST: IdentityManagerTuning = { scanIntervalMs: 100, leaseTtlMs: 1_000, backOff: { baseMs: 500, maxMs: 2_000 } };
 /** Nobody's ID token says `staff`: only the directory can. */

@@ -6,7 +6,8 @@
  * upstream receives the assertion with the user's teams, and the user page shows the verified
  * primary e-mail. Chromium resolves `*.localhost` to loopback itself. All secrets are TEST ONLY.
  */
-import { chromium, type Browser } from 'playwright-core';
+import { launchChromium } from '../support/chromium.ts';
+import { type Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeWithCommands } from '../support/system.ts';
 import { baseModel, FakeDirectory, SECRETS } from '../runtime/sessions/directory/fake-directory.ts';
@@ -25,11 +26,7 @@ describeWithCommands(['chromium'], 'GitHub sign-in in a real browser', () => {
       routes: [{ from: 'https://app.localhost:PORT', to: 'UPSTREAM', policy: 'allow if groups has "acme/admins"', pass_identity_headers: true }],
       settings: { idp_provider: 'github', idp_provider_url: fake.httpUrl, idp_client_id: SECRETS.githubClient, idp_client_secret: SECRETS.githubSecret, jwt_claims_headers: ['email', 'groups', 'login'] },
     });
-    browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
-    });
+    browser = await launchChromium();
   }, 60_000);
 
   afterAll(async () => {

@@ -7,6 +7,7 @@
  * a team change at GitHub is seen after the next refresh, not before; a revoked token ends the
  * session. All secrets are TEST ONLY.
  */
+import { until } from './support.ts';
 import { rootCertificates } from 'node:tls';
 import { Agent, getGlobalDispatcher, setGlobalDispatcher, type Dispatcher } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,13 +18,6 @@ import { startAuthWorld, type AuthWorld } from './auth-support.ts';
 
 const last = (hops: Hop[]): Hop => hops[hops.length - 1]!;
 
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const FAST: IdentityManagerTuning = { scanIntervalMs: 100, leaseTtlMs: 1_000, backOff: { baseMs: 500, maxMs: 2_000 } };
 

@@ -7,6 +7,7 @@
  * refreshes, and the other takes over when it stops. No assertion on timings: conditions are waited
  * for with generous deadlines, and call counts have upper bounds a slower machine only lowers.
  */
+import { until } from './support.ts';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryStore } from '../../runtime/databroker/memory-store.ts';
 import { run, type IdentityManagerTuning, type Running } from '../../runtime/process/run.ts';
@@ -18,13 +19,6 @@ import { startAuthWorld, type AuthWorld, type AuthWorldOptions } from './auth-su
 const last = (hops: Hop[]): Hop => hops[hops.length - 1]!;
 
 /** Waits until `check` holds (polling), or fails with `what` after `timeoutMs`. */
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const FAST: IdentityManagerTuning = { scanIntervalMs: 100, leaseTtlMs: 1_000, backOff: { baseMs: 500, maxMs: 2_000 } };
 const STAFF_ROUTE = { name: 'app', from: 'https://app.localhost:PORT', to: 'UPSTREAM', policy: 'allow if groups has "staff"' };

@@ -87,3 +87,12 @@ export function getAt(address: string, port: number, host: string, cookie: strin
     req.end();
   });
 }
+
+/** Waits until `check` holds (polled every 50 ms); throws naming `what` after `timeoutMs`. */
+export async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
