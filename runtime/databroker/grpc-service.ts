@@ -18,24 +18,31 @@ import { ERROR_CODE_TRAILER } from '../grpc/client.ts';
 import { DATABROKER_SERVICE, databrokerService } from '../grpc/proto.ts';
 import { grpcError, type ServedService } from '../grpc/server.ts';
 import { recordOfMessage, sessionMessage, type SessionMessage } from './grpc-record.ts';
-import { isDeviceStore } from '../core/device-store.ts';
+import { deviceMessage, deviceOfMessage, type DeviceMessage } from './grpc-device.ts';
+import { DeviceStoreError, isDeviceStore, type DeviceStore, type DeviceStoreErrorCode } from '../core/device-store.ts';
 import { SessionStoreError, type SessionDirectory, type SessionStore, type SessionStoreErrorCode } from '../core/session-store.ts';
 
-const STATUS_OF: Record<SessionStoreErrorCode, grpc.status> = {
+const STATUS_OF: Record<SessionStoreErrorCode | DeviceStoreErrorCode, grpc.status> = {
   SVC_ERR_SESSION_RECORD_INVALID: grpc.status.INVALID_ARGUMENT,
   SVC_ERR_SESSION_REVOKED: grpc.status.FAILED_PRECONDITION,
   SVC_ERR_SESSION_STORE_UNAVAILABLE: grpc.status.UNAVAILABLE,
   SVC_ERR_SESSION_STORE_CLOSED: grpc.status.UNAVAILABLE,
+  SVC_ERR_DEVICE_RECORD_INVALID: grpc.status.INVALID_ARGUMENT,
+  SVC_ERR_DEVICE_EXISTS: grpc.status.ALREADY_EXISTS,
 };
 
 /** The gRPC error for a store failure (see the module comment). */
 function storeError(err: unknown): grpc.ServiceError {
-  const code: SessionStoreErrorCode = err instanceof SessionStoreError ? err.code : 'SVC_ERR_SESSION_STORE_UNAVAILABLE';
+  const code: SessionStoreErrorCode | DeviceStoreErrorCode = err instanceof SessionStoreError || err instanceof DeviceStoreError ? err.code : 'SVC_ERR_SESSION_STORE_UNAVAILABLE';
   const message = err instanceof Error ? err.message : 'session store failed';
   if (code === 'SVC_ERR_SESSION_STORE_CLOSED') return grpcError(grpc.status.UNAVAILABLE, 'the data broker is stopping');
   const trailer = new grpc.Metadata();
   trailer.set(ERROR_CODE_TRAILER, code);
   return grpcError(STATUS_OF[code], message, trailer);
+}
+
+function isGrpcError(err: unknown): err is grpc.ServiceError {
+  return err instanceof Error && typeof (err as Partial<grpc.ServiceError>).code === 'number';
 }
 
 interface Watcher {
@@ -58,6 +65,8 @@ export interface DatabrokerService extends ServedService {
 export function databrokerGrpcService(store: SessionStore & SessionDirectory): DatabrokerService {
   const watchers = new Set<Watcher>();
   const running = new Map<string, OwnCall[]>();
+  /** As `running`, for ApproveDevice and RevokeDevice by credential id. */
+  const runningDevices = new Map<string, OwnCall[]>();
 
   const offChange = store.onChange((id) => {
     const own = running.get(id)?.find((c) => !c.changed);
@@ -67,29 +76,43 @@ export function databrokerGrpcService(store: SessionStore & SessionDirectory): D
   const offFlush = store.onFlush?.(() => {
     for (const w of watchers) w.call.write({ flush: {} });
   });
+  const offDevice = isDeviceStore(store)
+    ? store.onDeviceChange((credentialId) => {
+        const own = runningDevices.get(credentialId)?.find((c) => !c.changed);
+        if (own) own.changed = true;
+        for (const w of watchers) if (own === undefined || w.origin !== own.origin) w.call.write({ device_changed: credentialId });
+      })
+    : undefined;
 
-  /** Runs `body` (a store change to `id`) as the call of `origin`; resolves whether it changed a live record. */
-  const asOwn = async (id: string, origin: string, body: () => Promise<void>): Promise<boolean> => {
+  /** Runs `body` (a store change to `id`) as the call of `origin`; resolves its value and whether it changed a live record. */
+  const asOwnIn = async <T>(calls: Map<string, OwnCall[]>, id: string, origin: string, body: () => Promise<T>): Promise<{ value: T; changed: boolean }> => {
     const call: OwnCall = { origin, changed: false };
-    const list = running.get(id) ?? [];
+    const list = calls.get(id) ?? [];
     list.push(call);
-    running.set(id, list);
+    calls.set(id, list);
     try {
-      await body();
-      return call.changed;
+      const value = await body();
+      return { value, changed: call.changed };
     } finally {
       list.splice(list.indexOf(call), 1);
-      if (list.length === 0) running.delete(id);
+      if (list.length === 0) calls.delete(id);
     }
   };
+  const asOwn = async (id: string, origin: string, body: () => Promise<void>): Promise<boolean> => (await asOwnIn(running, id, origin, body)).changed;
 
-  /** A unary handler answering `body`'s value, or the store's error. */
+  /** The store's devices, or UNIMPLEMENTED (a store that keeps none). */
+  const devices = (): DeviceStore => {
+    if (!isDeviceStore(store)) throw grpcError(grpc.status.UNIMPLEMENTED, 'this data broker keeps no devices');
+    return store;
+  };
+
+  /** A unary handler answering `body`'s value, or the store's error (a gRPC error as it is). */
   const unary =
     <Req, Res>(body: (request: Req) => Promise<Res>): grpc.handleUnaryCall<Req, Res> =>
     (call, callback) => {
       body(call.request).then(
         (value) => callback(null, value),
-        (err: unknown) => callback(storeError(err)),
+        (err: unknown) => callback(isGrpcError(err) ? err : storeError(err)),
       );
     };
 
@@ -131,30 +154,38 @@ export function databrokerGrpcService(store: SessionStore & SessionDirectory): D
         }
       })();
     },
-    // Registered devices (docs/authentication.md "Devices"), for `svc devices`. A store without
-    // devices answers UNIMPLEMENTED.
-    ListDevices: (call: grpc.ServerUnaryCall<{ user_id?: string }, unknown>, callback: grpc.sendUnaryData<unknown>) => {
-      if (!isDeviceStore(store)) return callback(grpcError(grpc.status.UNIMPLEMENTED, 'this data broker keeps no devices'));
-      const user = call.request.user_id ?? '';
-      store.listDevices(user === '' ? undefined : user).then(
-        (devices) => callback(null, { devices: devices.map((d) => ({ credential_id: d.credentialId, user_id: d.userId, type: d.type, approved: d.approved, counter: d.counter, transports: [...d.transports], created_at_ms: d.createdAtMs })) }),
-        (err: unknown) => callback(storeError(err)),
-      );
-    },
-    ApproveDevice: (call: grpc.ServerUnaryCall<{ credential_id?: string }, unknown>, callback: grpc.sendUnaryData<unknown>) => {
-      if (!isDeviceStore(store)) return callback(grpcError(grpc.status.UNIMPLEMENTED, 'this data broker keeps no devices'));
-      store.approveDevice(call.request.credential_id ?? '').then(
-        (value) => callback(null, { value }),
-        (err: unknown) => callback(storeError(err)),
-      );
-    },
-    RevokeDevice: (call: grpc.ServerUnaryCall<{ credential_id?: string }, unknown>, callback: grpc.sendUnaryData<unknown>) => {
-      if (!isDeviceStore(store)) return callback(grpcError(grpc.status.UNIMPLEMENTED, 'this data broker keeps no devices'));
-      store.revokeDevice(call.request.credential_id ?? '').then(
-        (value) => callback(null, { value }),
-        (err: unknown) => callback(storeError(err)),
-      );
-    },
+    // Registered devices (docs/authentication.md "Devices"): `svc devices` lists, approves and
+    // revokes; the device page (the proxy, in split mode) reads, registers and counts. A store
+    // without devices answers UNIMPLEMENTED.
+    ListDevices: unary(async (r: { user_id?: string; public_keys?: boolean }) => {
+      const user = r.user_id ?? '';
+      const list = await devices().listDevices(user === '' ? undefined : user);
+      return { devices: list.map((d) => deviceMessage(d, r.public_keys === true)) };
+    }),
+    ApproveDevice: unary(async (r: { credential_id?: string; origin?: string }) => {
+      const id = r.credential_id ?? '';
+      return { value: (await asOwnIn(runningDevices, id, r.origin ?? '', () => devices().approveDevice(id))).value };
+    }),
+    RevokeDevice: unary(async (r: { credential_id?: string; origin?: string }) => {
+      const id = r.credential_id ?? '';
+      return { value: (await asOwnIn(runningDevices, id, r.origin ?? '', () => devices().revokeDevice(id))).value };
+    }),
+    GetDevice: unary(async (r: { credential_id?: string }) => {
+      const d = await devices().getDevice(r.credential_id ?? '');
+      return d === undefined ? {} : { device: deviceMessage(d, true) };
+    }),
+    AddDevice: unary(async (r: { device?: DeviceMessage }) => {
+      // The store validates the record (SVC_ERR_DEVICE_RECORD_INVALID) and refuses a second registration.
+      await devices().addDevice(deviceOfMessage(r.device ?? {}));
+      return {};
+    }),
+    // INVARIANT (counter rule, docs/security.md S59): checked and stored by the store in one step,
+    // here in the data broker, never by the caller from a counter it read before.
+    AdvanceCounter: unary(async (r: { credential_id?: string; counter?: number }) => {
+      const counter = r.counter ?? 0;
+      if (!Number.isSafeInteger(counter) || counter < 0 || counter > 0xffffffff) throw new DeviceStoreError('SVC_ERR_DEVICE_RECORD_INVALID', 'counter must be a 32-bit unsigned integer');
+      return { outcome: await devices().advanceCounter(r.credential_id ?? '', counter) };
+    }),
     Watch: (call: grpc.ServerWritableStream<{ origin?: string }, unknown>) => {
       const watcher: Watcher = { origin: call.request.origin ?? '', call };
       watchers.add(watcher);
@@ -173,6 +204,7 @@ export function databrokerGrpcService(store: SessionStore & SessionDirectory): D
     close() {
       offChange();
       offFlush?.();
+      offDevice?.();
       for (const w of watchers) w.call.end();
       watchers.clear();
     },

@@ -9,6 +9,11 @@
  * Put/Delete this client makes tells its own `onChange` listeners when the broker says it changed
  * a live record (the broker does not echo it on this client's Watch).
  *
+ * Devices (docs/authentication.md "Devices"): the {@link DeviceStore} of the broker's store, for the
+ * device page and the `device` criterion in split mode. An approval or revocation made anywhere
+ * reaches `onDeviceChange` through the Watch stream (`device_changed`); one made through this
+ * client, when the broker answers that the device existed. The counter rule runs in the broker.
+ *
  * INVARIANT (fail-closed): a broker that cannot be reached within `timeoutMs` (`grpc_client_timeout`,
  * runtime/grpc/client.ts retries and fails over meanwhile), or answers something malformed, rejects
  * with `SVC_ERR_SESSION_STORE_UNAVAILABLE`; the gate answers 503 (never "signed out", never "allowed").
@@ -18,6 +23,8 @@ import type * as grpc from '@grpc/grpc-js';
 import { GrpcClient, ERROR_CODE_TRAILER, type GrpcClientOptions } from '../grpc/client.ts';
 import { DATABROKER_SERVICE, databrokerService } from '../grpc/proto.ts';
 import { recordOfMessage, sessionMessage, type SessionMessage } from './grpc-record.ts';
+import { deviceMessage, deviceOfMessage, type DeviceMessage } from './grpc-device.ts';
+import { DeviceStoreError, type CounterOutcome, type DeviceRecord, type DeviceStore, type DeviceStoreErrorCode } from '../core/device-store.ts';
 import { SessionStoreError, type SessionDirectory, type SessionRecord, type SessionStore, type SessionStoreErrorCode } from '../core/session-store.ts';
 
 const KNOWN_CODES: Record<SessionStoreErrorCode, true> = {
@@ -27,22 +34,30 @@ const KNOWN_CODES: Record<SessionStoreErrorCode, true> = {
   SVC_ERR_SESSION_STORE_UNAVAILABLE: true,
 };
 
+const DEVICE_CODES: Record<DeviceStoreErrorCode, true> = {
+  SVC_ERR_DEVICE_EXISTS: true,
+  SVC_ERR_DEVICE_RECORD_INVALID: true,
+};
+
+const COUNTER_OUTCOMES: ReadonlySet<string> = new Set<CounterOutcome>(['advanced', 'regressed', 'missing']);
+
 const WATCH_RETRY_FIRST_MS = 100;
 const WATCH_RETRY_MAX_MS = 2_000;
 
-type WatchEvent = { event?: 'ready' | 'changed' | 'flush'; changed?: string };
+type WatchEvent = { event?: 'ready' | 'changed' | 'flush' | 'device_changed'; changed?: string; device_changed?: string };
 
 function unavailable(message: string, cause?: unknown): SessionStoreError {
   return new SessionStoreError('SVC_ERR_SESSION_STORE_UNAVAILABLE', message, cause === undefined ? undefined : { cause });
 }
 
 /** The store error a gRPC failure stands for (the broker's own code when it sent one). */
-function storeErrorOf(err: unknown): SessionStoreError {
-  if (err instanceof SessionStoreError) return err;
+function storeErrorOf(err: unknown): SessionStoreError | DeviceStoreError {
+  if (err instanceof SessionStoreError || err instanceof DeviceStoreError) return err;
   const e = err as Partial<grpc.ServiceError>;
   const code = e.metadata?.get(ERROR_CODE_TRAILER)[0];
   const details = typeof e.details === 'string' ? e.details : 'no answer';
   if (typeof code === 'string' && Object.hasOwn(KNOWN_CODES, code)) return new SessionStoreError(code as SessionStoreErrorCode, details);
+  if (typeof code === 'string' && Object.hasOwn(DEVICE_CODES, code)) return new DeviceStoreError(code as DeviceStoreErrorCode, details);
   return unavailable(`the data broker did not answer: ${details}`, err);
 }
 
@@ -51,11 +66,12 @@ export interface GrpcStoreOptions extends Omit<GrpcClientOptions, 'log'> {
   readonly log?: (entry: Record<string, unknown>) => void;
 }
 
-export class GrpcStore implements SessionStore, SessionDirectory {
+export class GrpcStore implements SessionStore, SessionDirectory, DeviceStore {
   readonly #client: GrpcClient;
   readonly #origin = randomBytes(16).toString('base64url');
   readonly #listeners = new Set<(id: string) => void>();
   readonly #flushListeners = new Set<() => void>();
+  readonly #deviceListeners = new Set<(credentialId: string) => void>();
   readonly #readyWaiters = new Set<() => void>();
   readonly #log: ((entry: Record<string, unknown>) => void) | undefined;
   #watch: grpc.ClientReadableStream<WatchEvent> | undefined;
@@ -166,6 +182,47 @@ export class GrpcStore implements SessionStore, SessionDirectory {
     await this.#call('ReleaseLease', { name, holder });
   }
 
+  async getDevice(credentialId: string): Promise<DeviceRecord | undefined> {
+    const res = await this.#call<{ device?: DeviceMessage }>('GetDevice', { credential_id: credentialId });
+    if (res.device === undefined) return undefined;
+    const d = this.#device(res.device, 'GetDevice');
+    if (d.credentialId !== credentialId) throw unavailable('malformed data broker reply: GetDevice answered another device');
+    return d;
+  }
+
+  /** @throws {DeviceStoreError} `SVC_ERR_DEVICE_EXISTS` or `SVC_ERR_DEVICE_RECORD_INVALID`, as the broker's store. */
+  async addDevice(record: DeviceRecord): Promise<void> {
+    this.#assertOpen();
+    await this.#call('AddDevice', { device: deviceMessage(record, true) });
+  }
+
+  async listDevices(userId?: string): Promise<readonly DeviceRecord[]> {
+    const res = await this.#call<{ devices?: DeviceMessage[] }>('ListDevices', { user_id: userId ?? '', public_keys: true });
+    const list = (res.devices ?? []).map((m) => this.#device(m, 'ListDevices'));
+    if (userId !== undefined && list.some((d) => d.userId !== userId)) throw unavailable('malformed data broker reply: ListDevices answered another user\'s device');
+    return list;
+  }
+
+  async approveDevice(credentialId: string): Promise<boolean> {
+    return this.#deviceChange('ApproveDevice', credentialId);
+  }
+
+  async revokeDevice(credentialId: string): Promise<boolean> {
+    return this.#deviceChange('RevokeDevice', credentialId);
+  }
+
+  /** The counter rule runs in the broker (atomic there); this only carries the counter and its outcome. */
+  async advanceCounter(credentialId: string, counter: number): Promise<CounterOutcome> {
+    const res = await this.#call<{ outcome?: unknown }>('AdvanceCounter', { credential_id: credentialId, counter });
+    if (typeof res.outcome !== 'string' || !COUNTER_OUTCOMES.has(res.outcome)) throw unavailable('malformed data broker reply: AdvanceCounter answered no outcome');
+    return res.outcome as CounterOutcome;
+  }
+
+  onDeviceChange(listener: (credentialId: string) => void): () => void {
+    this.#deviceListeners.add(listener);
+    return () => this.#deviceListeners.delete(listener);
+  }
+
   onChange(listener: (id: string) => void): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
@@ -184,6 +241,7 @@ export class GrpcStore implements SessionStore, SessionDirectory {
     this.#client.close();
     this.#listeners.clear();
     this.#flushListeners.clear();
+    this.#deviceListeners.clear();
     for (const w of [...this.#readyWaiters]) w();
   }
 
@@ -207,6 +265,32 @@ export class GrpcStore implements SessionStore, SessionDirectory {
     const value = (res as { value?: unknown }).value ?? false;
     if (typeof value !== 'boolean') throw unavailable(`malformed data broker reply: ${method} answered a non-boolean`);
     return value;
+  }
+
+  /** A device record in a reply, or `SVC_ERR_SESSION_STORE_UNAVAILABLE` (fail closed) when malformed. */
+  #device(m: DeviceMessage, method: string): DeviceRecord {
+    try {
+      return deviceOfMessage(m);
+    } catch (err) {
+      throw unavailable(`malformed data broker reply: ${method} answered an unreadable device`, err);
+    }
+  }
+
+  /** Approves or revokes; a device that existed is told to this client's own listeners (the broker does not echo it). */
+  async #deviceChange(method: 'ApproveDevice' | 'RevokeDevice', credentialId: string): Promise<boolean> {
+    const existed = this.#bool(await this.#call(method, { credential_id: credentialId, origin: this.#origin }), method);
+    if (existed) this.#deviceChanged(credentialId);
+    return existed;
+  }
+
+  #deviceChanged(credentialId: string): void {
+    for (const l of this.#deviceListeners) {
+      try {
+        l(credentialId);
+      } catch {
+        // Same as in #changed.
+      }
+    }
   }
 
   #changed(id: string): void {
@@ -259,6 +343,7 @@ export class GrpcStore implements SessionStore, SessionDirectory {
       if (again) this.#flushed();
       for (const w of [...this.#readyWaiters]) w();
     } else if (e.event === 'changed' && typeof e.changed === 'string') this.#changed(e.changed);
+    else if (e.event === 'device_changed' && typeof e.device_changed === 'string') this.#deviceChanged(e.device_changed);
     else if (e.event === 'flush') this.#flushed();
   }
 

@@ -1,7 +1,8 @@
 /**
  * Registered devices in the data broker (docs/authentication.md "Devices"): one contract, run
- * against the memory store and a real redis-server on loopback (two instances sharing it), with the
- * counter rule (docs/security.md S59) and what Redis holds at rest.
+ * against the memory store, a real redis-server on loopback (two instances sharing it) and the
+ * gRPC data broker client (two clients of one broker: split mode), with the counter rule
+ * (docs/security.md S59) and what Redis holds at rest.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { counterAdvances, DeviceStoreError, type DeviceRecord, type DeviceStore } from '../../../runtime/core/device-store.ts';
@@ -14,6 +15,8 @@ import { startRedis, type RedisProcess } from '../../support/redis-server.ts';
 import { describeWithCommands } from '../../support/system.ts';
 import { eventually } from './store-contract.ts';
 import { storage, STORE_SECRET } from './redis-support.ts';
+import { grpcStore, startBroker, type Broker } from './grpc-support.ts';
+import type { GrpcStore } from '../../../runtime/databroker/grpc-store.ts';
 
 let serial = 0;
 function device(over: Partial<DeviceRecord> = {}): DeviceRecord {
@@ -183,5 +186,58 @@ describeWithCommands(['redis-server', 'redis-cli'], 'RedisStore devices', () => 
     } finally {
       raw.disconnect();
     }
+  });
+});
+
+describe('GrpcStore devices (split mode: clients of one data broker over gRPC)', () => {
+  let backing: MemoryStore;
+  let broker: Broker;
+  const clients: GrpcStore[] = [];
+  const make = async () => {
+    const s = await grpcStore([broker.url]);
+    clients.push(s);
+    return s;
+  };
+  beforeAll(async () => {
+    backing = new MemoryStore({ sweepIntervalMs: 0 });
+    broker = await startBroker(backing);
+  });
+  afterAll(async () => {
+    for (const s of clients) await s.close();
+    await broker.stop();
+    await backing.close();
+  });
+
+  deviceContract(make, make);
+
+  it('the counter rule is the broker’s: a client’s regressed counter leaves the stored one, and a counter out of range is refused', async () => {
+    const s = await make();
+    const d = device({ counter: 7 });
+    await s.addDevice(d);
+    expect(await s.advanceCounter(d.credentialId, 6)).toBe('regressed');
+    expect((await backing.getDevice(d.credentialId))?.counter).toBe(7);
+    await expect(s.advanceCounter(d.credentialId, 2 ** 33)).rejects.toMatchObject({ code: 'SVC_ERR_DEVICE_RECORD_INVALID' });
+    expect((await backing.getDevice(d.credentialId))?.counter).toBe(7);
+  });
+
+  it('hears an approval or revocation made in the broker’s own store (svc devices, another proxy) on its Watch stream', async () => {
+    const s = await make();
+    const d = device();
+    await backing.addDevice(d);
+    const heard: string[] = [];
+    s.onDeviceChange((id) => heard.push(id));
+    await backing.approveDevice(d.credentialId);
+    await eventually(() => heard.length === 1);
+    await backing.revokeDevice(d.credentialId);
+    await eventually(() => heard.length === 2);
+    expect(heard).toEqual([d.credentialId, d.credentialId]);
+  });
+
+  it('carries public keys to the device page but keeps the broker’s refusals', async () => {
+    const s = await make();
+    const d = device({ userId: 'user-keys' });
+    await s.addDevice(d);
+    expect(await s.listDevices('user-keys')).toEqual([d]);
+    await expect(s.addDevice({ ...d, publicKey: 'not base64url!' })).rejects.toMatchObject({ code: 'SVC_ERR_DEVICE_RECORD_INVALID' });
   });
 });
