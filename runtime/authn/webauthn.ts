@@ -12,12 +12,14 @@
  * `state` carries the challenge, the ceremony, the session it was made for and the checked return
  * URL, signed with an expiry (signed-params.ts, S05); the verify step takes a challenge once
  * (`consumeOnce` in the data broker, every instance), only for the session that asked for it.
- * The relying party id is the authenticate service's parent domain ({@link relyingPartyId}), so one
- * registration serves every route host under it; each ceremony's origin must be this route host.
+ * The relying party id is the registrable domain of the authenticate service's host
+ * (core/relying-party.ts), so one registration serves every route host under it; each ceremony's
+ * origin must be this route host.
  */
 import { randomBytes } from 'node:crypto';
 import { generateAuthenticationOptions, generateRegistrationOptions, verifyAuthenticationResponse, verifyRegistrationResponse, type AuthenticationResponseJSON, type RegistrationResponseJSON } from '@simplewebauthn/server';
 import { csrfToken, csrfTokenValid } from '../core/keys.ts';
+import { relyingPartyId, underRelyingParty } from '../core/relying-party.ts';
 import { isDeviceStore, type DeviceRecord, type DeviceStore, type DeviceType } from '../core/device-store.ts';
 import type { SessionStore } from '../core/session-store.ts';
 import type { ResolvedSession } from '../sessions/session-cache.ts';
@@ -32,24 +34,6 @@ import { writeHead } from './write-head.ts';
 const CEREMONY_MS = 5 * 60_000;
 /** Largest JSON body read (an attestation with certificates fits well below). */
 const MAX_BODY_BYTES = 64 * 1024;
-
-/**
- * The relying party id: the authenticate service's host without its first label when it has three
- * or more (`authenticate.example.com` → `example.com`), else the host itself. Route hosts must be it
- * or under it (a route reading `device` elsewhere is refused at start: runtime/plan/capabilities.ts).
- */
-export function relyingPartyId(authenticateHost: string | null): string | null {
-  if (authenticateHost === null) return null;
-  const host = authenticateHost.replace(/:\d+$/, '');
-  const labels = host.split('.');
-  return labels.length >= 3 ? labels.slice(1).join('.') : host;
-}
-
-/** True when `host` (a canonical route host, maybe with a port) may use the relying party id `rpId`. */
-export function underRelyingParty(host: string, rpId: string): boolean {
-  const name = host.replace(/:\d+$/, '');
-  return name === rpId || name.endsWith(`.${rpId}`);
-}
 
 export async function webauthnEndpoint(ctx: EndpointContext, state: AuthState, session: ResolvedSession | null, params: URLSearchParams, host: string, path: string, req: Req, res: Res, requestId: string): Promise<void> {
   const method = req.method ?? 'GET';

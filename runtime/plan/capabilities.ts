@@ -18,6 +18,7 @@
  */
 import type { Expr, PlanBody, PlanEnvelope, PlanSettings, Route } from '../../compiler/plan/types.ts';
 import { SvcError, type RuntimeErrorCode } from '../core/errors.ts';
+import { relyingPartyId, underRelyingParty } from '../core/relying-party.ts';
 
 /** The stable code of a refused setting (docs/running.md). */
 export const UNSUPPORTED_SETTING = 'SVC_ERR_UNSUPPORTED_SETTING' satisfies RuntimeErrorCode;
@@ -58,9 +59,6 @@ export type Capability =
     });
 
 const honoured = (keys: readonly string[], ...paths: string[]): Capability => ({ support: 'honoured', keys, paths });
-
-/** All-in-one defaults the compiler fills in (compiler/ir/lower-settings.ts). */
-const LOCAL_GRPC_URL = 'http://localhost:5443/';
 
 const NO_JAEGER_AGENT = 'svc sends spans to tracing_jaeger_collector_endpoint (HTTP Thrift) only, never to the jaeger agent (UDP)';
 /**
@@ -279,30 +277,36 @@ export const CAPABILITIES: readonly Capability[] = [
   },
   honoured(['orchestrator_service_account_token', 'orchestrator_service_account_token_file'], 'routes[].orchestratorServiceAccountToken'),
   // The `device` criterion (docs/policy.md "`device`"): a session gets a device from the device page
-  // (runtime/authn/webauthn.ts), served where the session store holds the devices itself (all-in-one,
-  // memory or Redis) and only on route hosts under the relying party id (the authenticate service's
-  // parent domain). Elsewhere a route reading `device` would send users to a page that cannot work.
+  // (runtime/authn/webauthn.ts), served in every mode (the devices live in the data broker, reached
+  // in split mode over gRPC and by cluster workers through their primary), but only under the
+  // relying party id: the registrable domain of the authenticate service's host
+  // (runtime/core/relying-party.ts). Without one, or on a route host outside it, a route reading
+  // `device` would send users to a page that cannot work.
   honoured(['device_self_registration_approved'], 'settings.authenticate.deviceSelfRegistrationApproved'),
   {
     support: 'refused',
     keys: ['policy'],
     paths: [],
-    reason: 'the `device` criterion needs the device page, which svc run serves only in all-in-one mode (`services: all`), with `authenticate_service_url` set, on route hosts under its parent domain',
-    usedBy: (r, cx) => r.policy.rules.some((rule) => readsDevice(rule.when)) && !deviceRouteServed(r, cx.settings),
+    reason:
+      'the `device` criterion needs a WebAuthn relying party id, the registrable domain of authenticate_service_url\'s host under the public suffix list (docs/authentication.md "Devices"): authenticate_service_url is unset, or its host has none (an IP address, `localhost`, a bare public suffix)',
+    usedBy: (r, cx) => r.policy.rules.some((rule) => readsDevice(rule.when)) && deviceRelyingParty(cx.settings) === null,
+  },
+  {
+    support: 'refused',
+    keys: ['policy'],
+    paths: [],
+    reason: 'the `device` criterion needs the device page, served only on https route hosts equal to or under the relying party id (the registrable domain of authenticate_service_url\'s host, docs/authentication.md "Devices")',
+    usedBy: (r, cx) => {
+      const rpId = deviceRelyingParty(cx.settings);
+      return r.policy.rules.some((rule) => readsDevice(rule.when)) && rpId !== null && !(r.from.scheme === 'https' && underRelyingParty(r.from.host, rpId));
+    },
   },
 ];
 
-/** True when the device page can serve `route` (see the capability above). */
-function deviceRouteServed(route: Route, settings: PlanSettings): boolean {
-  // All-in-one with its own data broker (runtime/grpc/plan-options.ts usesRemoteDatabroker).
-  const urls = settings.databroker.serviceUrls;
-  if (settings.mode.services !== 'all' || !(urls.length === 1 && urls[0] === LOCAL_GRPC_URL)) return false;
+/** The device page's relying party id for these settings, or null (see the capabilities above). */
+function deviceRelyingParty(settings: PlanSettings): string | null {
   const serviceUrl = settings.authenticate.serviceUrl;
-  if (serviceUrl === null || route.from.scheme !== 'https') return false;
-  const labels = new URL(serviceUrl).hostname.split('.');
-  // As runtime/authn/webauthn.ts relyingPartyId (the plan floor cannot import authn/).
-  const rpId = labels.length >= 3 ? labels.slice(1).join('.') : labels.join('.');
-  return route.from.host === rpId || route.from.host.endsWith(`.${rpId}`);
+  return serviceUrl === null ? null : relyingPartyId(new URL(serviceUrl).host);
 }
 
 /** True when a policy expression has a `device` leaf. */

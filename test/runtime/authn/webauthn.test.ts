@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { csrfToken, deriveKey } from '../../../runtime/core/keys.ts';
 import type { DeviceRecord } from '../../../runtime/core/device-store.ts';
 import { MemoryStore } from '../../../runtime/databroker/memory-store.ts';
-import { relyingPartyId, underRelyingParty, webauthnEndpoint } from '../../../runtime/authn/webauthn.ts';
+import { webauthnEndpoint } from '../../../runtime/authn/webauthn.ts';
 import { resolvedSession, type ResolvedSession } from '../../../runtime/sessions/session-cache.ts';
 import type { EndpointContext, Req, Res } from '../../../runtime/authn/endpoint-context.ts';
 import type { AuthState } from '../../../runtime/authn/auth-state.ts';
@@ -73,17 +73,6 @@ describe('the device page', () => {
     const clientDataJSON = Buffer.from(JSON.stringify({ type: 'webauthn.create', challenge, origin, crossOrigin: false })).toString('base64url');
     return { id: 'AAAAAAAAAAAAAAAAAAAAAA', rawId: 'AAAAAAAAAAAAAAAAAAAAAA', type: 'public-key', clientExtensionResults: {}, response: { clientDataJSON, attestationObject: 'o2NmbXRkbm9uZQ' } };
   }
-
-  it('uses the authenticate service\'s parent domain as relying party id, for hosts under it', () => {
-    expect(relyingPartyId('authenticate.example.com')).toBe('example.com');
-    expect(relyingPartyId('authenticate.example.com:8443')).toBe('example.com');
-    expect(relyingPartyId('example.com')).toBe('example.com');
-    expect(relyingPartyId(null)).toBeNull();
-    expect(underRelyingParty('app.example.com', 'example.com')).toBe(true);
-    expect(underRelyingParty('example.com:8443', 'example.com')).toBe(true);
-    expect(underRelyingParty('app.notexample.com', 'example.com')).toBe(false);
-    expect(underRelyingParty('example.com.evil.org', 'example.com')).toBe(false);
-  });
 
   it('refuses a call from another origin, or without the session\'s CSRF token', async () => {
     const store = open();

@@ -156,8 +156,8 @@ describe('uses of refused and partly honoured settings', () => {
     dp_bind_config_freebind: () => ({ settings: { dp_bind_config_freebind: true } }),
     dp_bind_config_source_address: () => ({ settings: { dp_bind_config_source_address: '10.0.0.1' } }),
     enable_hostedcloud_serverless_authentication: () => ({ settings: {}, routes: [{ ...route, to: ['https://a.run.example', 'https://b.run.example'], enable_hostedcloud_serverless_authentication: true }] }),
-    // A device route in split mode: the device page needs the data broker in the process.
-    policy: () => ({ settings: { services: 'proxy', shared_secret: 'c2hhcmVkIHNlY3JldCBvZiBjYXBhYmlsaXRpZXMgdGU=', authorize_service_url: 'https://authz.internal', databroker_service_url: 'https://db.internal', authenticate_service_url: 'https://authenticate.example.com' }, routes: [{ from: route.from, to: route.to, policy: 'allow if groups has "x" or not device approved' }] }),
+    // A device route on a host outside the relying party id (example.com): the device page cannot serve it.
+    policy: () => ({ settings: { services: 'proxy', shared_secret: 'c2hhcmVkIHNlY3JldCBvZiBjYXBhYmlsaXRpZXMgdGU=', authorize_service_url: 'https://authz.internal', databroker_service_url: 'https://db.internal', authenticate_service_url: 'https://authenticate.example.com' }, routes: [{ from: 'https://app.other.org', to: route.to, policy: 'allow if groups has "x" or not device approved' }] }),
   };
 
   it('every refused setting has a case here', () => {
@@ -178,12 +178,32 @@ describe('uses of refused and partly honoured settings', () => {
     expect(noteLine(u)).toMatch(new RegExp(`^${at}: note: ${u.key}.* is not supported by svc run yet: `));
   });
 
-  it('a device route is honoured in all-in-one mode under the authenticate service\'s parent domain, refused elsewhere', () => {
+  it('a device route is honoured in every mode under the relying party id (the authenticate host\'s registrable domain), refused elsewhere', () => {
     const device = { from: 'https://app.example.com', to: 'http://127.0.0.1:9', policy: 'allow if device approved' };
     const auth = { authenticate_service_url: 'https://authenticate.example.com' };
     expect(refusal(plan(auth, [device]))).toBeUndefined();
-    expect(refusal(plan(auth, [{ ...device, from: 'https://app.other.org' }]))).toContain('`device` criterion');
-    expect(refusal(plan({ authenticate_service_url: 'https://auth.corp.example.com' }, [device]))).toContain('`device` criterion');
+    // The registrable domain, not the parent: auth.corp.example.com serves app.example.com.
+    expect(refusal(plan({ authenticate_service_url: 'https://auth.corp.example.com' }, [device]))).toBeUndefined();
+    expect(refusal(plan({ authenticate_service_url: 'https://auth.corp.example.co.uk' }, [{ ...device, from: 'https://app.example.co.uk' }]))).toBeUndefined();
+    const outside = refusal(plan(auth, [{ ...device, from: 'https://app.other.org' }]));
+    expect(outside).toContain('`device` criterion needs the device page, served only on https route hosts');
+    expect(outside).toMatch(/^config\.yaml:\d+:\d+: error SVC_ERR_UNSUPPORTED_SETTING policy: route /m);
+    // A co.uk sibling is another registrable domain.
+    expect(refusal(plan({ authenticate_service_url: 'https://auth.corp.example.co.uk' }, [{ ...device, from: 'https://app.other.co.uk' }]))).toContain('served only on https route hosts');
+    // Split mode: the proxy reaches the devices over the data broker's gRPC interface.
+    const split = { shared_secret: 'c2hhcmVkIHNlY3JldCBvZiBjYXBhYmlsaXRpZXMgdGU=', authorize_service_url: 'https://authz.internal', databroker_service_url: 'https://db.internal', ...auth };
+    for (const services of ['proxy', 'authorize', 'authenticate', 'databroker']) expect(refusal(plan({ ...split, services }, [device])), services).toBeUndefined();
+    // All-in-one with a data broker elsewhere.
+    expect(refusal(plan({ ...auth, shared_secret: split.shared_secret, databroker_service_url: 'https://db.internal' }, [device]))).toBeUndefined();
+  });
+
+  it('a device route is refused, located, when the authenticate host has no registrable domain', () => {
+    const device = { from: 'https://app.example.com', to: 'http://127.0.0.1:9', policy: 'allow if device approved' };
+    for (const url of ['https://127.0.0.1:8443', 'https://[::1]:8443', 'https://localhost:8443', 'https://co.uk']) {
+      const r = refusal(plan({ authenticate_service_url: url }, [device]));
+      expect(r, url).toMatch(/^config\.yaml:\d+:\d+: error SVC_ERR_UNSUPPORTED_SETTING policy: route .*the `device` criterion needs a WebAuthn relying party id/m);
+      expect(r, url).toContain('its host has none (an IP address, `localhost`, a bare public suffix)');
+    }
   });
 
   it('every role of a split deployment is honoured, with the authorize service URLs of the proxy role', () => {
