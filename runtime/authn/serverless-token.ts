@@ -23,6 +23,7 @@
 import { readFileSync } from 'node:fs';
 import { decodeJwt, importPKCS8, SignJWT } from 'jose';
 import { SvcError } from '../core/errors.ts';
+import { serverlessKeyProblem } from '../../compiler/plan/serverless-account.ts';
 
 /** The cloud could not give an ID token (unreachable, refused, or an answer without one). */
 export class ServerlessTokenError extends SvcError<'SVC_ERR_SERVERLESS_TOKEN'> {
@@ -64,11 +65,11 @@ export function parseServiceAccountKey(json: string, what: string): ServiceAccou
   } catch {
     throw new ServerlessTokenError(`${what} is not a service-account key file (JSON)`);
   }
-  if (typeof key !== 'object' || key === null) throw new ServerlessTokenError(`${what} is not a service-account key file (JSON object)`);
-  const k = key as Record<string, unknown>;
-  for (const field of ['client_email', 'private_key'] as const) if (typeof k[field] !== 'string' || k[field] === '') throw new ServerlessTokenError(`${what} has no \`${field}\``);
-  if (k['token_uri'] !== undefined && typeof k['token_uri'] !== 'string') throw new ServerlessTokenError(`${what}: \`token_uri\` is not a string`);
-  return k as unknown as ServiceAccountKey;
+  if (typeof key !== 'object' || key === null || Array.isArray(key)) throw new ServerlessTokenError(`${what} is not a service-account key file (JSON object)`);
+  // The compiler's check of the setting (SVC3046) reads the key file with the same function.
+  const wrong = serverlessKeyProblem(key);
+  if (wrong !== undefined) throw new ServerlessTokenError(`${what} ${wrong.problem}`);
+  return key as ServiceAccountKey;
 }
 
 /** A source signing with a service-account key and exchanging at its `token_uri`. */

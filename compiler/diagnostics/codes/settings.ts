@@ -212,6 +212,13 @@ export const InvalidServiceAccount = diag<{ key: string; provider: string; probl
   'encode the JSON object with `base64 -w0 < service-account.json`; docs/authentication.md "Groups from the directory" lists the fields of each provider',
 );
 
+export const InvalidServerlessServiceAccount = diag<{ key: string; problem: string }>(
+  'SVC3046', 'invalid-serverless-service-account', 'error',
+  '`hostedcloud_serverless_authentication_service_account` must be base64 of a cloud service-account key file: a JSON object with `client_email`, a PEM `private_key` and, when given, an http(s) `token_uri` (docs/authentication.md "Serverless upstreams"). svc signs an assertion with the key and exchanges it at `token_uri` for the ID token each serverless upstream receives; a value it cannot read would refuse every such request.',
+  (a) => `\`${a.key}\` ${a.problem}`,
+  'encode the key file the cloud console gave you with `base64 -w0 < key.json`',
+);
+
 export const AutocertWildcardHost = diag<{ host: string }>(
   'SVC3050', 'autocert-wildcard-host', 'warning',
   'With `autocert: true`, a route whose `from` host is a wildcard (`*.example.com`) that no configured certificate covers: a wildcard certificate needs the DNS-01 challenge, which svc does not answer, so autocert does not obtain one and the host is served with a self-signed certificate.',

@@ -7,6 +7,7 @@ import { forwardAuthCallerUnauthenticated } from './forward-auth-caller-unauthen
 import { groupsWithoutServiceAccount } from './groups-without-service-account.ts';
 import { insecureSetting } from './insecure-setting.ts';
 import { invalidServiceAccount } from './invalid-service-account.ts';
+import { invalidServerlessServiceAccount } from './invalid-serverless-service-account.ts';
 import { invalidValue } from './invalid-value.ts';
 import { metricsBasicAuthEmptyCredential } from './metrics-basic-auth-empty-credential.ts';
 import { missingRequiredSetting } from './missing-required-setting.ts';
@@ -67,6 +68,7 @@ export const RULES: readonly ValidationRule[] = [
   directoryRefreshOutOfRange,
   metricsBasicAuthEmptyCredential,
   invalidServiceAccount,
+  invalidServerlessServiceAccount,
   insecureSetting,
   groupsWithoutServiceAccount,
   forwardAuthCallerUnauthenticated,
