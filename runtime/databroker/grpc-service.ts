@@ -179,7 +179,7 @@ export function databrokerGrpcService(store: SessionStore & SessionDirectory): D
       await devices().addDevice(deviceOfMessage(r.device ?? {}));
       return {};
     }),
-    // INVARIANT (counter rule, docs/security.md S59): checked and stored by the store in one step,
+    // The counter rule (docs/security.md S59, S63): checked and stored by the store in one step,
     // here in the data broker, never by the caller from a counter it read before.
     AdvanceCounter: unary(async (r: { credential_id?: string; counter?: number }) => {
       const counter = r.counter ?? 0;

@@ -8,7 +8,8 @@
  * registrable domain. A USB key is registered (pending: 450), approved with `svc devices approve`
  * against the data broker (200), authenticates again with the authentication ceremony, and is
  * revoked: at once the proxy sends the session back to the device page (no cached session or
- * decision keeps it), and approving a device registered anew opens the route again at once.
+ * decision keeps it: docs/security.md S64), and approving a device registered anew opens the route
+ * again at once.
  */
 import { stringify } from 'yaml';
 import { type Browser, type BrowserContext, type Page } from 'playwright-core';

@@ -6,7 +6,7 @@
  * route on the application's host. Signed in without a device: `/` sends the browser to the device
  * page and `/verify` answers 401 `device-authentication-required`; a device pending approval: 450,
  * passed on by Caddy; approved: 200 with the identity headers, which reach the application; revoked:
- * 401 again at once. The relying party id is `svc.localhost` (authenticate.svc.localhost's
+ * 401 again at once (docs/security.md S64). The relying party id is `svc.localhost` (authenticate.svc.localhost's
  * registrable domain), so the application's host is under it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';

@@ -2,7 +2,7 @@
  * The device page's relying party id (runtime/core/relying-party.ts, docs/authentication.md
  * "Devices"): the authenticate host's registrable domain under the public suffix list, none for a
  * host that has no registrable domain; and, as a property over generated names, always the host or
- * a suffix of it and never a public suffix.
+ * a suffix of it and never a public suffix (docs/security.md S65).
  */
 import fc from 'fast-check';
 import { getDomain, getPublicSuffix } from 'tldts';

@@ -2,7 +2,7 @@
  * Registered devices in the data broker (docs/authentication.md "Devices"): one contract, run
  * against the memory store, a real redis-server on loopback (two instances sharing it) and the
  * gRPC data broker client (two clients of one broker: split mode), with the counter rule
- * (docs/security.md S59) and what Redis holds at rest.
+ * (docs/security.md S59, S63), changes heard by every gRPC client (S64) and what Redis holds at rest.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { counterAdvances, DeviceStoreError, type DeviceRecord, type DeviceStore } from '../../../runtime/core/device-store.ts';
@@ -210,7 +210,7 @@ describe('GrpcStore devices (split mode: clients of one data broker over gRPC)',
 
   deviceContract(make, make);
 
-  it('the counter rule is the broker’s: a client’s regressed counter leaves the stored one, and a counter out of range is refused', async () => {
+  it('S63: the counter rule is the broker’s: a client’s regressed counter leaves the stored one, and a counter out of range is refused', async () => {
     const s = await make();
     const d = device({ counter: 7 });
     await s.addDevice(d);
@@ -220,7 +220,7 @@ describe('GrpcStore devices (split mode: clients of one data broker over gRPC)',
     expect((await backing.getDevice(d.credentialId))?.counter).toBe(7);
   });
 
-  it('hears an approval or revocation made in the broker’s own store (svc devices, another proxy) on its Watch stream', async () => {
+  it('S64: hears an approval or revocation made in the broker’s own store (svc devices, another proxy) on its Watch stream', async () => {
     const s = await make();
     const d = device();
     await backing.addDevice(d);

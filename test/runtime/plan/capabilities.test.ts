@@ -197,7 +197,7 @@ describe('uses of refused and partly honoured settings', () => {
     expect(refusal(plan({ ...auth, shared_secret: split.shared_secret, databroker_service_url: 'https://db.internal' }, [device]))).toBeUndefined();
   });
 
-  it('a device route is refused, located, when the authenticate host has no registrable domain', () => {
+  it('S65: a device route is refused, located, when the authenticate host has no registrable domain', () => {
     const device = { from: 'https://app.example.com', to: 'http://127.0.0.1:9', policy: 'allow if device approved' };
     for (const url of ['https://127.0.0.1:8443', 'https://[::1]:8443', 'https://localhost:8443', 'https://co.uk']) {
       const r = refusal(plan({ authenticate_service_url: url }, [device]));
