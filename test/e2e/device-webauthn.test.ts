@@ -8,8 +8,9 @@
  * the authentication ceremony, and a replay of that assertion is refused. A copy of a key (its
  * private key moved into another authenticator, its counter behind) is refused and logged (S59).
  *
- * Host names are `*.svc.localhost`: the relying party id is the authenticate service's parent
- * domain, `svc.localhost`, so one registration serves every route host.
+ * Host names are `*.svc.localhost`: the relying party id is the authenticate host's registrable
+ * domain, `svc.localhost` (`localhost` is the public suffix under the list's default rule), so one
+ * registration serves every route host.
  */
 import { launchChromium } from '../support/chromium.ts';
 import { readFileSync, writeFileSync } from 'node:fs';

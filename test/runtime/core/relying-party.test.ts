@@ -14,9 +14,11 @@ describe('the relying party id', () => {
     expect(relyingPartyId('authenticate.example.com')).toBe('example.com');
     expect(relyingPartyId('authenticate.example.com:8443')).toBe('example.com');
     expect(relyingPartyId('example.com')).toBe('example.com');
-    // Two-label public suffixes: the parent domain would be a public suffix here.
+    // Two-label public suffixes: dropping the first label (the old guess) gives corp.example.co.uk,
+    // and for auth.co.uk the public suffix co.uk itself.
     expect(relyingPartyId('auth.corp.example.co.uk')).toBe('example.co.uk');
     expect(relyingPartyId('auth.example.co.uk')).toBe('example.co.uk');
+    expect(relyingPartyId('auth.co.uk')).toBe('auth.co.uk');
     // The list's private section: never a suffix shared by every tenant of a hosting service.
     expect(relyingPartyId('auth.team.github.io')).toBe('team.github.io');
     // Names under a top-level label the list does not know follow its default rule, as browsers do.
