@@ -138,12 +138,14 @@ describeWithCommands(['chromium'], 'device identity in split mode: four roles ov
       const [mine] = await listed();
       expect(mine).toMatchObject({ user: 'alice', type: 'any', approved: false });
 
-      // Approved in the data broker: the proxy (both workers) and authorize see it at once.
+      // Approved in the data broker: the proxy's workers and authorize see it at once. Each `get`
+      // is a new connection, which the cluster primary hands to its workers in turn.
+      const cookie = `_svc=${(await context.cookies(dev)).find((c) => c.name === '_svc')!.value}`;
+      const host = `dev.svc.localhost:${ports.proxy}`;
+      expect((await get(ports.proxy, host, cookie, '/hello?x=1')).status).toBe(450);
       expect((await devices('approve', mine!.credentialId)).code).toBe(0);
-      for (let i = 0; i < 4; i++) {
-        const res = await page.goto(target);
-        expect(res?.status()).toBe(200);
-      }
+      for (let i = 0; i < 4; i++) expect((await get(ports.proxy, host, cookie, '/hello?x=1')).status).toBe(200);
+      expect((await page.goto(target))?.status()).toBe(200);
       expect(await page.locator('body').innerText()).toContain('/hello?x=1');
 
       // The authentication ceremony through the proxy: the counter rule runs in the data broker.
@@ -158,10 +160,13 @@ describeWithCommands(['chromium'], 'device identity in split mode: four roles ov
       // Revoked through the data broker: at once the session has no device, on every worker.
       expect((await devices('revoke', mine!.credentialId)).code).toBe(0);
       for (let i = 0; i < 4; i++) {
-        await page.goto(target);
-        await page.waitForURL((u) => u.pathname === '/.svc/webauthn');
-        await expect.poll(() => page.locator('#no-devices').isVisible()).toBe(true);
+        const r = await get(ports.proxy, host, cookie, '/hello?x=1');
+        expect(r.status).toBe(302);
+        expect(new URL(String(r.headers['location'])).pathname).toBe('/.svc/webauthn');
       }
+      await page.goto(target);
+      await page.waitForURL((u) => u.pathname === '/.svc/webauthn');
+      await expect.poll(() => page.locator('#no-devices').isVisible()).toBe(true);
       expect(await listed()).toEqual([]);
 
       // A device registered anew is pending (450) until approved, then opens the route at once.
