@@ -241,3 +241,30 @@ describe('GrpcStore devices (split mode: clients of one data broker over gRPC)',
     await expect(s.addDevice({ ...d, publicKey: 'not base64url!' })).rejects.toMatchObject({ code: 'SVC_ERR_DEVICE_RECORD_INVALID' });
   });
 });
+
+describe('GrpcStore against a data broker whose store keeps no devices', () => {
+  it('fails closed: every device call rejects as unavailable, never "no device" or "advanced"', async () => {
+    const backing = new MemoryStore({ sweepIntervalMs: 0 });
+    const hidden = new Set(['getDevice', 'addDevice', 'listDevices', 'approveDevice', 'revokeDevice', 'advanceCounter', 'onDeviceChange']);
+    // The memory store with its device calls hidden: a data broker without devices (UNIMPLEMENTED).
+    const sessionsOnly = new Proxy(backing, {
+      get(target, key) {
+        if (typeof key === 'string' && hidden.has(key)) return undefined;
+        const v = Reflect.get(target, key, target) as unknown;
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    const broker = await startBroker(sessionsOnly);
+    const s = await grpcStore([broker.url]);
+    try {
+      const d = device();
+      for (const call of [() => s.getDevice(d.credentialId), () => s.addDevice(d), () => s.listDevices('user-1'), () => s.approveDevice(d.credentialId), () => s.advanceCounter(d.credentialId, 9)]) {
+        await expect(call()).rejects.toMatchObject({ code: 'SVC_ERR_SESSION_STORE_UNAVAILABLE' });
+      }
+    } finally {
+      await s.close();
+      await broker.stop();
+      await backing.close();
+    }
+  });
+});
