@@ -30,8 +30,10 @@ const ARRAY_INDEX = /^(?:0|[1-9]\d{0,9})$/;
  * A plain-data copy of `value` with every object's keys inserted in sorted order, members without
  * a JSON form left out, `-0` as `0`: parsing its canonical JSON gives an equal value. `INDEX_KEY`
  * when some object has an array-index-like key, `NO_JSON_FORM` when some value cannot be written.
+ * With `freeze`, every object and array of the copy is frozen as it is built (one walk where a
+ * copy then a deep freeze would take two: sealing a plan does both).
  */
-export function canonicalCopy(value: unknown): unknown {
+export function canonicalCopy(value: unknown, freeze = false): unknown {
   if (value === null) return null;
   switch (typeof value) {
     case 'string':
@@ -42,16 +44,16 @@ export function canonicalCopy(value: unknown): unknown {
       return value === 0 ? 0 : value;
     case 'object': {
       const withToJson = value as { toJSON?: unknown };
-      if (typeof withToJson.toJSON === 'function') return canonicalCopy((withToJson.toJSON as () => unknown).call(value));
+      if (typeof withToJson.toJSON === 'function') return canonicalCopy((withToJson.toJSON as () => unknown).call(value), freeze);
       if (Array.isArray(value)) {
         const out: unknown[] = new Array<unknown>(value.length);
         for (let i = 0; i < value.length; i++) {
           const item: unknown = value[i];
-          const c = omitted(item) ? null : canonicalCopy(item);
+          const c = omitted(item) ? null : canonicalCopy(item, freeze);
           if (c === INDEX_KEY || c === NO_JSON_FORM) return c;
           out[i] = c;
         }
-        return out;
+        return freeze ? Object.freeze(out) : out;
       }
       const obj = value as Record<string, unknown>;
       const out: Record<string, unknown> = {};
@@ -60,13 +62,13 @@ export function canonicalCopy(value: unknown): unknown {
         if (omitted(member)) continue;
         const first = key.charCodeAt(0);
         if (first >= 48 && first <= 57 && ARRAY_INDEX.test(key) && Number(key) < 4294967295) return INDEX_KEY;
-        const c = canonicalCopy(member);
+        const c = canonicalCopy(member, freeze);
         if (c === INDEX_KEY || c === NO_JSON_FORM) return c;
         // `__proto__` is data here (a header may be named so): define it, never set the prototype.
         if (key === '__proto__') Object.defineProperty(out, key, { value: c, enumerable: true, writable: true, configurable: true });
         else out[key] = c;
       }
-      return out;
+      return freeze ? Object.freeze(out) : out;
     }
     default:
       return NO_JSON_FORM;

@@ -19,7 +19,8 @@ export function seal(body: PlanBody, inputs: readonly string[], sourceMap: Sourc
   // The body kept is the canonical copy whose JSON is checksummed, so what is checksummed is
   // exactly what is written and loaded. A body the fast copy cannot order goes through its
   // canonical text instead (canonical JSON is a fixed point of parse-then-canonicalize).
-  const copy = canonicalCopy(body);
+  // The copy is frozen as it is built; deepFreeze below then stops at the frozen body.
+  const copy = canonicalCopy(body, true);
   const text = copy === INDEX_KEY || copy === NO_JSON_FORM ? canonicalJson(body) : JSON.stringify(copy);
   const canonical = (copy === INDEX_KEY || copy === NO_JSON_FORM ? JSON.parse(text) : copy) as PlanBody;
   return deepFreeze({

@@ -18,6 +18,28 @@ import { UnterminatedString, policyLexer } from './tokens.ts';
  * error was reported. Never throws for any input text.
  */
 export function parsePolicyText(text: string, at: Span, r: Reporter, path: string): PolicyIR | undefined {
+  const known = clean.get(text);
+  if (known !== undefined) return known;
+  const before = r.diagnostics.length;
+  const ir = parseFresh(text, at, r, path);
+  // Only a text that parsed without a single diagnostic is remembered: one that reported anything
+  // is parsed again wherever it appears, so every place gets its own located report.
+  if (ir !== undefined && r.diagnostics.length === before) {
+    if (clean.size >= MAX_REMEMBERED) clean.clear();
+    clean.set(text, ir);
+  }
+  return ir;
+}
+
+/**
+ * Policy texts that parsed cleanly, with their IR: configs repeat the same policy on many routes,
+ * and a reload parses them all again. The IR holds no span (its locations were only for reports),
+ * so one IR serves every place the text appears; nothing changes an IR once built. Bounded.
+ */
+const clean = new Map<string, PolicyIR>();
+const MAX_REMEMBERED = 10_000;
+
+function parseFresh(text: string, at: Span, r: Reporter, path: string): PolicyIR | undefined {
   const locate = locator(text, at);
   const problems: { start: number; end: number; found: string; expected: string }[] = [];
 

@@ -152,3 +152,26 @@ describe('policy text: locations inside a config file', () => {
     expect(r.diagnostics[0]!.span).toEqual(at);
   });
 });
+
+describe('policy text: the same text on many routes', () => {
+  const at = (t: string, offset: number) => span(sourceFile('config.yaml', `${' '.repeat(offset)}${t}`), offset, offset + t.length);
+
+  it('reports a bad text at every place it appears, not only the first', () => {
+    const bad = 'allow if email is "a" oops';
+    const r = new Reporter();
+    expect(parsePolicyText(bad, at(bad, 0), r, 'routes[0].policy')).toBeUndefined();
+    expect(parsePolicyText(bad, at(bad, 40), r, 'routes[1].policy')).toBeUndefined();
+    const [first, second] = r.diagnostics;
+    expect(r.diagnostics).toHaveLength(2);
+    expect([first!.code, first!.path, first!.span?.start]).toEqual(['SVC4003', 'routes[0].policy', 22]);
+    expect([second!.code, second!.path, second!.span?.start]).toEqual(['SVC4003', 'routes[1].policy', 62]);
+  });
+
+  it('gives a clean text the same rules wherever it appears, reporting nothing', () => {
+    const clean = 'allow if groups has "admins"';
+    const r = new Reporter();
+    const first = parsePolicyText(clean, at(clean, 0), r, 'routes[0].policy');
+    expect(parsePolicyText(clean, at(clean, 30), r, 'routes[1].policy')).toEqual(first);
+    expect(r.diagnostics).toEqual([]);
+  });
+});
