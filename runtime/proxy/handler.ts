@@ -13,7 +13,7 @@ import type { TLSSocket } from 'node:tls';
 import type { Dispatcher } from 'undici';
 import type { Route } from '../../compiler/plan/types.ts';
 import { forwardAuth } from '../authn/forward-auth.ts';
-import type { OutgoingHeaders, RequestHeaders } from '../core/types.ts';
+import type { Decision, OutgoingHeaders, RequestHeaders } from '../core/types.ts';
 import type { CompiledRoute } from '../plan/index.ts';
 import type { ServedGeneration, ServedStore } from '../generation/generation.ts';
 import { denialAnswer } from '../authn/denied.ts';
@@ -23,6 +23,7 @@ import { storeUnavailable } from '../authn/service.ts';
 import type { PoolOptions } from '../upstream/pools.ts';
 import { Http2UpstreamExchange, http2Closed, http2Cut, UpstreamExchange } from './upstream-exchange.ts';
 import { pathOf, type AccessEntry } from '../observe/log/access-line.ts';
+import { identityAttributes, preflightOf } from '../observe/log/replay-attributes.ts';
 import { dropTraceHeaders, isTraced, RequestTrace, type TraceSetup } from '../observe/trace/request-trace.ts';
 import { clientAddress } from '../request/client-address.ts';
 import type { GateResult } from './gate.ts';
@@ -160,6 +161,8 @@ function accessEntry(
   const admitted = r !== undefined && r.admitted ? r : undefined;
   const identity = admitted?.session?.identity;
   const d = admitted?.decision;
+  const replay = identity ? identityAttributes(identity, gen.plan.body) : undefined;
+  const certificate = clientCertificateOf(gen, d, req.socket);
   return {
     msg: 'request',
     requestId,
@@ -179,12 +182,30 @@ function accessEntry(
     referer: headers['referer']?.[0],
     user: identity?.user,
     email: identity?.email,
+    groups: replay?.groups,
+    claims: replay?.claims,
+    device: replay?.device,
+    clientCert: certificate,
+    preflight: preflightOf(req.method, headers),
+    identityCut: replay?.identityCut,
     decision: r === undefined ? 'none' : r.admitted ? r.decision.outcome : r.problem,
     reasons: d !== undefined && d.reasons.length > 0 ? d.reasons : undefined,
     plan: gen.number,
     cut: cutBy !== undefined ? true : undefined,
     cutBy: cutBy !== undefined && cutBy !== '' ? cutBy : undefined,
   };
+}
+
+/**
+ * The client certificate the decision's route saw (its fingerprint, and whether the route's CA vouched
+ * for it), for the access line; undefined without TLS, a route, or a certificate. Per connection the
+ * verification is cached (runtime/tls/client-certificates.ts), so this costs a lookup.
+ */
+export function clientCertificateOf(gen: ServedGeneration, d: Decision | undefined, socket: import('node:net').Socket | undefined): AccessEntry['clientCert'] {
+  const route = gen.tls && socket && d !== undefined && 'route' in d ? gen.index.body.routes[d.route.index] : undefined;
+  if (!route) return undefined;
+  const c = gen.tls!.clientCertificate(route, socket as TLSSocket);
+  return c === undefined ? undefined : { sha256: c.fingerprint, valid: c.valid };
 }
 
 /** `host:port` of an upstream URL (never its path or query). */
