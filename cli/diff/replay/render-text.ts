@@ -1,0 +1,56 @@
+/**
+ * The text form of a replay report: the "Replay" section `svc diff --replay` prints after the diff
+ * (docs/diff.md "Replaying real traffic"). Markers as in the diff: `-` loses access, `+` gains it,
+ * `~` another change, `!` something a reviewer must know about the replay itself.
+ */
+import type { RouteRef } from '../types.ts';
+import type { ReplayChangeKind, ReplayGroup, ReplayReport } from './types.ts';
+
+const I1 = '  ';
+const I2 = '      ';
+
+/** What each reason a request was not replayed exactly means, in words. */
+export const GAP_WORDS: Readonly<Record<string, string>> = {
+  'identity-not-logged': 'the line has no groups, claims or device (written by an svc that did not record them), and a policy reads them',
+  'claim-not-logged': 'a policy reads a claim the line did not record (the serving plan read no such claim)',
+  'identity-cut': 'the groups or claims were cut on the line (too many to log), and a policy reads them',
+  'preflight-not-logged': 'an OPTIONS request whose CORS-preflight shape was not recorded, and a policy reads it',
+  'client-ca-changed': 'the client certificate is judged by another CA under NEW: its validity there is unknown',
+  'client-address-setting-changed': '`xff_num_trusted_hops` changed and a policy reads `source_ip`: the client address under NEW is unknown',
+  'refused-at-door': 'refused before any decision (HTTP/1.0, too many headers, misdirected): nothing to decide again',
+  undecided: 'the request ended before svc decided it',
+};
+
+const KIND_WORDS: Readonly<Record<ReplayChangeKind, readonly [string, string]>> = {
+  'allowed-to-denied': ['-', 'allowed → denied'],
+  'denied-to-allowed': ['+', 'denied → allowed'],
+  'outcome-changed': ['~', 'outcome changed'],
+  'route-changed': ['~', 'route changed'],
+  'upstream-changed': ['~', 'upstream changed'],
+};
+
+const at = (r: RouteRef | null): string => (r === null ? 'no route' : `${r.label} (#${r.index})`);
+
+function groupLines(g: ReplayGroup): string[] {
+  const [marker, words] = KIND_WORDS[g.change];
+  const routes = g.old?.id === g.new?.id && g.old?.index === g.new?.index ? at(g.new) : `${at(g.old)} → ${at(g.new)}`;
+  const reasons = g.reasons.length > 0 ? ` [${g.reasons.join(', ')}]` : '';
+  return [`${I1}${marker} ${words}: ${routes}: ${g.from} → ${g.to}${reasons}: ${g.count} request${g.count === 1 ? '' : 's'}`, `${I2}e.g. ${g.examples.join(', ')}`];
+}
+
+/** The "Replay" section, starting with an empty line, ending with a newline. */
+export function renderReplayText(r: ReplayReport): string {
+  const out: string[] = ['', `Replay (${r.files.length} file${r.files.length === 1 ? '' : 's'}, ${r.lines} lines, ${r.requests} requests)`];
+  out.push(`${I1}${r.replayed} replayed: ${r.unchanged} unchanged, ${r.changed} change${r.changed === 1 ? 's' : ''}`);
+  for (const g of r.changes) out.push(...groupLines(g));
+  const notReplayed = r.requests - r.replayed;
+  if (notReplayed > 0) {
+    out.push(`${I1}not replayed exactly: ${notReplayed} (counted, never guessed)`);
+    for (const gap of r.notReplayable) out.push(`${I2}${gap.reason}: ${gap.count}: ${GAP_WORDS[gap.reason] ?? gap.reason}; e.g. ${gap.examples.join(', ')}`);
+  }
+  const s = r.skipped;
+  if (s.other + s.junk + s.overlong > 0) out.push(`${I1}skipped lines: ${s.other} other lines of svc's, ${s.junk} not access lines or cut, ${s.overlong} too long`);
+  if (r.oldDiffers.count > 0) out.push(`${I1}! ${r.oldDiffers.count} replayed request${r.oldDiffers.count === 1 ? ' is' : 's are'} not decided by OLD as recorded (the log may come from another plan, or an outage answered): e.g. ${r.oldDiffers.examples.join(', ')}`);
+  for (const f of r.files) if (f.truncated) out.push(`${I1}! ${f.path}: its gzip data ends early (cut while written?): its last lines are missing`);
+  return `${out.join('\n')}\n`;
+}
