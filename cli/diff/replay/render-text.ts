@@ -41,7 +41,7 @@ function groupLines(g: ReplayGroup): string[] {
 /** The "Replay" section, starting with an empty line, ending with a newline. */
 export function renderReplayText(r: ReplayReport): string {
   const out: string[] = ['', `Replay (${r.files.length} file${r.files.length === 1 ? '' : 's'}, ${r.lines} lines, ${r.requests} requests)`];
-  out.push(`${I1}${r.replayed} replayed: ${r.unchanged} unchanged, ${r.changed} change${r.changed === 1 ? 's' : ''}`);
+  out.push(`${I1}${r.replayed} replayed: ${r.unchanged} unchanged, ${r.changed} changed`);
   for (const g of r.changes) out.push(...groupLines(g));
   const notReplayed = r.requests - r.replayed;
   if (notReplayed > 0) {
