@@ -3,7 +3,6 @@
  * (docs/diff.md "Replaying real traffic"). Markers as in the diff: `-` loses access, `+` gains it,
  * `~` another change, `!` something a reviewer must know about the replay itself.
  */
-import type { RouteRef } from '../types.ts';
 import type { ReplayChangeKind, ReplayGroup, ReplayReport } from './types.ts';
 
 const I1 = '  ';
@@ -29,11 +28,17 @@ const KIND_WORDS: Readonly<Record<ReplayChangeKind, readonly [string, string]>> 
   'upstream-changed': ['~', 'upstream changed'],
 };
 
-const at = (r: RouteRef | null): string => (r === null ? 'no route' : `${r.label} (#${r.index})`);
+/** The routes of a group: `app (#3)`, `app (old #2, new #3)`, or `reports (old #1) → reports-v2 (#1)`. */
+function routesOf(g: ReplayGroup): string {
+  const o = g.old;
+  const n = g.new;
+  if (o !== null && n !== null && o.id === n.id) return o.index === n.index ? `${n.label} (#${n.index})` : `${n.label} (old #${o.index}, new #${n.index})`;
+  return `${o === null ? 'no route' : `${o.label} (old #${o.index})`} → ${n === null ? 'no route' : `${n.label} (#${n.index})`}`;
+}
 
 function groupLines(g: ReplayGroup): string[] {
   const [marker, words] = KIND_WORDS[g.change];
-  const routes = g.old?.id === g.new?.id && g.old?.index === g.new?.index ? at(g.new) : `${at(g.old)} → ${at(g.new)}`;
+  const routes = routesOf(g);
   const reasons = g.reasons.length > 0 ? ` [${g.reasons.join(', ')}]` : '';
   return [`${I1}${marker} ${words}: ${routes}: ${g.from} → ${g.to}${reasons}: ${g.count} request${g.count === 1 ? '' : 's'}`, `${I2}e.g. ${g.examples.join(', ')}`];
 }
