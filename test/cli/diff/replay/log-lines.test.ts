@@ -49,7 +49,7 @@ describe('readLogLines', () => {
     expect((await all(p)).lines.map((l) => l.text)).toEqual(['one', 'two']);
   });
 
-  it('ends a gzip file cut in the middle without failing: the lines before, the cut line, and `truncated`', async () => {
+  it('ends a gzip file cut in the middle without failing: the lines before, the cut line, and `truncated` (docs/security.md S69)', async () => {
     const full = gzipSync(Array.from({ length: 2000 }, (_, i) => `{"n":${i},"pad":"${'x'.repeat(40)}"}`).join('\n') + '\n');
     const p = join(dir, 'cut.gz');
     writeFileSync(p, full.subarray(0, Math.floor(full.length / 2)));
@@ -65,7 +65,7 @@ describe('readLogLines', () => {
     expect((await all(p)).lines.map((l) => l.text)).toEqual(['{"msg":"request"}', '{"msg":"req']);
   });
 
-  it('skips a line longer than the limit without buffering it, and keeps counting lines', async () => {
+  it('skips a line longer than the limit without buffering it, and keeps counting lines (docs/security.md S69)', async () => {
     const p = join(dir, 'long.log');
     writeFileSync(p, `short\n${'y'.repeat(5000)}\nafter\n${'z'.repeat(5000)}`);
     const { lines, stats } = await all(p, 1024);

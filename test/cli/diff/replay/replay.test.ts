@@ -102,6 +102,16 @@ describe('replayLogs', () => {
     expect(r.oldDiffers).toEqual({ reason: 'old-plan-differs', count: 1, examples: [`${p}:1`] });
   });
 
+  it('never replays a line whose fields do not have the types svc writes: counted as junk (docs/security.md S69)', async () => {
+    const p = join(dir, 'forged.log');
+    const good = JSON.parse(line({ host: 'app.example.com', path: '/', route: 'app', decision: 'allow', user: 'bob', groups: ['staff'], claims: {} })) as Record<string, unknown>;
+    const forged = [{ ...good, groups: 'admins' }, { ...good, claims: { dept: 'eng' } }, { ...good, device: { id: 'x', approved: 'yes' } }, { ...good, time: 'yesterday' }, { ...good, status: '200' }];
+    writeFileSync(p, forged.map((f) => JSON.stringify(f)).join('\n'));
+    const r = await replayLogs([p], oldPlan, newPlan);
+    expect(r.skipped.junk).toBe(forged.length);
+    expect(r.requests).toBe(0);
+  });
+
   it('fails with SVC_ERR_REPLAY_READ on a file it cannot read', async () => {
     await expect(replayLogs([join(dir, 'missing.log')], oldPlan, newPlan)).rejects.toBeInstanceOf(ReplayReadError);
   });

@@ -21,7 +21,7 @@ describe('identityAttributes', () => {
     expect(policyClaimNames(body(['allow if groups has "a"']))).toEqual([]);
   });
 
-  it('records groups as the session has them, the read claims (`[]` when the user has none) and the device; no other claim', () => {
+  it('records groups as the session has them, the read claims (`[]` when the user has none) and the device; no other claim, so no token a provider put in one (docs/security.md S68)', () => {
     const identity: Identity = { user: 'u', email: 'u@example.com', groups: ['admins', 'staff'], claims: { dept: 'eng', org: { team: ['x', 'y'] }, access_token: 'SECRET-TOKEN', raw: 'SECRET' }, device: { id: 'cred-1', type: 'any', approved: true } };
     const a = identityAttributes(identity, plan);
     expect(a).toEqual({ groups: ['admins', 'staff'], claims: { dept: ['eng'], 'org.team': ['x', 'y'] }, device: { id: 'cred-1', type: 'any', approved: true }, identityCut: undefined });
@@ -31,7 +31,7 @@ describe('identityAttributes', () => {
     expect(identityAttributes({ user: 'v', groups: [], claims: {} }, plan)).toEqual({ groups: [], claims: { dept: [], 'org.team': [] }, device: undefined, identityCut: undefined });
   });
 
-  it('keeps a user in 500 groups to a bounded line, and says it was cut', () => {
+  it('keeps a user in 500 groups to a bounded line, and says it was cut (docs/security.md S68)', () => {
     const groups = Array.from({ length: 500 }, (_, i) => `group-with-a-rather-long-name-${i}`);
     const a = identityAttributes({ user: 'u', groups, claims: {} }, plan);
     expect(a.identityCut).toBe(true);
