@@ -9,7 +9,7 @@
 export interface AccessRecord {
   readonly msg: 'request' | 'upgrade' | 'tunnel';
   readonly event: 'open' | 'close' | undefined;
-  /** The line's `time`, ms since the epoch. */
+  /** When the request was decided, ms since the epoch: the line's `time` (its end) less its `ms`. */
   readonly timeMs: number;
   readonly method: string | undefined;
   readonly host: string;
@@ -81,6 +81,8 @@ export function readAccessRecord(text: string): ReadLine {
   };
   // An access line with a field of the wrong type was not written by svc: not replayed on a guess.
   if (Object.values(fields).some((v) => v === null)) return { kind: 'junk' };
+  const ms = j['ms'] === undefined ? 0 : j['ms'];
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) return { kind: 'junk' };
   if (!Number.isFinite(timeMs) || !isString(j['host']) || !isString(j['path']) || typeof j['status'] !== 'number' || !isString(j['decision'])) return { kind: 'junk' };
   if (event !== undefined && event !== 'open' && event !== 'close') return { kind: 'junk' };
   if (route !== undefined && !isString(route) && typeof route !== 'number') return { kind: 'junk' };
@@ -90,7 +92,8 @@ export function readAccessRecord(text: string): ReadLine {
     record: {
       msg,
       event,
-      timeMs,
+      // A tunnel's `open` line has `ms` 0; a request's line is written when its response ends.
+      timeMs: timeMs - ms,
       method: f.method,
       host: j['host'],
       path: j['path'],

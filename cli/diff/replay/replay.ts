@@ -37,6 +37,12 @@ const DECIDED = new Set(['allow', 'redirect', 'deny', 'unauthenticated', 'not_fo
 /** Recorded decisions OLD's replay is compared with (`unavailable` is an outage, not a decision of the plan). */
 const COMPARABLE = new Set(['allow', 'redirect', 'deny', 'unauthenticated', 'not_found', 'bad_request', 'internal', 'client-certificate-required']);
 const ALLOWED = new Set(['allow', 'redirect']);
+/**
+ * The reason of a 503 answered while the session store was unreachable (runtime/authn/admit.ts
+ * `SESSION_STORE_UNAVAILABLE`, kept equal by the replay test; not imported, which would load the
+ * whole authentication service into `svc diff`).
+ */
+export const SESSION_STORE_UNAVAILABLE = 'session-store-unavailable';
 
 const KIND_ORDER: readonly ReplayChangeKind[] = ['allowed-to-denied', 'denied-to-allowed', 'outcome-changed', 'route-changed', 'upstream-changed'];
 
@@ -125,6 +131,11 @@ export async function replayLogs(paths: readonly string[], oldPlan: PlanEnvelope
         }
         if (!DECIDED.has(r.decision)) {
           gap('refused-at-door', where);
+          continue;
+        }
+        if (r.decision === 'unavailable' && r.reasons.includes(SESSION_STORE_UNAVAILABLE)) {
+          // Who it was is unknown (the store did not answer): never replayed as anonymous.
+          gap('session-store-unavailable', where);
           continue;
         }
         const identity: Identity | null = recordedIdentity(r);

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { accessLine, type AccessEntry } from '../../../../runtime/observe/log/access-line.ts';
-import { replayLogs, ReplayReadError } from '../../../../cli/diff/replay/replay.ts';
+import { replayLogs, ReplayReadError, SESSION_STORE_UNAVAILABLE } from '../../../../cli/diff/replay/replay.ts';
+import { SESSION_STORE_UNAVAILABLE as RUNTIME_SESSION_STORE_UNAVAILABLE } from '../../../../runtime/authn/admit.ts';
 import { renderReplayText } from '../../../../cli/diff/replay/render-text.ts';
 import { planOf, route } from '../helpers.ts';
 
@@ -110,6 +111,21 @@ describe('replayLogs', () => {
     const r = await replayLogs([p], oldPlan, newPlan);
     expect(r.skipped.junk).toBe(forged.length);
     expect(r.requests).toBe(0);
+  });
+
+  it('never replays as anonymous a request answered while the session store was down, and decides at the line\'s time less its ms', async () => {
+    expect(SESSION_STORE_UNAVAILABLE).toBe(RUNTIME_SESSION_STORE_UNAVAILABLE);
+    const p = join(dir, 'outage.log');
+    const atNine = planOf([route('app.example.com', { name: 'app', policy: 'allow if groups has "staff" and time_of_day after "08:00" before "10:00"' })]);
+    const always = planOf([route('app.example.com', { name: 'app', policy: 'allow if groups has "staff"' })]);
+    const outage = line({ host: 'app.example.com', path: '/', route: 'app', decision: 'unavailable', status: 503, reasons: ['session-store-unavailable'] });
+    // Written at 12:00:00 UTC after 3 h: decided at 09:00 UTC, inside 08:00–10:00 (allowed under both; at 12:00 OLD would deny).
+    const slow = line({ host: 'app.example.com', path: '/', route: 'app', decision: 'allow', ms: 3 * 3600_000, user: 'bob', groups: ['staff'], claims: {} });
+    writeFileSync(p, `${outage}\n${slow}\n`);
+    const r = await replayLogs([p], atNine, always);
+    expect(r.notReplayable).toEqual([{ reason: 'session-store-unavailable', count: 1, examples: [`${p}:1`] }]);
+    expect(r).toMatchObject({ requests: 2, replayed: 1, unchanged: 1, changed: 0 });
+    expect(r.oldDiffers.count).toBe(0);
   });
 
   it('fails with SVC_ERR_REPLAY_READ on a file it cannot read', async () => {
