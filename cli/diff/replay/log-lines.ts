@@ -31,6 +31,8 @@ export interface LineStats {
    * claim, as a counter tests can assert on (it is 1: each line is handed on as soon as it is found).
    */
   maxRetainedLines: number;
+  /** The most bytes of an unfinished line held at once: never more than `maxLineBytes`. */
+  maxHeldBytes: number;
 }
 
 /** One line: its text (UTF-8, without the newline or a final `\r`) and its 1-based number in the file. */
@@ -81,7 +83,6 @@ export async function* readLogLines(path: string, stats: LineStats, maxLineBytes
     const end = buf.length > 0 && buf[buf.length - 1] === 0x0d ? buf.length - 1 : buf.length;
     return { text: buf.toString('utf8', 0, end), line: number };
   };
-  stats.maxRetainedLines = Math.max(stats.maxRetainedLines, 0);
   try {
     for await (const chunk of source as AsyncIterable<Buffer>) {
       let start = 0;
@@ -113,7 +114,10 @@ export async function* readLogLines(path: string, stats: LineStats, maxLineBytes
           pendingBytes = 0;
           skipping = true;
           stats.overlong++;
-        } else parts.push(Buffer.from(chunk.subarray(start)));
+        } else {
+          parts.push(Buffer.from(chunk.subarray(start)));
+          if (pendingBytes > stats.maxHeldBytes) stats.maxHeldBytes = pendingBytes;
+        }
       }
     }
   } catch (e) {
@@ -131,5 +135,5 @@ export async function* readLogLines(path: string, stats: LineStats, maxLineBytes
 
 /** Fresh stats for {@link readLogLines}. */
 export function lineStats(): LineStats {
-  return { lines: 0, overlong: 0, truncated: false, gzip: false, maxRetainedLines: 0 };
+  return { lines: 0, overlong: 0, truncated: false, gzip: false, maxRetainedLines: 0, maxHeldBytes: 0 };
 }

@@ -76,6 +76,18 @@ describe('readLogLines', () => {
     expect(stats.overlong).toBe(2);
   });
 
+  it('never holds more than the limit of a line with no end: a 16 MiB line without a newline, plain and gzip\'d (docs/security.md S69)', async () => {
+    const huge = Buffer.concat([Buffer.from('first\n'), Buffer.alloc(16 * 1024 * 1024, 0x61)]);
+    for (const [name, data] of [['huge.log', huge], ['huge.log.gz', gzipSync(huge)]] as const) {
+      const p = join(dir, name);
+      writeFileSync(p, data);
+      const { lines, stats } = await all(p, 64 * 1024);
+      expect(lines).toEqual([{ text: 'first', line: 1 }]);
+      expect(stats.overlong).toBe(1);
+      expect(stats.maxHeldBytes).toBeLessThanOrEqual(64 * 1024);
+    }
+  });
+
   it('fails on a file that cannot be read', async () => {
     await expect(all(join(dir, 'missing.log'))).rejects.toThrow(/ENOENT/);
   });
@@ -95,5 +107,6 @@ describe('readLogLines', () => {
     }
     expect(n).toBe(100_000);
     expect(stats.maxRetainedLines).toBe(1);
+    expect(stats.maxHeldBytes).toBeLessThan(line.length);
   });
 });
