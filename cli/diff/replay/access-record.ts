@@ -30,8 +30,15 @@ export interface AccessRecord {
   readonly reasons: readonly string[];
 }
 
-/** What a line is: an access line, another JSON line of svc's (or anyone's), or not a JSON object (junk, or cut). */
-export type ReadLine = { readonly kind: 'access'; readonly record: AccessRecord } | { readonly kind: 'other' } | { readonly kind: 'junk' };
+/**
+ * What a line is: an access line; an access line cut in the middle (not JSON, but begun as one:
+ * a request svc served, that cannot be read back); another JSON line of svc's (or anyone's); or
+ * junk (not a JSON object, or an access line whose fields do not have svc's types).
+ */
+export type ReadLine = { readonly kind: 'access'; readonly record: AccessRecord } | { readonly kind: 'cut' } | { readonly kind: 'other' } | { readonly kind: 'junk' };
+
+/** How an access line begins its `msg`, as access-line.ts writes it (after level, time and service). */
+const ACCESS_MSG = /^\{"level":"[a-z]+","time":[^,]*,"service":"(?:[^"\\]|\\.)*","msg":"(?:request|upgrade|tunnel)"/;
 
 const isString = (v: unknown): v is string => typeof v === 'string';
 const isStrings = (v: unknown): v is string[] => Array.isArray(v) && v.every(isString);
@@ -57,7 +64,7 @@ export function readAccessRecord(text: string): ReadLine {
   try {
     o = JSON.parse(text);
   } catch {
-    return { kind: 'junk' };
+    return ACCESS_MSG.test(text) ? { kind: 'cut' } : { kind: 'junk' };
   }
   if (typeof o !== 'object' || o === null || Array.isArray(o)) return { kind: 'junk' };
   const j = o as Record<string, unknown>;

@@ -18,6 +18,7 @@ export const GAP_WORDS: Readonly<Record<string, string>> = {
   'client-address-setting-changed': '`xff_num_trusted_hops` changed and a policy reads `source_ip`: the client address under NEW is unknown',
   'refused-at-door': 'refused before any decision (HTTP/1.0, too many headers, misdirected): nothing to decide again',
   undecided: 'the request ended before svc decided it',
+  'line-cut': 'its access line was cut in the middle (the file was copied while svc wrote it)',
   'session-store-unavailable': 'answered 503 while the session store was unreachable: who sent it is unknown',
 };
 

@@ -117,6 +117,12 @@ export async function replayLogs(paths: readonly string[], oldPlan: PlanEnvelope
         if (progress && lines % PROGRESS_EVERY === 0) progress({ file: path, lines, requests, changed });
         if (text.length === 0) continue;
         const read = readAccessRecord(text);
+        const where = `${path}:${line}`;
+        if (read.kind === 'cut') {
+          requests++;
+          gap('line-cut', where);
+          continue;
+        }
         if (read.kind !== 'access') {
           skipped[read.kind]++;
           continue;
@@ -124,7 +130,6 @@ export async function replayLogs(paths: readonly string[], oldPlan: PlanEnvelope
         const r = read.record;
         if (r.event === 'close') continue;
         requests++;
-        const where = `${path}:${line}`;
         if (r.decision === 'none') {
           gap('undecided', where);
           continue;

@@ -51,7 +51,8 @@ describe('replayLogs', () => {
       line({ host: 'app.example.com', path: '/', decision: 'http-1.0-unsupported', status: 505 }),
       line({ host: 'nowhere.example.com', path: '/', decision: 'not_found', status: 404 }),
       'not json at all',
-      '{"msg":"request","host":"app.example.com"', // cut in the middle
+      '{"msg":"request","host":"app.example.com"', // not svc's line, and not JSON
+      line({ host: 'app.example.com', path: '/', route: 'app', decision: 'allow', ...staff }).slice(0, 90), // svc's line, cut in the middle
     ].join('\n');
     const plain = join(dir, 'access.log');
     writeFileSync(plain, `${log}\n`);
@@ -60,15 +61,16 @@ describe('replayLogs', () => {
 
     const r = await replayLogs([plain, rotated], oldPlan, newPlan);
     expect(r.files).toEqual([
-      { path: plain, gzip: false, lines: 15, truncated: false },
+      { path: plain, gzip: false, lines: 16, truncated: false },
       { path: rotated, gzip: true, lines: 1, truncated: false },
     ]);
     expect(r.skipped).toEqual({ other: 1, junk: 2, overlong: 0 });
-    expect(r.requests).toBe(13);
+    expect(r.requests).toBe(14);
     expect(r.notReplayable).toEqual([
       { reason: 'claim-not-logged', count: 1, examples: [`${plain}:10`] },
       { reason: 'identity-cut', count: 1, examples: [`${plain}:11`] },
       { reason: 'identity-not-logged', count: 1, examples: [`${plain}:9`] },
+      { reason: 'line-cut', count: 1, examples: [`${plain}:16`] },
       { reason: 'refused-at-door', count: 1, examples: [`${plain}:12`] },
     ]);
     expect(r.replayed).toBe(9);
