@@ -121,10 +121,13 @@ function clientCa(plan: PlanEnvelope, route: Route): string | null {
   return ca === null ? null : JSON.stringify(ca);
 }
 
-/** Decides a recorded request under `p` (never throws: the core fails closed). */
-export function replayUnder(r: AccessRecord, p: ReplayPlan, identity: Identity | null): Replayed {
+/**
+ * Decides a recorded request under `p` (never throws: the core fails closed). `reasons`: also the
+ * reasons of an allowed request (they cost an explanation; replay asks only for a changed request).
+ */
+export function replayUnder(r: AccessRecord, p: ReplayPlan, identity: Identity | null, reasons = true): Replayed {
   const request = recordedRequest(r, p);
-  const d: Decision = r.method === 'CONNECT' ? decideConnect(p.index, request, identity) : decide(p.index, request, identity);
+  const d: Decision = r.method === 'CONNECT' ? decideConnect(p.index, request, identity) : decide(p.index, request, identity, { reasons });
   const route = 'route' in d ? p.plan.body.routes[d.route.index]! : null;
   // The gate's client-certificate step (runtime/proxy/gate.ts): a route under a CA needs a valid one.
   if (route && d.outcome !== 'unavailable' && clientCa(p.plan, route) !== null && r.clientCert?.valid !== true) return { outcome: 'client-certificate-required', route, reasons: ['client-certificate-required'] };

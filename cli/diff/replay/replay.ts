@@ -144,8 +144,8 @@ export async function replayLogs(paths: readonly string[], oldPlan: PlanEnvelope
           continue;
         }
         const identity: Identity | null = recordedIdentity(r);
-        const a = replayUnder(r, olds, identity);
-        const b = replayUnder(r, news, identity);
+        let a = replayUnder(r, olds, identity, false);
+        let b = replayUnder(r, news, identity, false);
         const lacks = missing(r, identity, { p: olds, route: a.route }, { p: news, route: b.route });
         if (lacks.length > 0) {
           for (const reason of lacks) gap(reason, where);
@@ -159,6 +159,9 @@ export async function replayLogs(paths: readonly string[], oldPlan: PlanEnvelope
           continue;
         }
         changed++;
+        // The reasons an allowed request was allowed, for its group: asked for only now.
+        a = replayUnder(r, olds, identity);
+        b = replayUnder(r, news, identity);
         const reasons = ALLOWED.has(b.outcome) && !ALLOWED.has(a.outcome) ? a.reasons : b.reasons;
         const key = JSON.stringify([kind, a.route?.index ?? null, b.route?.index ?? null, a.outcome, b.outcome, reasons]);
         let g = groups.get(key);
