@@ -69,7 +69,10 @@ function changeOf(a: Replayed, b: Replayed, counterpart: ReadonlyMap<Route, Rout
   return null;
 }
 
-/** The route a line names (`route`: name, else index) as OLD's replay would name it. */
+/**
+ * Whether OLD's replay decides a line as svc recorded it: the same outcome, from the route the line
+ * names (its `name`, else its index). True for a recorded outcome that is not the plan's doing (`unavailable`).
+ */
 function sameAsRecorded(r: AccessRecord, old: Replayed): boolean {
   if (!COMPARABLE.has(r.decision)) return true;
   const route = old.route === null ? undefined : (old.route.name ?? old.route.index);
