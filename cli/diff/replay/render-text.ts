@@ -14,6 +14,7 @@ export const GAP_WORDS: Readonly<Record<string, string>> = {
   'claim-not-logged': 'a policy reads a claim the line did not record (the serving plan read no such claim)',
   'identity-cut': 'the groups or claims were cut on the line (too many to log), and a policy reads them',
   'preflight-not-logged': 'an OPTIONS request whose CORS-preflight shape was not recorded, and a policy reads it',
+  'client-certificate-not-logged': 'refused 495 (no valid client certificate), logged without the certificate it may have presented, and a policy reads one',
   'client-ca-changed': 'the client certificate is judged by another CA under NEW: its validity there is unknown',
   'client-address-setting-changed': '`xff_num_trusted_hops` changed and a policy reads `source_ip`: the client address under NEW is unknown',
   'refused-at-door': 'refused before any decision (HTTP/1.0, too many headers, misdirected): nothing to decide again',

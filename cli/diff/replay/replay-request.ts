@@ -72,11 +72,12 @@ export interface Replayed {
  * Why a request cannot be replayed exactly, when it cannot: the line holds no identity attributes
  * (`identity-not-logged`: written before svc recorded them), a claim the policy reads was not
  * recorded (`claim-not-logged`), the identity was cut on the line (`identity-cut`), an OPTIONS
- * request's preflight shape was not recorded (`preflight-not-logged`), the client certificate's
+ * request's preflight shape was not recorded (`preflight-not-logged`), a request refused 495 carried
+ * no certificate on its line and a policy reads one (`client-certificate-not-logged`), the client certificate's
  * validity under a changed CA (`client-ca-changed`), or the client address under a changed
  * `xff_num_trusted_hops` (`client-address-setting-changed`).
  */
-export type NotReplayable = 'identity-not-logged' | 'claim-not-logged' | 'identity-cut' | 'preflight-not-logged' | 'client-ca-changed' | 'client-address-setting-changed';
+export type NotReplayable = 'identity-not-logged' | 'claim-not-logged' | 'identity-cut' | 'preflight-not-logged' | 'client-certificate-not-logged' | 'client-ca-changed' | 'client-address-setting-changed';
 
 /** The identity a line recorded: null when anonymous. */
 export function recordedIdentity(r: AccessRecord): Identity | null {
@@ -150,6 +151,9 @@ export function missing(r: AccessRecord, identity: Identity | null, olds: { p: R
     }
     if (reads.preflight && r.method === 'OPTIONS' && r.preflight === undefined) out.add('preflight-not-logged');
   }
+  // A request refused 495 was logged without the certificate it may have presented (no route took it).
+  const readsCertificate = (olds.route !== null && (olds.p.reads[olds.route.index]?.certificate ?? false)) || (news.route !== null && (news.p.reads[news.route.index]?.certificate ?? false));
+  if (r.decision === 'client-certificate-required' && r.clientCert === undefined && readsCertificate) out.add('client-certificate-not-logged');
   if (olds.route && news.route && r.clientCert !== undefined) {
     const certificateMatters = (olds.p.reads[olds.route.index]?.certificate ?? false) || (news.p.reads[news.route.index]?.certificate ?? false) || clientCa(news.p.plan, news.route) !== null;
     if (certificateMatters && clientCa(olds.p.plan, olds.route) !== clientCa(news.p.plan, news.route)) out.add('client-ca-changed');

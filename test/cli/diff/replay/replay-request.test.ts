@@ -57,6 +57,10 @@ describe('replayUnder and missing', () => {
     const q = replayPlan(planOf([route('app.example.com', { policy: `allow if client_certificate is "${fp}"`, tls_downstream_client_ca: Buffer.from(ca.certPem).toString('base64') })]));
     expect(replayUnder(record({ host: 'app.example.com', path: '/', decision: 'deny' }), q, null).outcome).toBe('client-certificate-required');
     expect(lacks(withCert, p, q)).toEqual(['client-ca-changed']);
+    // Refused 495 under OLD's CA: its line has no certificate; NEW's policy reads one.
+    const refused = record({ host: 'app.example.com', path: '/', decision: 'client-certificate-required', status: 495 });
+    expect(replayUnder(refused, q, null).outcome).toBe('client-certificate-required');
+    expect(lacks(refused, q, p)).toEqual(['client-certificate-not-logged']);
   });
 
   it('counts a changed xff_num_trusted_hops as unknown client address only where a policy reads source_ip', () => {
