@@ -88,6 +88,24 @@ describe('replayLogs', () => {
     expect(text).toContain('identity-not-logged: 1:');
   });
 
+  it('tells another outcome (denied, then no route) and other upstreams (the same route forwarding elsewhere) apart', async () => {
+    const p = join(dir, 'kinds.log');
+    const moved = planOf([route('www.example.com', { name: 'www', allow_public_unauthenticated_access: true, to: 'http://127.0.0.1:9009' })]);
+    writeFileSync(
+      p,
+      [
+        line({ host: 'www.example.com', path: '/', route: 'www', decision: 'allow', upstream: '127.0.0.1:9000' }),
+        line({ host: 'app.example.com', path: '/', route: 'app', decision: 'deny', status: 403, user: 'eve', groups: [], claims: {} }),
+      ].join('\n'),
+    );
+    const r = await replayLogs([p], oldPlan, moved);
+    expect(r.changes.map((g) => [g.change, g.old?.label ?? null, g.new?.label ?? null, g.from, g.to, g.count])).toEqual([
+      ['outcome-changed', 'app', null, 'deny', 'not_found', 1],
+      ['upstream-changed', 'www', 'www', 'allow', 'allow', 1],
+    ]);
+    expect(renderReplayText(r)).toContain('~ outcome changed: app (old #0) → no route: deny → not_found [no-route]: 1 request');
+  });
+
   it('keeps a few examples per group however many requests change (the report does not grow with the log)', async () => {
     const p = join(dir, 'many.log');
     const one = line({ host: 'app.example.com', path: '/', route: 'app', decision: 'allow', upstream: '127.0.0.1:9000', user: 'bob', groups: ['staff'], claims: { dept: ['eng'] } });
