@@ -7,11 +7,16 @@ import { diffPlans } from './diff/diff.ts';
 import { renderDiffJson } from './diff/render-json.ts';
 import { renderDiffText } from './diff/render-text.ts';
 import { loadPlanInput } from './plan-input.ts';
+import { SvcError } from '../runtime/core/errors.ts';
 
 export interface DiffOptions {
   readonly format: 'text' | 'json';
   /** The exact check's time budget in ms; `null`: no exact check (sampling only). Default 30 s. */
   readonly budgetMs?: number | null;
+  /** Access logs whose requests are decided again under both plans (cli/diff/replay/). */
+  readonly replay?: readonly string[];
+  /** Show replay's progress on `io.err` (the caller decides: a terminal, or `--progress`). */
+  readonly progress?: 'tty' | 'lines' | 'none';
 }
 
 /** The default time budget of the exact check (docs/diff.md). */
@@ -31,9 +36,9 @@ export function parseBudget(text: string): number | undefined {
 
 /**
  * Runs `svc diff` and returns the exit code: 0 when the plans are equal (same checksum), 1 when they
- * differ, 2 when either side cannot be read, loaded or compiled (its diagnostics go to `io.err`).
- * When routes were added, removed or changed, the exact check runs within the budget; its answers
- * never change the exit code (docs/diff.md).
+ * differ, 2 when either side cannot be read, loaded or compiled (its diagnostics go to `io.err`), or
+ * a `--replay` log cannot be read. When routes were added, removed or changed, the exact check runs
+ * within the budget; neither its answers nor replay's counts change the exit code (docs/diff.md).
  */
 export async function diffCommand(oldPath: string, newPath: string, opts: DiffOptions, io: { out: (s: string) => void; err: (s: string) => void }, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const sides = [
@@ -60,6 +65,22 @@ export async function diffCommand(oldPath: string, newPath: string, opts: DiffOp
       await stopZ3();
     }
   }
-  io.out(opts.format === 'json' ? renderDiffJson(diff) : renderDiffText(diff));
+  if (opts.replay !== undefined && opts.replay.length > 0) {
+    const { replayLogs } = await import('./diff/replay/replay.ts');
+    const { progressPrinter } = await import('./diff/replay/progress.ts');
+    const progress = progressPrinter(opts.progress ?? 'none', io.err);
+    try {
+      diff = { ...diff, replay: await replayLogs(opts.replay, a.input.plan, b.input.plan, progress.update) };
+    } catch (e) {
+      progress.done();
+      if (!(e instanceof SvcError)) throw e;
+      io.err(`svc diff: --replay: ${e.message} (${e.code})\n`);
+      return 2;
+    }
+    progress.done();
+  }
+  if (opts.format === 'json') io.out(renderDiffJson(diff));
+  else io.out(renderDiffText(diff) + (diff.replay ? (await import('./diff/replay/render-text.ts')).renderReplayText(diff.replay) : ''));
+  // Replay never changes the exit code: equal plans decide every request alike (docs/diff.md).
   return diff.equal ? 0 : 1;
 }

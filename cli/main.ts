@@ -73,7 +73,9 @@ export async function main(argv: readonly string[], io: { out: (s: string) => vo
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'))
     .option('--budget <duration>', 'time budget of the exact check (30s, 500ms, 2m; default 30s)')
     .option('--no-exact', 'sampling only: skip the exact check')
-    .action(async (oldPath: string, newPath: string, opts: { format: 'text' | 'json'; budget?: string; exact: boolean }) => {
+    .option('--replay <logs...>', 'access logs of svc run (plain or gzip, rotated files too): decide each recorded request under both plans; give it last, it takes every argument after it')
+    .option('--progress', "show replay's progress on standard error (default: only on a terminal outside CI)")
+    .action(async (oldPath: string, newPath: string, opts: { format: 'text' | 'json'; budget?: string; exact: boolean; replay?: string[]; progress?: boolean }) => {
       const { diffCommand, parseBudget, DEFAULT_BUDGET_MS } = await import('./diff-command.ts');
       const budgetMs = opts.budget === undefined ? DEFAULT_BUDGET_MS : parseBudget(opts.budget);
       if (budgetMs === undefined) {
@@ -81,7 +83,9 @@ export async function main(argv: readonly string[], io: { out: (s: string) => vo
         code = 2;
         return;
       }
-      code = await diffCommand(oldPath, newPath, { format: opts.format, budgetMs: opts.exact ? budgetMs : null }, io);
+      const { progressMode } = await import('./diff/replay/progress.ts');
+      const progress = progressMode(opts.progress, process.stderr, process.env);
+      code = await diffCommand(oldPath, newPath, { format: opts.format, budgetMs: opts.exact ? budgetMs : null, ...(opts.replay ? { replay: opts.replay, progress } : {}) }, io);
     });
   program
     .command('run')

@@ -8,8 +8,8 @@ export const DIFF_FORMAT_VERSION = 2;
 
 /**
  * Prints a diff as pretty JSON (two-space indent, trailing newline) with a fixed key order:
- * `formatVersion`, `equal`, `old`, `new`, `access`, `flags`, `routes`, `settings`, and `exact`
- * when the exact check ran. Values shown
+ * `formatVersion`, `equal`, `old`, `new`, `access`, `flags`, `routes`, `settings`, `exact`
+ * when the exact check ran, and `replay` with `--replay`. Values shown
  * from the plans have sorted keys (values.ts), so equal diffs print equal bytes.
  */
 export function renderDiffJson(diff: PlanDiff): string {
@@ -24,6 +24,8 @@ export function renderDiffJson(diff: PlanDiff): string {
     settings: diff.settings,
     // Added in format version 2 without a bump: readers of version 2 ignore unknown keys.
     ...(diff.exact ? { exact: diff.exact } : {}),
+    // Added like `exact`: `svc diff --replay` only.
+    ...(diff.replay ? { replay: diff.replay } : {}),
   };
   return `${JSON.stringify(doc, null, 2)}\n`;
 }

@@ -6,6 +6,7 @@
  * INVARIANT (no-secret): no field of a `PlanDiff` ever holds a secret's value, an inline PEM
  * document, or a fingerprint. Secrets and PEM documents appear only as `Redacted` markers.
  */
+import type { ReplayReport } from './replay/types.ts';
 
 /** Any JSON value. */
 export type JsonValue = null | boolean | number | string | readonly JsonValue[] | { readonly [key: string]: JsonValue };
@@ -153,6 +154,8 @@ export interface PlanDiff {
   readonly settings: readonly ValueChange[];
   /** The exact check (cli/diff/exact/), when it ran: `svc diff` runs it unless told not to. */
   readonly exact?: ExactReport;
+  /** Recorded requests decided again under both plans (`--replay`, cli/diff/replay/). */
+  readonly replay?: ReplayReport;
 }
 
 /** A concrete identity and request that separates two plans, confirmed by svc's real programs. */

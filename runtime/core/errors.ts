@@ -86,6 +86,7 @@ export const RUNTIME_ERRORS = {
   SVC_ERR_DIFF_NOT_ENCODED: 'The exact check of `svc diff` met a policy or route matcher it cannot encode for the solver (a regex outside the plain subset, a character beyond U+2FFFF, an unknown time zone); that change is reported "not proved", never "unchanged".',
   SVC_ERR_LOGIN_TIMEOUT: '`svc tcp` saw no sign-in within the time allowed.',
   SVC_ERR_TCP_ROUTE_INVALID: '`svc tcp` was given a route that is not `tcp+https://host:port`.',
+  SVC_ERR_REPLAY_READ: 'A log file given to `svc diff --replay` cannot be read (missing, unreadable, or damaged gzip data); `svc diff` exits 2 and reports no replay.',
 } as const satisfies Record<`SVC_ERR_${string}`, string>;
 
 /** A stable runtime error code. */

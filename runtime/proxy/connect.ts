@@ -48,12 +48,12 @@ export function createConnectHandler(store: ServedStore, options: GateOptions, o
       const r = options.observe ? observeStream(options.observe, gen, result, client, 'CONNECT', allowed ? undefined : refusal(result).status, 200) : result;
       if (!r.admitted || r.decision.outcome !== 'allow') {
         const { status, reason } = refusal(r);
-        tunnelRefused(observer, gen, r, { kind: 'tunnel', requestId, method: 'CONNECT', host: authority, target: authority, headers, peer: req.socket?.remoteAddress ?? '', status }, started);
+        tunnelRefused(observer, gen, r, { kind: 'tunnel', requestId, method: 'CONNECT', host: authority, target: authority, headers, peer: req.socket?.remoteAddress ?? '', status, socket: req.socket }, started);
         if (h2) sendError(second as Http2ServerResponse, status, requestId, reason, accept, false);
         else endSocketWithError(client, status, requestId, reason, accept);
         return;
       }
-      const opened = () => tunnelOpened(observer, gen, r, client, { kind: 'tunnel', requestId, method: 'CONNECT', host: authority, target: authority, headers, peer: req.socket?.remoteAddress ?? '', status: 200 });
+      const opened = () => tunnelOpened(observer, gen, r, client, { kind: 'tunnel', requestId, method: 'CONNECT', host: authority, target: authority, headers, peer: req.socket?.remoteAddress ?? '', status: 200, socket: req.socket });
       open(gen.index.body.routes[r.decision.route.index]!, r, client, head ?? Buffer.alloc(0), opened, (status) => {
         if (h2) {
           const res = second as Http2ServerResponse;

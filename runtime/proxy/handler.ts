@@ -13,7 +13,7 @@ import type { TLSSocket } from 'node:tls';
 import type { Dispatcher } from 'undici';
 import type { Route } from '../../compiler/plan/types.ts';
 import { forwardAuth } from '../authn/forward-auth.ts';
-import type { OutgoingHeaders, RequestHeaders } from '../core/types.ts';
+import type { Decision, OutgoingHeaders, RequestHeaders } from '../core/types.ts';
 import type { CompiledRoute } from '../plan/index.ts';
 import type { ServedGeneration, ServedStore } from '../generation/generation.ts';
 import { denialAnswer } from '../authn/denied.ts';
@@ -23,6 +23,7 @@ import { storeUnavailable } from '../authn/service.ts';
 import type { PoolOptions } from '../upstream/pools.ts';
 import { Http2UpstreamExchange, http2Closed, http2Cut, UpstreamExchange } from './upstream-exchange.ts';
 import { pathOf, type AccessEntry } from '../observe/log/access-line.ts';
+import { identityAttributes, preflightOf } from '../observe/log/replay-attributes.ts';
 import { dropTraceHeaders, isTraced, RequestTrace, type TraceSetup } from '../observe/trace/request-trace.ts';
 import { clientAddress } from '../request/client-address.ts';
 import type { GateResult } from './gate.ts';
@@ -70,6 +71,7 @@ export function createHandler(store: ServedStore, options: HandlerOptions): (req
     // Sampled before any argument of the trace is read: an unsampled request builds nothing.
     const trace = setup && isTraced(setup, headers) ? new RequestTrace(setup, requestId, req.method ?? 'GET', headers['host']?.[0] ?? '', pathOf(req.url ?? '/'), headers) : undefined;
     let result: GateResult | undefined;
+    let certificate: AccessEntry['clientCert'];
     let released = false;
     // Metrics: the HTTP/1.1 connection's byte counts at the start.
     const read0 = socket?.bytesRead ?? 0;
@@ -84,7 +86,7 @@ export function createHandler(store: ServedStore, options: HandlerOptions): (req
       const status = cut ? 499 : res.statusCode;
       const route = routeOf(gen, result);
       trace?.end(status, cut, route);
-      if (options.access) options.access(accessEntry(gen, req, headers, result, requestId, trace?.traceId, status, Math.round(performance.now() - started), route, socket, counted, cut ? (inFlight?.cutting ? 'shutdown' : '') : undefined));
+      if (options.access) options.access(accessEntry(gen, req, headers, result, requestId, trace?.traceId, status, Math.round(performance.now() - started), route, socket, counted, cut ? (inFlight?.cutting ? 'shutdown' : '') : undefined, certificate));
       if (options.observe) {
         const matched = result?.admitted && 'route' in result.decision ? gen.index.body.routes[result.decision.route.index] : undefined;
         options.observe.request(matched, req.method, cut ? undefined : res.statusCode, performance.now() - started, socket ? socket.bytesRead - read0 : undefined, socket ? socket.bytesWritten - written0 : undefined);
@@ -100,6 +102,8 @@ export function createHandler(store: ServedStore, options: HandlerOptions): (req
     const gone = () => (socket ? res.destroyed : http2Closed(res as Http2ServerResponse));
     admit(gen, { kind: 'request', method: req.method ?? 'GET', target: req.url ?? '/', headers, httpVersion: req.httpVersion, socket: req.socket, trace, canForward: () => !gone() }, options, (r) => {
       result = r;
+      // Read while the connection is there (an HTTP/2 stream's socket is gone once it closes).
+      if (gen.tls && r.admitted) certificate = clientCertificateOf(gen, r.decision, req.socket);
       if (gone()) return;
       if (!r.admitted) sendError(res, r.status, requestId, r.problem, acceptOf(headers), true);
       else {
@@ -148,6 +152,7 @@ function accessEntry(
   socket: import('node:net').Socket | undefined,
   counted: { read: number; written: number } | undefined,
   cutBy: string | undefined,
+  certificate: AccessEntry['clientCert'],
 ): AccessEntry {
   let bytesIn: number | undefined;
   let bytesOut: number | undefined;
@@ -160,6 +165,7 @@ function accessEntry(
   const admitted = r !== undefined && r.admitted ? r : undefined;
   const identity = admitted?.session?.identity;
   const d = admitted?.decision;
+  const replay = identity ? identityAttributes(identity, gen.plan.body) : undefined;
   return {
     msg: 'request',
     requestId,
@@ -179,12 +185,35 @@ function accessEntry(
     referer: headers['referer']?.[0],
     user: identity?.user,
     email: identity?.email,
+    groups: replay?.groups,
+    claims: replay?.claims,
+    device: replay?.device,
+    clientCert: certificate,
+    preflight: preflightOf(req.method, headers),
+    identityCut: replay?.identityCut,
     decision: r === undefined ? 'none' : r.admitted ? r.decision.outcome : r.problem,
     reasons: d !== undefined && d.reasons.length > 0 ? d.reasons : undefined,
     plan: gen.number,
     cut: cutBy !== undefined ? true : undefined,
     cutBy: cutBy !== undefined && cutBy !== '' ? cutBy : undefined,
   };
+}
+
+/**
+ * The client certificate the decision's route saw (its fingerprint, and whether the route's CA vouched
+ * for it), for the access line; undefined without TLS, a route, or a certificate. Per connection the
+ * verification is cached (runtime/tls/client-certificates.ts), so this costs a lookup.
+ */
+export function clientCertificateOf(gen: ServedGeneration, d: Decision | undefined, socket: import('node:net').Socket | undefined): AccessEntry['clientCert'] {
+  const route = gen.tls && socket && d !== undefined && 'route' in d ? gen.index.body.routes[d.route.index] : undefined;
+  if (!route || typeof (socket as TLSSocket).getPeerX509Certificate !== 'function') return undefined;
+  try {
+    const c = gen.tls!.clientCertificate(route, socket as TLSSocket);
+    return c === undefined ? undefined : { sha256: c.fingerprint, valid: c.valid };
+  } catch {
+    // A connection torn down under the read: the line goes without it, never the process.
+    return undefined;
+  }
 }
 
 /** `host:port` of an upstream URL (never its path or query). */

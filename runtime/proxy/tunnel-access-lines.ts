@@ -9,8 +9,10 @@ import { hostOf, pathOf, type AccessEntry } from '../observe/log/access-line.ts'
 import type { ServedGeneration } from '../generation/generation.ts';
 import type { Admission, GateResult } from './gate.ts';
 import type { InFlight } from './in-flight.ts';
-import type { RequestHeaders } from '../core/types.ts';
-import { upstreamAddress } from './handler.ts';
+import type { Decision, RequestHeaders } from '../core/types.ts';
+import { clientCertificateOf, upstreamAddress } from './handler.ts';
+import { identityAttributes, type IdentityAttributes } from '../observe/log/replay-attributes.ts';
+import type { Socket } from 'node:net';
 
 /** What the upgrade and CONNECT listeners are told besides the gate's options (serve.ts). */
 export interface TunnelObserver {
@@ -27,6 +29,8 @@ export interface TunnelStart {
   readonly headers: RequestHeaders;
   readonly peer: string;
   readonly status: number;
+  /** The client's connection (its certificate, for the line's `clientCert`). */
+  readonly socket?: Duplex | undefined;
 }
 
 /** Logs the opening of `client`'s tunnel; returns what to call when it closes (joinTunnel's `onClose`). */
@@ -51,7 +55,8 @@ export function tunnelOpened(observer: TunnelObserver | undefined, gen: ServedGe
     ...(d.outcome === 'allow' ? { upstream: d.upstream.url.includes('://') ? upstreamAddress(d.upstream.url) : d.upstream.host } : {}),
     ...(address !== undefined ? { client: address } : {}),
     ...agentAndReferer(t.headers),
-    ...(a.session ? { user: a.session.identity.user, ...(a.session.identity.email !== undefined ? { email: a.session.identity.email } : {}) } : {}),
+    ...(a.session ? { user: a.session.identity.user, ...(a.session.identity.email !== undefined ? { email: a.session.identity.email } : {}), ...definedOnly(identityAttributes(a.session.identity, gen.plan.body)) } : {}),
+    ...certificateOf(gen, d, t.socket),
     decision: d.outcome,
     plan: gen.number,
   };
@@ -83,11 +88,23 @@ export function tunnelRefused(observer: TunnelObserver | undefined, gen: ServedG
     ms: Math.round(performance.now() - started),
     ...(address !== undefined ? { client: address } : {}),
     ...agentAndReferer(t.headers),
-    ...(result.admitted && result.session ? { user: result.session.identity.user, ...(result.session.identity.email !== undefined ? { email: result.session.identity.email } : {}) } : {}),
+    ...(result.admitted && result.session ? { user: result.session.identity.user, ...(result.session.identity.email !== undefined ? { email: result.session.identity.email } : {}), ...definedOnly(identityAttributes(result.session.identity, gen.plan.body)) } : {}),
+    ...certificateOf(gen, d, t.socket),
     decision: result.admitted ? result.decision.outcome : result.problem,
     ...(d !== undefined && d.reasons.length > 0 ? { reasons: d.reasons } : {}),
     plan: gen.number,
   });
+}
+
+/** The replay attributes without their undefined fields (a tunnel's line is built by spreading). */
+function definedOnly(a: IdentityAttributes): IdentityAttributes {
+  return Object.fromEntries(Object.entries(a).filter(([, v]) => v !== undefined)) as IdentityAttributes;
+}
+
+/** The line's `clientCert`, when the route saw one (handler.ts `clientCertificateOf`). */
+function certificateOf(gen: ServedGeneration, d: Decision | undefined, socket: Duplex | undefined): Pick<AccessEntry, 'clientCert'> {
+  const c = clientCertificateOf(gen, d, socket as Socket | undefined);
+  return c === undefined ? {} : { clientCert: c };
 }
 
 /** The `User-Agent` and `Referer` of a tunnel's request, for its lines (the access line makes the referer safe). */

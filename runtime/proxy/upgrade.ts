@@ -87,7 +87,7 @@ function upgrade(gen: ServedGeneration, a: Admission, req: IncomingMessage, clie
         })
       : httpRequest(base);
   handshake(up, client, clientHead, requestId, req.headers['accept'], a, route.timeoutMs, (socket, head) => {
-    const closed = tunnelOpened(observer, gen, a, client, { kind: 'upgrade', requestId, method: req.method ?? 'GET', host: req.headersDistinct['host']?.[0] ?? '', target: req.url ?? '/', headers: req.headersDistinct, peer: req.socket.remoteAddress ?? '', status: 101 });
+    const closed = tunnelOpened(observer, gen, a, client, { kind: 'upgrade', requestId, method: req.method ?? 'GET', host: req.headersDistinct['host']?.[0] ?? '', target: req.url ?? '/', headers: req.headersDistinct, peer: req.socket.remoteAddress ?? '', status: 101, socket: req.socket });
     joinTunnel(client, socket, head, route, closed);
   });
 }

@@ -4,6 +4,7 @@
  * does not cover, 495 for a route requiring a client certificate, and the PROXY protocol in front
  * of a listener (the PROXY source is the client address; no header, no connection).
  */
+import { X509Certificate } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { request } from 'node:https';
@@ -60,6 +61,7 @@ describe('svc run over TLS', () => {
   let clientCa: Issued;
   let client: Issued;
   const cfg = configDir();
+  const access: AccessEntry[] = [];
 
   beforeAll(async () => {
     up = await startUpstream(echo);
@@ -74,7 +76,7 @@ describe('svc run over TLS', () => {
       { from: 'https://other.example.com', to: up.url, allow_public_unauthenticated_access: true },
       { from: 'https://mtls.example.com', to: up.url, allow_public_unauthenticated_access: true, tls_downstream_client_ca_file: join(cfg.dir, 'client-ca.pem') },
     ]);
-    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, grpcListen: { host: '127.0.0.1', port: 0 }, watch: false });
+    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, grpcListen: { host: '127.0.0.1', port: 0 }, watch: false, access: (e) => access.push(e) });
   });
 
   afterAll(async () => {
@@ -110,6 +112,9 @@ describe('svc run over TLS', () => {
   it('requires a client certificate from the route CA (495 without one)', async () => {
     expect((await get(svc.listening.address.port, 'mtls.example.com', 'mtls.example.com', ca.certPem)).status).toBe(495);
     expect((await get(svc.listening.address.port, 'mtls.example.com', 'mtls.example.com', ca.certPem, client)).status).toBe(200);
+    // The access line names the certificate by its SHA-256 fingerprint, as the route's CA judged it (for `svc diff --replay`).
+    const fingerprint = new X509Certificate(client.certPem).fingerprint256.replaceAll(':', '').toLowerCase();
+    await expect.poll(() => access.find((e) => e.host === 'mtls.example.com' && e.status === 200)?.clientCert).toEqual({ sha256: fingerprint, valid: true });
     // A route without its own CA does not ask.
     expect((await get(svc.listening.address.port, 'app.example.com', 'app.example.com', ca.certPem)).status).toBe(200);
   });

@@ -9,7 +9,9 @@
  * CONTRACT (no secrets): an entry holds no header value except the Host, the User-Agent and the
  * Referer, no query string, no cookie or token; the path is the request target through
  * {@link pathOf} (no query, no userinfo), and the line's host and referer go through {@link hostOf}
- * and {@link refererOf} here (no userinfo, no query; whoever built the entry).
+ * and {@link refererOf} here (no userinfo, no query; whoever built the entry). The replay block
+ * (`groups` … `identityCut`) holds only what a policy reads of the identity and the connection, no
+ * secret and bounded in size (replay-attributes.ts).
  */
 
 /** The entry the request path produces once per request (runtime/proxy/handler.ts, upgrade.ts, connect.ts). */
@@ -44,6 +46,21 @@ export interface AccessEntry {
   readonly referer?: string | undefined;
   readonly user?: string | undefined;
   readonly email?: string | undefined;
+  // Replay (`svc diff --replay`, docs/diff.md "Replaying real traffic"): what the policy read of
+  // the identity and the connection besides `user`, `email` and `client`, never a secret; bounded
+  // (replay-attributes.ts). One block: written together, after `email`.
+  /** The session's groups as the decision saw them: present (maybe empty) whenever `user` is. */
+  readonly groups?: readonly string[] | undefined;
+  /** The claims the plan's policies read (`claim/NAME`), name → the values a policy sees (`[]`: none). */
+  readonly claims?: Readonly<Record<string, readonly string[]>> | undefined;
+  /** The device the session authenticated with: credential id (public), type, approved. */
+  readonly device?: { readonly id: string; readonly type: string; readonly approved: boolean } | undefined;
+  /** The client certificate presented: SHA-256 fingerprint, and whether the route's CA vouched for it. */
+  readonly clientCert?: { readonly sha256: string; readonly valid: boolean } | undefined;
+  /** For an OPTIONS request: whether it carried `Origin` and `Access-Control-Request-Method` (never their values). */
+  readonly preflight?: boolean | undefined;
+  /** Groups or claims were cut to keep the line bounded: such a line is not replayed exactly. */
+  readonly identityCut?: true | undefined;
   /** The decision's outcome (`allow`, `deny`, …) or the gate's refusal problem. */
   readonly decision: string;
   /** The decision's reason codes, when it gave any. */
@@ -104,6 +121,12 @@ export function accessLine(e: AccessEntry, timeMs: number, service = 'svc'): str
   if (e.referer !== undefined) s += `,"referer":${JSON.stringify(refererOf(e.referer))}`;
   if (e.user !== undefined) s += `,"user":${JSON.stringify(e.user)}`;
   if (e.email !== undefined) s += `,"email":${JSON.stringify(e.email)}`;
+  if (e.groups !== undefined) s += `,"groups":${JSON.stringify(e.groups)}`;
+  if (e.claims !== undefined) s += `,"claims":${JSON.stringify(e.claims)}`;
+  if (e.device !== undefined) s += `,"device":{"id":${JSON.stringify(e.device.id)},"type":${JSON.stringify(e.device.type)},"approved":${e.device.approved}}`;
+  if (e.clientCert !== undefined) s += `,"clientCert":{"sha256":${JSON.stringify(e.clientCert.sha256)},"valid":${e.clientCert.valid}}`;
+  if (e.preflight !== undefined) s += `,"preflight":${e.preflight}`;
+  if (e.identityCut === true) s += `,"identityCut":true`;
   s += `,"decision":${JSON.stringify(e.decision)}`;
   if (e.reasons !== undefined && e.reasons.length > 0) s += `,"reasons":${JSON.stringify(e.reasons)}`;
   s += `,"plan":${e.plan}`;
