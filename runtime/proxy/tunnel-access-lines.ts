@@ -54,6 +54,7 @@ export function tunnelOpened(observer: TunnelObserver | undefined, gen: ServedGe
     ...(a.session ? { user: a.session.identity.user, ...(a.session.identity.email !== undefined ? { email: a.session.identity.email } : {}) } : {}),
     decision: d.outcome,
     plan: gen.number,
+    ...(a.shadow !== undefined ? { shadow: a.shadow } : {}),
   };
   access({ ...base, event: 'open' });
   return (bytesIn, bytesOut) => {
@@ -87,6 +88,7 @@ export function tunnelRefused(observer: TunnelObserver | undefined, gen: ServedG
     decision: result.admitted ? result.decision.outcome : result.problem,
     ...(d !== undefined && d.reasons.length > 0 ? { reasons: d.reasons } : {}),
     plan: gen.number,
+    ...(result.admitted && result.shadow !== undefined ? { shadow: result.shadow } : {}),
   });
 }
 

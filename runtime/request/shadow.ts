@@ -21,7 +21,7 @@
 import type { Route } from '../../compiler/plan/types.ts';
 import type { Decision } from '../core/types.ts';
 import type { PlanIndex } from '../plan/index.ts';
-import type { Ruling } from './decide.ts';
+import type { Canonical, Ruling } from './decide.ts';
 
 /** How the candidate's decision differs from the enforced one (the metric's `outcome` label). */
 export type ShadowChange = 'allow_to_deny' | 'deny_to_allow' | 'outcome_changed' | 'route_changed' | 'upstream_changed';
@@ -66,6 +66,15 @@ export function shadowDifference(shadow: ShadowPlan, enforcedIndex: PlanIndex, e
     shadow.failed(e);
     return undefined;
   }
+}
+
+/**
+ * The enforced plan's canonical form of a request when it does not depend on the plan (the strict
+ * form, which every plan keeps alike), for the candidate to reuse; else undefined, and the
+ * candidate normalizes the request itself (its encoded-path and path-parameter opt-ins may differ).
+ */
+export function planIndependent(c: Canonical): Canonical | undefined {
+  return c.ok && !c.rawForm && !c.pathParameters ? c : undefined;
 }
 
 /** The difference between the enforced decision and the candidate's (see the file comment); undefined when alike. */
