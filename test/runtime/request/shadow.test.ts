@@ -88,7 +88,7 @@ describe('shadowDifference', () => {
   });
 
   it('upstream_changed: the same route sent elsewhere', () => {
-    const shadow = shadowOf([ENFORCED[0], { ...ENFORCED[1], to: 'http://app-up-2' }, ENFORCED[2]]);
+    const shadow = shadowOf([ENFORCED[0]!, { ...ENFORCED[1], to: 'http://app-up-2' }, ENFORCED[2]!]);
     expect(both(enforced, shadow, 'https://app.example.com/', ALICE).difference).toEqual({ change: 'upstream_changed', outcome: 'allow', route: 'app' });
     // Refused alike: where it would have gone does not matter.
     expect(both(enforced, shadow, 'https://app.example.com/', null).difference).toBeUndefined();
