@@ -8,9 +8,11 @@
  *   candidate reloads it (the file watcher); a broken candidate and one whose settings differ are
  *   logged with their codes and change nothing served (docs/security.md S70, S71);
  * - `--workers 2`, plan files (`svc run plan.json --shadow candidate.json`), a signed-in user: each
- *   worker decides with the candidate, a forward-auth check too, and the aggregated `/metrics` says so.
+ *   worker decides with the candidate, a forward-auth check too, the aggregated `/metrics` says so,
+ *   and a rewritten candidate reaches every worker through the primary.
  */
 import { connect as h2connect } from 'node:http2';
+import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { createServer as createTcpServer, type Server as TcpServer } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
@@ -214,6 +216,8 @@ describe('svc run plan.json --shadow candidate.json --workers 2: a signed-in use
   let svc: SignalledSvc | undefined;
   let port = 0;
   let metricsPort = 0;
+  let candidatePath = '';
+  let planOf: (policy: string, name: string) => string = () => '';
 
   beforeAll(async () => {
     port = await freePort();
@@ -221,13 +225,13 @@ describe('svc run plan.json --shadow candidate.json --workers 2: a signed-in use
     idp = await startLocalhostIdp(port);
     up = await startUpstream(echo);
     const settings = { ...BASE_SETTINGS, address: `127.0.0.1:${port}`, metrics_address: `127.0.0.1:${metricsPort}`, ...localhostSignInSettings(port, idp), forward_auth_url: `http://fwd.localhost:${port}` };
-    const planOf = (policy: string, name: string) => {
+    planOf = (policy: string, name: string) => {
       const r = compileText(stringify({ ...settings, routes: [{ name: 'app', from: `https://app.localhost:${port}`, to: up.url, policy }] }), cfg.file(`${name}.yaml`, ''));
       if (!r.plan) throw new Error(JSON.stringify(r.diagnostics));
       return cfg.file(`${name}.json`, prettyJson(r.plan));
     };
     const planPath = planOf('allow if domain is "example.com"', 'plan');
-    const candidatePath = planOf('allow if email is "bob@other.example"', 'candidate');
+    candidatePath = planOf('allow if email is "bob@other.example"', 'candidate');
     svc = await spawnSvc(planPath, ['--listen', `127.0.0.1:${port}`, '--workers', '2', '--shutdown-delay', '0', '--expose-checksum', '--shadow', candidatePath], { plan: true });
   }, 60_000);
 
@@ -272,5 +276,15 @@ describe('svc run plan.json --shadow candidate.json --workers 2: a signed-in use
     const body = (await scrape(metricsPort)).body;
     expect(sample(body, 'svc_shadow_decisions_total', { route: 'app', outcome: 'allow_to_deny' })).toBeGreaterThanOrEqual(workers.size > 1 ? 7 : 1);
     expect(sample(body, 'svc_shadow_plan_loaded')).toBe(1);
+
+    // The candidate rewritten (deciding alike): the primary reloads it and every worker takes it.
+    const loaded = () => (svc!.out().match(/"msg":"shadow plan loaded"/g) ?? []).length;
+    const before = loaded();
+    const alike = planOf('allow if domain is "example.com"', 'alike');
+    cfg.file('candidate.json', readFileSync(alike, 'utf8'));
+    await until('both workers took the new candidate', () => loaded() >= before + 2);
+    for (let i = 0; i < 6; i++) expect((await get(`app.localhost:${port}`, `/after${i}`)).status).toBe(200);
+    await until('the access lines', () => lines(svc!.out(), 'request', '/after5').length === 1);
+    for (let i = 0; i < 6; i++) expect(lines(svc!.out(), 'request', `/after${i}`)[0]!['shadow']).toBeUndefined();
   });
 });
