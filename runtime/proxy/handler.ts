@@ -110,7 +110,7 @@ export function createHandler(store: ServedStore, options: HandlerOptions): (req
         // itself, and only once the gate has admitted a request whose body is read (forwarded, or
         // svc's own endpoint); a refused request gets its final answer without soliciting the body.
         if (expectsContinue(headers) && (r.decision.outcome === 'allow' || r.decision.outcome === 'internal')) res.writeContinue();
-        respond(gen, r, req, res, requestId, options, headers, trace, gen.shadow === null ? undefined : (d) => (checkShadow = d));
+        respond(gen, r, req, res, requestId, options, headers, trace, gen.shadow !== null && r.decision.outcome === 'internal' ? (d) => (checkShadow = d) : undefined);
       }
     });
   };

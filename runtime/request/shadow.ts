@@ -81,12 +81,12 @@ export function planIndependent(c: Canonical): Canonical | undefined {
 export function compareDecisions(enforcedIndex: PlanIndex, enforced: Decided, candidateIndex: PlanIndex, candidate: Decided): ShadowDifference | undefined {
   const change = changeOf(enforcedIndex, enforced, candidateIndex, candidate);
   if (change === undefined) return undefined;
-  const route = 'route' in candidate ? candidate.route : undefined;
+  // One object of one shape; an absent field is undefined, which the access line leaves out.
   return {
     change,
     outcome: outcomeOf(candidate),
-    ...(route !== undefined ? { route: route.name ?? route.id } : {}),
-    ...(candidate.reasons.length > 0 ? { reasons: candidate.reasons } : {}),
+    route: 'route' in candidate ? (candidate.route.name ?? candidate.route.id) : undefined,
+    reasons: candidate.reasons.length > 0 ? candidate.reasons : undefined,
   };
 }
 
