@@ -90,6 +90,16 @@ describe('shadowProvisioner', () => {
     expect(s.reports).toEqual(['attempted true', 'attempted false', 'attempted false']);
   });
 
+  it('a failing shadow decision (a bug) is counted every time and logged at most once a minute', async () => {
+    const s = setup([() => CANDIDATE]);
+    const part = (await s.provision(ENFORCED, undefined))!;
+    s.lines.length = 0;
+    part.failed(new Error('boom'));
+    part.failed(new Error('boom again'));
+    expect(s.reports.filter((r) => r === 'failed')).toHaveLength(2);
+    expect(s.lines).toEqual([expect.objectContaining({ level: 'error', code: 'SVC_ERR_SHADOW_DECISION', error: 'boom' })]);
+  });
+
   it('a loader error of another code is logged as SVC_ERR_SHADOW_INVALID with its cause', async () => {
     const s = setup([
       () => {
