@@ -97,9 +97,10 @@ export async function main(argv: readonly string[], io: { out: (s: string) => vo
     .option('--workers <n>', 'worker processes sharing the listener (default: one per core; 1: this process)')
     .option('--drain-timeout <seconds>', 'on SIGTERM/SIGINT, how long requests in flight may take to finish before they are cut (default 25)')
     .option('--shutdown-delay <seconds>', 'on SIGTERM/SIGINT, how long svc keeps accepting connections, readiness failing, before the drain starts (default 5; 0: none)')
+    .option('--shadow <file>', 'a candidate plan or config decided beside the served one: its differing decisions are logged (access line `shadow`) and counted, never enforced (all-in-one only)')
     .option('--store-outage-grace <seconds>', 'while the session store is unreachable, how long past its cache entry a session this process verified is still served (default 30; 0: off; at most 600)')
     .addOption(new Option('--expose-checksum', 'test mode: name the plan checksum in every response').hideHelp())
-    .action(async (file: string | undefined, opts: { config?: string; listen?: string; grpcListen?: string; exposeChecksum?: boolean; workers?: string; drainTimeout?: string; shutdownDelay?: string; storeOutageGrace?: string }) => {
+    .action(async (file: string | undefined, opts: { config?: string; listen?: string; grpcListen?: string; exposeChecksum?: boolean; workers?: string; drainTimeout?: string; shutdownDelay?: string; storeOutageGrace?: string; shadow?: string }) => {
       const { runCommand } = await import('./run-command.ts');
       code = await runCommand(file, opts, io);
     });

@@ -15,6 +15,11 @@
  * second exits at once. With `--workers N` the primary asks every worker to stop and waits for them.
  * SIGHUP reloads (the same path as a file change); a worker ignores it (the primary reloads).
  *
+ * `--shadow FILE`: a candidate plan (or config, compiled) that decides every request a second time;
+ * where it differs, the access line says so (`shadow`) and `svc_shadow_decisions_total` counts it;
+ * only the served plan's decision acts. Reloaded with the plan; a candidate that fails to load never
+ * stops svc (docs/running.md "Shadow plans"). All-in-one only: refused in the other roles.
+ *
  * `--store-outage-grace` seconds (default 30, 0: off): while the session store cannot be reached, a
  * session this process verified is still served for that long past its cache entry
  * (runtime/sessions/outage-grace.ts, docs/scale-out.md "Failure behaviour"). An operational knob like
@@ -49,6 +54,8 @@ export interface RunCommandOptions {
   readonly shutdownDelay?: string;
   /** Seconds a session this process verified is still served past its cache entry while the session store is unreachable (default 30; 0: off). */
   readonly storeOutageGrace?: string;
+  /** A candidate plan or config decided beside the served plan, never enforced (docs/running.md "Shadow plans"). */
+  readonly shadow?: string;
 }
 
 /** Runs svc; resolves with the exit code once it stops. */
@@ -131,7 +138,7 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
       logs.log(entry);
     }
   };
-  const common = { storeOutageGraceMs, ...(listen ? { listen } : {}), ...(grpcListen ? { grpcListen } : {}), ...(opts.exposeChecksum ? { exposeChecksum: true } : {}), log: logs.log, access: logs.access, tracing, logSettings, ...(worker ? {} : { notices }) };
+  const common = { storeOutageGraceMs, ...(opts.shadow !== undefined ? { shadow: opts.shadow } : {}), ...(listen ? { listen } : {}), ...(grpcListen ? { grpcListen } : {}), ...(opts.exposeChecksum ? { exposeChecksum: true } : {}), log: logs.log, access: logs.access, tracing, logSettings, ...(worker ? {} : { notices }) };
   // What a graceful stop ends with, in every process: the spans not yet sent, then the logs.
   const flush = async () => {
     await tracing.shutdown().catch(() => undefined);
@@ -195,6 +202,9 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
     const warned: Parameters<typeof onWarnings>[] = [];
     const first = await loadForRun({ ...source, onWarnings: (...w) => void warned.push(w) });
     const grpcRole = isAuthorizeRole(first) ? 'authorize' : isDatabrokerRole(first) ? 'databroker' : undefined;
+    // Only a process that decides requests itself runs a shadow plan: refused in the other roles.
+    const { refuseShadowOutsideAllInOne } = await import('../runtime/process/load-plan.ts');
+    refuseShadowOutsideAllInOne(opts.shadow, first);
     if (grpcRole === 'databroker' && opts.storeOutageGrace !== undefined) {
       // The data broker serves the session store; the grace is for the roles that read it. A flag
       // this role would ignore is refused rather than accepted silently.

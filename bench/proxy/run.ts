@@ -15,6 +15,11 @@
  * `svc-auth-redis` is the same with `databroker_storage_type: redis` against a redis-server the bench
  * starts on the load side's core (no persistence): the per-process cache answers almost every
  * request, so the target is within 5 % of `svc-auth`.
+ * `svc-auth-shadow` (not in the default set: `--only svc-auth,svc-auth-shadow`) is svc-auth with
+ * `--shadow` (docs/running.md "Shadow plans"): a candidate config with svc-auth's settings whose
+ * measured route refuses alice, so every measured request is decided twice and differs (the worst
+ * case: the access line's `shadow` object on every line; checked in the log after the run). The
+ * report gives its CPU per request against svc-auth (target: under 10 % more).
  * `node-floor` (bench/proxy/node-floor.mjs) is the least a proxy on Node's HTTP stack does: node:http in
  * front of undici's `dispatch` on a keep-alive pool, no checks, no log, on the proxy's core; the report
  * gives svc-auth/node-floor and svc/node-floor by CPU per request, and RSS against it.
@@ -53,7 +58,7 @@
  *
  * Needs nginx and wrk (Debian: `apt-get install -y nginx wrk`; svc-auth-redis also redis-server and
  * redis-cli); CI does not run it. Run: `npm run bench:proxy` (`--duration 10s`, `--connections 64`,
- * `--only svc,nginx,direct,node-floor,apache-oidc,apache-oidc-cookie,svc-auth,svc-auth-redis,nginx-authreq,svc-traced,svc-distributed`, `--warmup 2s`, `--cpu-prof DIR` to write V8 CPU
+ * `--only svc,nginx,direct,node-floor,apache-oidc,apache-oidc-cookie,svc-auth,svc-auth-redis,svc-auth-shadow,nginx-authreq,svc-traced,svc-distributed`, `--warmup 2s`, `--cpu-prof DIR` to write V8 CPU
  * profiles of the svc processes into DIR; `--baseline DIR` another built checkout of svc, whose svc-auth is
  * measured between two runs of this one's, for a before/after in one run). Every child process and the temp dir are removed on exit,
  * Ctrl-C or error.
@@ -91,7 +96,7 @@ function seconds(text: string, option: string): number {
 
 class UsageError extends Error {}
 
-const TARGETS = ['svc', 'nginx', 'direct', 'node-floor', 'svc-auth', 'svc-auth-redis', 'nginx-authreq', 'apache-oidc', 'apache-oidc-cookie', 'svc-traced', 'svc-distributed'] as const;
+const TARGETS = ['svc', 'nginx', 'direct', 'node-floor', 'svc-auth', 'svc-auth-redis', 'svc-auth-shadow', 'nginx-authreq', 'apache-oidc', 'apache-oidc-cookie', 'svc-traced', 'svc-distributed'] as const;
 /** The targets run without `--only`. */
 const DEFAULT_TARGETS = ['svc', 'nginx', 'direct', 'node-floor', 'svc-auth', 'nginx-authreq', 'apache-oidc'] as const;
 type Target = (typeof TARGETS)[number];
@@ -684,12 +689,12 @@ function identitySettings(authenticatePort: number, issuer: string, signingKey: 
  * load (the measured route is the first). Sign-in through the dev IdP on plain HTTP, the
  * authenticate service on `authenticate.localhost:<port>` (svc's own port).
  */
-function svcAuthConfig(port: number, upstreamPort: number, echoPort: number, issuer: string, signingKey: string, storage: Record<string, unknown> = {}): string {
-  const route = (from: string, to: string) => ({ from, to, policy: ADMINS_POLICY, pass_identity_headers: true });
+function svcAuthConfig(port: number, upstreamPort: number, echoPort: number, issuer: string, signingKey: string, storage: Record<string, unknown> = {}, measuredPolicy = ADMINS_POLICY): string {
+  const route = (from: string, to: string, policy = ADMINS_POLICY) => ({ from, to, policy, pass_identity_headers: true });
   return stringify({
     ...identitySettings(port, issuer, signingKey),
     address: `127.0.0.1:${port}`,
-    routes: [route(`https://${HOST}`, `http://127.0.0.1:${upstreamPort}`), route(`https://echo.${HOST}`, `http://127.0.0.1:${echoPort}`)],
+    routes: [route(`https://${HOST}`, `http://127.0.0.1:${upstreamPort}`, measuredPolicy), route(`https://echo.${HOST}`, `http://127.0.0.1:${echoPort}`)],
     ...storage,
   });
 }
@@ -877,7 +882,7 @@ interface DistributedFigures {
 
 interface Row {
   readonly label: string;
-  readonly kind: 'direct' | 'nginx' | 'node-floor' | 'svc' | 'nginx-authreq' | 'apache-oidc' | 'apache-oidc-cookie' | 'svc-auth' | 'svc-auth-baseline' | 'svc-auth-redis' | 'svc-traced' | 'svc-distributed' | 'svc-distributed-uncached';
+  readonly kind: 'direct' | 'nginx' | 'node-floor' | 'svc' | 'nginx-authreq' | 'apache-oidc' | 'apache-oidc-cookie' | 'svc-auth' | 'svc-auth-baseline' | 'svc-auth-redis' | 'svc-auth-shadow' | 'svc-traced' | 'svc-distributed' | 'svc-distributed-uncached';
   readonly distributed?: DistributedFigures;
   readonly cores: 1 | 2;
   readonly routes?: number;
@@ -1202,7 +1207,7 @@ async function main(): Promise<number> {
     return { port, child };
   };
 
-  const runSvcAuth = async (kind: 'svc-auth' | 'svc-auth-redis' | 'svc-auth-baseline') => {
+  const runSvcAuth = async (kind: 'svc-auth' | 'svc-auth-redis' | 'svc-auth-baseline' | 'svc-auth-shadow') => {
     const root = kind === 'svc-auth-baseline' ? opts.baseline! : ROOT;
     const redis = kind === 'svc-auth-redis' ? await startRedisServer() : undefined;
     const port = await freePort();
@@ -1211,9 +1216,13 @@ async function main(): Promise<number> {
     const echo = await startEcho();
     const conf = join(dir, 'svc-auth.yaml');
     const storage = redis ? { databroker_storage_type: 'redis', databroker_storage_connection_string: `redis://127.0.0.1:${redis.port}/0` } : {};
-    writeFileSync(conf, svcAuthConfig(port, upstreamPort, echo.port, idp.issuer, benchSigningKey(), storage));
+    const signingKey = benchSigningKey();
+    writeFileSync(conf, svcAuthConfig(port, upstreamPort, echo.port, idp.issuer, signingKey, storage));
+    // svc-auth-shadow: the same settings, the measured route refusing alice (every request differs).
+    const candidate = join(dir, 'svc-auth-candidate.yaml');
+    if (kind === 'svc-auth-shadow') writeFileSync(candidate, svcAuthConfig(port, upstreamPort, echo.port, idp.issuer, signingKey, storage, `${ADMINS_POLICY} and email is "nobody@example.com"`));
     const log = join(dir, `${kind}.log`);
-    const { child, from } = startSvc(conf, 1, PROXY, log, undefined, root);
+    const { child, from } = startSvc(conf, 1, PROXY, log, kind === 'svc-auth-shadow' ? { args: ['--shadow', candidate], env: {} } : undefined, root);
     try {
       // Ready: the route answers an anonymous API request with 401 (it needs a session).
       await waitReady('svc (authenticated route)', child, port, log, 120_000, { headers: { host: HOST, accept: 'application/json' }, ok: (status) => status === 401, want: '401 to an anonymous request' });
@@ -1225,11 +1234,17 @@ async function main(): Promise<number> {
           return undefined;
         });
       const value = await signInAndCheck(kind, port, browser, () => `svc log tail (${log}):\n${tail(log)}`);
-      if (kind !== 'svc-auth-baseline') sessionCookie = value;
+      if (kind === 'svc-auth' || kind === 'svc-auth-redis') sessionCookie = value;
       const cookie = `_svc=${value}`;
       const cores = processTree(child.pid!).map(coresOf).join('/');
-      const label = kind === 'svc-auth-baseline' ? `svc, 1 worker, authenticated, baseline ${root}` : `svc, 1 worker, authenticated${redis ? ', Redis store' : ''}`;
+      const label = kind === 'svc-auth-baseline' ? `svc, 1 worker, authenticated, baseline ${root}` : `svc, 1 worker, authenticated${redis ? ', Redis store' : ''}${kind === 'svc-auth-shadow' ? ', shadow plan' : ''}`;
       await measure(`${label}${from}`, kind, 1, port, [child.pid!], cores, log, { routes: 2, headers: [`Cookie: ${cookie}`] });
+      // The shadow plan did decide: the measured requests' lines name the candidate's refusal.
+      if (kind === 'svc-auth-shadow') {
+        const shadowed = readFileSync(log, 'utf8').split('\n').filter((l) => l.includes('"shadow":{"change":"allow_to_deny"')).length;
+        if (shadowed === 0) throw new CheckError(`svc-auth-shadow: no access line names the shadow plan's decision: --shadow did not run\nsvc log tail (${log}):\n${tail(log)}`);
+        console.log(`  check: ${shadowed} access lines name the shadow plan's refusal (allow_to_deny)`);
+      }
     } finally {
       await stop(child);
       await echo.close();
@@ -1350,6 +1365,7 @@ async function main(): Promise<number> {
     await runSvcAuth('svc-auth');
   }
   if (opts.only.has('svc-auth-redis')) await runSvcAuth('svc-auth-redis');
+  if (opts.only.has('svc-auth-shadow')) await runSvcAuth('svc-auth-shadow');
   if (opts.only.has('nginx-authreq')) await runNginxAuthRequest();
   if (opts.only.has('apache-oidc')) await runApacheOidc('apache-oidc');
   if (opts.only.has('apache-oidc-cookie')) await runApacheOidc('apache-oidc-cookie');
@@ -1485,6 +1501,11 @@ function report(rows: readonly Row[], connections: number, hasWorkers: boolean):
     if (rq !== undefined) console.log(`  svc-auth/nginx-authreq:  ${rq.toFixed(2)}   target > 1.00 (ahead of nginx + auth_request to Node): ${verdict(rq > 1)}${byCpu(svcAuth, authReq)}`);
     const rs = ratio(svcAuth, svc1);
     if (rs !== undefined) console.log(`  svc-auth/svc:            ${rs.toFixed(2)}   (cost of the identity work; no target)${byCpu(svcAuth, svc1)}`);
+    const svcAuthShadow = find('svc-auth-shadow', 1);
+    if (svcAuth && svcAuthShadow) {
+      const cost = cpuPerRequestUs(svcAuthShadow) / cpuPerRequestUs(svcAuth);
+      console.log(`  svc-auth-shadow/svc-auth, CPU per request: ${cost.toFixed(3)}x   target ≤ 1.10 (a shadow plan deciding every request costs under 10 %): ${verdict(cost <= 1.1)}`);
+    }
     const svcAuthRedis = find('svc-auth-redis', 1);
     const rr2 = ratio(svcAuthRedis, svcAuth);
     if (rr2 !== undefined) console.log(`  svc-auth-redis/svc-auth: ${rr2.toFixed(3)}   target ≥ 0.95 (Redis store within 5 % of the memory store): ${verdict(rr2 >= 0.95)}${byCpu(svcAuthRedis, svcAuth)}`);

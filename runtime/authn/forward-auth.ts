@@ -20,7 +20,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
-import { canonicalize, decide } from '../request/decide.ts';
+import { canonicalize, decide, rule } from '../request/decide.ts';
 import { sessionAndDecision, storeOutageDecision, type DecideSteps } from './admit.ts';
 import type { ResolvedSession } from '../sessions/session-cache.ts';
 import type { RemoteAuthorizer } from '../authorize/remote-authorizer.ts';
@@ -33,6 +33,7 @@ import type { PlanIndex } from '../plan/index.ts';
 import type { AuthState } from './auth-state.ts';
 import type { Authn, SignInRedirect } from './service.ts';
 import { writeHead } from './write-head.ts';
+import { planIndependent, shadowDifference, type ShadowDifference, type ShadowPlan } from '../request/shadow.ts';
 
 type Req = IncomingMessage | Http2ServerRequest;
 type Res = ServerResponse | Http2ServerResponse;
@@ -57,7 +58,19 @@ export function forwardAuthUri(query: string): string | undefined {
  * (`remote`), the route's policy is decided by the authorize service, as for every request
  * (runtime/authorize/remote-policy.ts).
  */
-export async function forwardAuth(authn: Authn, state: AuthState, index: PlanIndex, path: string, query: string, req: Req, res: Res, requestId: string, peer: string, remote?: { readonly authorizer: RemoteAuthorizer; readonly plan: PlanRef }): Promise<void> {
+export async function forwardAuth(
+  authn: Authn,
+  state: AuthState,
+  index: PlanIndex,
+  path: string,
+  query: string,
+  req: Req,
+  res: Res,
+  requestId: string,
+  peer: string,
+  remote?: { readonly authorizer: RemoteAuthorizer; readonly plan: PlanRef },
+  shadow?: { readonly plan: ShadowPlan; readonly told: (d: ShadowDifference) => void },
+): Promise<void> {
   const verify = path === '/verify';
   if (!verify && path !== '/') return fail(res, 404, requestId, 'no-such-endpoint', req);
   const uri = forwardAuthUri(query);
@@ -90,6 +103,11 @@ export async function forwardAuth(authn: Authn, state: AuthState, index: PlanInd
     remote: remote && { ...remote, unavailable: authorizeUnavailableDecision },
   };
   const { d, session } = await new Promise<{ d: Decision; session: ResolvedSession | null }>((resolve) => sessionAndDecision(lookup, steps, (d, session) => resolve({ d, session })));
+  // The shadow plan (`svc run --shadow`) decides the checked request too; only `d` is answered.
+  if (shadow !== undefined) {
+    const differs = shadowDifference(shadow.plan, index, d, (candidate) => rule(candidate, { method, target, scheme, headers, peer, nowMs: Date.now() }, session?.identity ?? null, { reasons: false, canonical: planIndependent(canonical), template: false }));
+    if (differs !== undefined) shadow.told(differs);
+  }
   // The route that decided, for the proxy to compare with the site it protects (above).
   const routed: Record<string, string> = 'route' in d ? { 'x-svc-route-host': routeHost(index, d.route.index) } : {};
   switch (d.outcome) {

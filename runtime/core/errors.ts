@@ -79,6 +79,10 @@ export const RUNTIME_ERRORS = {
   SVC_ERR_CONFIG_INVALID: 'The config does not compile; the compiler\'s diagnostics follow.',
   SVC_ERR_PLAN_INVALID: 'The plan file cannot be loaded (read, JSON, version, schema or checksum).',
   SVC_ERR_WORKER_REFUSED_PLAN: 'A cluster worker refused a plan (or did not answer); the reload was aborted and no process swapped.',
+  SVC_ERR_SHADOW_INVALID: 'The shadow (candidate) plan of `svc run --shadow` cannot be loaded (read, plan checks, config diagnostics, unsupported setting); the enforced plan keeps serving, with the last good shadow or none.',
+  SVC_ERR_SHADOW_SETTINGS: 'The shadow plan\'s settings differ from the enforced plan\'s: a shadow may differ in its routes and policies only; it is refused (the enforced plan keeps serving).',
+  SVC_ERR_SHADOW_UNSUPPORTED_ROLE: '`--shadow` was given to a role that decides no request itself (a split deployment\'s proxy, authenticate, authorize or databroker role); run it on an all-in-one svc.',
+  SVC_ERR_SHADOW_DECISION: 'The shadow decision of a request failed (a bug in svc): the request was served by the enforced decision alone; counted in `svc_shadow_errors_total`, logged at most once a minute.',
   // cli/
   SVC_ERR_FLAG_WITHOUT_EFFECT: 'A command-line flag has no effect in the role given.',
   SVC_ERR_LOGIN_REQUEST: '`svc tcp` could not get a sign-in URL from svc.',

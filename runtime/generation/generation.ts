@@ -7,7 +7,8 @@
  *
  * What a reload changes is the list in `provisioners` below, read top to bottom: the route index
  * (provision.ts), authentication, TLS material (and, after the swap, the listener's default
- * certificate for clients without SNI), forwarding, and the names autocert manages (after the swap),
+ * certificate for clients without SNI), forwarding, the names autocert manages (after the swap), and
+ * the candidate plan of `svc run --shadow` (shadow-provisioner.ts),
  * after the parts every process has, the cluster primary too (`processProvisioners`): log settings,
  * tracing, the notices of a new plan, and the metrics listener's material. What a part changes
  * outside generations it changes in its after-swap hook (provision.ts `afterSwap`).
@@ -25,6 +26,9 @@ import { readMetricsMaterial, type MetricsMaterial } from '../observe/metrics/li
 import { afterSwap, cleanupGeneration, provisionGeneration, type Generation, type Provisioner, type Provisioners } from './provision.ts';
 import { PlanStore } from './plan-store.ts';
 import { forwardProvisioner } from './forward-provisioner.ts';
+import { shadowProvisioner, type ShadowSource } from './shadow-provisioner.ts';
+import type { ShadowPlan } from '../request/shadow.ts';
+import type { ShadowObserver } from '../observe/metrics/shadow.ts';
 
 /** What lives outside generations and follows the plan in service (told in after-swap hooks). */
 export interface ProcessTargets {
@@ -99,6 +103,8 @@ export interface Parts extends ProcessParts {
   readonly forward: ForwardState;
   /** The plan whose route hosts autocert manages (runtime/tls/acme/names.ts); null without autocert. */
   readonly autocertNames: PlanBody | null;
+  /** The candidate plan of `svc run --shadow` (shadow-provisioner.ts); null without one. */
+  readonly shadow: ShadowPlan | null;
 }
 
 export type ServedGeneration = Generation<Parts>;
@@ -117,6 +123,10 @@ export interface PartsOptions extends ProcessTargets {
    * source of managed certificates, told the names of each plan swapped in.
    */
   readonly autocert?: AutocertManager;
+  /** The candidate plan of `svc run --shadow`, loaded with every generation (shadow-provisioner.ts). */
+  readonly shadow?: ShadowSource | undefined;
+  /** Told the shadow plan's loads and differing decisions (metrics). */
+  readonly shadowObserver?: ShadowObserver | undefined;
 }
 
 /** The HTTPS listener, as the after-swap hook of the TLS part sees it. */
@@ -173,7 +183,8 @@ export function provisioners(options: PartsOptions, listener: () => DefaultCerti
     },
   };
   const forward = forwardProvisioner({ onUpstreamEvent: (route, event) => options.log?.({ msg: 'upstream', route, event }), ...(options.upstreamObserver ? { observer: options.upstreamObserver } : {}) });
-  return { ...processProvisioners(options), auth, tls, forward, autocertNames };
+  const shadow = shadowProvisioner(options.shadow, options.shadowObserver, options.log);
+  return { ...processProvisioners(options), auth, tls, forward, autocertNames, shadow };
 }
 
 /**

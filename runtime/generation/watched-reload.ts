@@ -19,6 +19,8 @@ export interface WatchedReloadOptions {
   readonly load: () => PlanEnvelope | Promise<PlanEnvelope>;
   /** The config or plan file, watched beside the files the plan reads. */
   readonly source?: string | undefined;
+  /** More files whose change reloads (the shadow plan of `svc run --shadow`). */
+  readonly also?: readonly string[] | undefined;
   /** Reload when the watched files change (default true). */
   readonly watch?: boolean | undefined;
   readonly log?: ((entry: Record<string, unknown>) => void) | undefined;
@@ -46,7 +48,7 @@ export async function startWatchedReload(
 ): Promise<WatchedReload> {
   let watcher: FSWatcher | undefined;
   const source = options.source;
-  const watchedFiles = (p: PlanEnvelope) => [...new Set([...(source !== undefined ? [source] : []), ...p.inputs])];
+  const watchedFiles = (p: PlanEnvelope) => [...new Set([...(source !== undefined ? [source] : []), ...(options.also ?? []), ...p.inputs])];
   const reloader = createReloader({
     load: options.load,
     current: () => target.plan(),

@@ -10,6 +10,10 @@
  * in-memory data broker (docs/scale-out.md), or the Redis client): workers reach it over the cluster IPC
  * channel (runtime/databroker/ipc-store.ts).
  * The worker side is runtime/process/worker.ts, which loads no compiler code.
+ *
+ * The shadow plan of `--shadow` (docs/running.md "Shadow plans") is loaded here too, with every
+ * plan, and sent beside it as checked JSON text; each worker decides with it. A shadow that fails to
+ * load is logged here and the last good one is sent again (or none): it never refuses the plan.
  */
 import cluster, { type Worker } from 'node:cluster';
 import { createServer as createNetServer, type Socket } from 'node:net';
@@ -21,7 +25,8 @@ import { exportEphemeralKey } from '../authn/signing-key.ts';
 import { aggregatedScrape } from '../observe/metrics/cluster.ts';
 import { lazyEphemeralKey, startProcessGenerations, type Generations, type Prepared, type ProcessParts } from '../generation/generation.ts';
 import type { ReloadResult } from '../generation/reload.ts';
-import { loadForRun } from './load-plan.ts';
+import { loadForRun, loadShadowForRun, refuseShadowOutsideAllInOne } from './load-plan.ts';
+import type { SvcMetrics } from '../observe/metrics/registry.ts';
 import { startProcess, type RoleGenerations, type RunOptions } from './startup.ts';
 import { serveDatabrokerGrpc, type DatabrokerGrpc } from './grpc-databroker.ts';
 import { usesRemoteDatabroker } from '../grpc/plan-options.ts';
@@ -57,6 +62,25 @@ export async function runPrimary(
   workerArgs: readonly string[],
 ): Promise<{ stop(): Promise<void>; now(): void; readonly port: number; reload(): Promise<ReloadResult>; readonly grpcAddress: string | undefined }> {
   let committed = options.plan ?? (await loadForRun(options));
+  refuseShadowOutsideAllInOne(options.shadow, committed);
+  // The shadow plan: the text last loaded well (sent with every plan), and the one committed.
+  let shadowMetrics: SvcMetrics['shadow'] | undefined;
+  let goodShadow: { readonly text: string; readonly checksum: string } | undefined;
+  const loadShadow = async (): Promise<typeof goodShadow> => {
+    const path = options.shadow;
+    if (path === undefined) return undefined;
+    try {
+      const p = await loadShadowForRun(path, options.env);
+      goodShadow = { text: prettyJson(p), checksum: p.checksum };
+      shadowMetrics?.attempted(true);
+    } catch (e) {
+      shadowMetrics?.attempted(false);
+      const code = (e as { code?: unknown }).code;
+      options.log?.({ level: 'error', msg: goodShadow ? 'shadow plan not loaded; keeping the last good shadow plan' : 'shadow plan not loaded; no shadow plan in service', code: typeof code === 'string' ? code : 'SVC_ERR_SHADOW_INVALID', shadow: path, error: (e as Error).message });
+    }
+    return goodShadow;
+  };
+  let committedShadow = await loadShadow();
   const count = Math.max(1, options.workers ?? availableParallelism());
   let port = 0;
   let stopping = (): boolean => false;
@@ -113,7 +137,7 @@ export async function runPrimary(
   const start = (w: Worker) => {
     if (w.isDead()) return;
     started.add(w);
-    w.send({ type: 'start', text: prettyJson(committed), ...keyFor(committed), listen: address! } satisfies ToWorker);
+    w.send({ type: 'start', text: prettyJson(committed), ...keyFor(committed), ...(committedShadow ? { shadow: committedShadow.text } : {}), listen: address! } satisfies ToWorker);
   };
   const endReload = () => {
     reloading = false;
@@ -129,7 +153,8 @@ export async function runPrimary(
     reloading = true;
     const id = ++seq;
     const voters = [...started].filter((w) => !w.isDead());
-    const message = { type: 'prepare', id, text: prettyJson(plan), ...keyFor(plan) } satisfies ToWorker;
+    const shadow = await loadShadow();
+    const message = { type: 'prepare', id, text: prettyJson(plan), ...keyFor(plan), ...(shadow ? { shadow: shadow.text } : {}) } satisfies ToWorker;
     let refusals: string[];
     try {
       const answers = await Promise.all(voters.map((w) => ask(w, id, message)));
@@ -152,6 +177,8 @@ export async function runPrimary(
         if (settled) return;
         settled = true;
         committed = plan;
+        committedShadow = shadow;
+        shadowMetrics?.inService(shadow?.checksum ?? null);
         decide('commit');
         endReload();
       },
@@ -223,6 +250,10 @@ export async function runPrimary(
       },
       async serve({ plan, metrics, sessions, closing }) {
         stopping = closing;
+        // The primary's shadow gauges, aggregated by minimum with the workers' (observe/metrics/shadow.ts).
+        shadowMetrics = metrics?.shadow;
+        shadowMetrics?.inService(committedShadow?.checksum ?? null);
+        if (options.shadow !== undefined && committedShadow === undefined) shadowMetrics?.attempted(false);
         // Served before the first fork, so a worker's first store request always finds it.
         const storeService = serveStoreToWorkers(sessions, cluster);
         try {

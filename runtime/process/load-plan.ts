@@ -13,6 +13,7 @@ import type { PlanEnvelope } from '../../compiler/plan/types.ts';
 import { SvcError } from '../core/errors.ts';
 import { refusal, refusalEntries, UNSUPPORTED_SETTING } from '../plan/capabilities.ts';
 import { parsePlan, PlanLoadError } from '../plan/load.ts';
+import { ShadowError } from '../generation/shadow-provisioner.ts';
 
 /** Where the plan comes from, and who hears the compiler's warnings. */
 export interface PlanSource {
@@ -54,6 +55,49 @@ export async function loadForRun(source: PlanSource): Promise<PlanEnvelope> {
   const refused = refusal(plan);
   if (refused !== undefined) throw new RunError(UNSUPPORTED_SETTING, refused, { refused: refusalEntries(plan) });
   return plan;
+}
+
+/**
+ * Loads the candidate plan of `svc run --shadow FILE` the way the enforced plan is loaded: a plan
+ * file read and checked (checksum, contract), or a config compiled, told apart by the file's text as
+ * `svc run FILE` tells them; refused when it uses a setting svc run does not implement. Throws
+ * `ShadowError` (`SVC_ERR_SHADOW_INVALID`), naming the file, with the loader's error as its cause;
+ * the caller keeps serving the enforced plan (runtime/generation/shadow-provisioner.ts).
+ */
+export async function loadShadowForRun(path: string, env?: NodeJS.ProcessEnv): Promise<PlanEnvelope> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new ShadowError('SVC_ERR_SHADOW_INVALID', `cannot read the shadow plan \`${path}\`: ${(e as Error).message}`);
+  }
+  try {
+    return await loadForRun(isPlanText(text) ? { planPath: path, ...(env ? { env } : {}) } : { configPath: path, ...(env ? { env } : {}) });
+  } catch (e) {
+    if (e instanceof RunError) throw new ShadowError('SVC_ERR_SHADOW_INVALID', `shadow plan \`${path}\` (${e.code}): ${e.message}`, { cause: e });
+    throw e;
+  }
+}
+
+/**
+ * `--shadow` only where this process decides requests itself, all-in-one: the proxy role's policies
+ * are decided by the authorize service, and the authenticate role decides svc's own endpoints only
+ * (docs/running.md "Shadow plans"). Refused loudly rather than run half.
+ */
+export function refuseShadowOutsideAllInOne(shadow: string | undefined, plan: PlanEnvelope): void {
+  const services = plan.body.settings.mode.services;
+  if (shadow !== undefined && services !== 'all') throw new ShadowError('SVC_ERR_SHADOW_UNSUPPORTED_ROLE', `--shadow is supported by an all-in-one svc only (services: all); this plan's role is \`${services}\`: the proxy role's policies are decided by the authorize service, and the other roles decide no route. Run the shadow on an all-in-one svc, or compare from logs with \`svc diff --replay\``);
+}
+
+/** A plan's text (a JSON object with `formatVersion` and `body`), as opposed to a config's. */
+function isPlanText(text: string): boolean {
+  if (!/^\s*\{/.test(text)) return false;
+  try {
+    const v = JSON.parse(text) as unknown;
+    return v !== null && typeof v === 'object' && 'formatVersion' in v && 'body' in v;
+  } catch {
+    return false;
+  }
 }
 
 async function load(source: PlanSource): Promise<PlanEnvelope> {

@@ -18,6 +18,7 @@ import { serveDatabrokerGrpc, type DatabrokerGrpc } from './grpc-databroker.ts';
 import { openAuthorizer } from '../authorize/open-authorizer.ts';
 import type { RemoteAuthorizer } from '../authorize/remote-authorizer.ts';
 import { startProcess, type Behind, type RunOptions } from './startup.ts';
+import { loadShadowForRun, refuseShadowOutsideAllInOne } from './load-plan.ts';
 
 export type { RunOptions, IdentityManagerTuning } from './startup.ts';
 
@@ -45,6 +46,11 @@ export interface Running {
   drain(timeoutMs: number, delayMs?: number): Promise<void>;
 }
 
+/** The candidate plan of `--shadow FILE`, loaded from its file (a plan or a config). */
+function shadowSource(path: string, env: NodeJS.ProcessEnv | undefined) {
+  return { name: path, load: () => loadShadowForRun(path, env) };
+}
+
 /** Starts serving. Resolves once the listener listens. */
 export async function run(options: RunOptions): Promise<Running> {
   let autocert: AutocertManager | null = null;
@@ -56,6 +62,7 @@ export async function run(options: RunOptions): Promise<Running> {
     metricsSources: (generations) => ({ upstreams: () => { const g = generations(); return g ? upstreamSnapshots(g.store.current.forward, g.store.current.plan.body.routes) : []; } }),
     identityManager: (g) => managerSettings(g.store.current.auth),
     async generations(plan, targets, metrics) {
+      refuseShadowOutsideAllInOne(options.shadow, plan);
       // Process-wide, outside generations: certificates outlive plans; each swap updates the names
       // (the `autocertNames` provisioner, runtime/generation/generation.ts). Closed with them.
       const certificates = (autocert = startAutocert(plan.body, { ...options.autocertTiming, ...log }));
@@ -68,6 +75,9 @@ export async function run(options: RunOptions): Promise<Running> {
           ...log,
           ...(metrics ? { upstreamObserver: metrics.upstream } : {}),
           ...(certificates ? { autocert: certificates } : {}),
+          // The candidate of `--shadow`, loaded with each generation (runtime/generation/shadow-provisioner.ts).
+          ...(options.shadow !== undefined ? { shadow: shadowSource(options.shadow, options.env) } : {}),
+          ...(metrics ? { shadowObserver: metrics.shadow } : {}),
         });
       } catch (e) {
         certificates?.close();

@@ -56,6 +56,11 @@ export interface RunOptions extends Omit<ServeOptions, 'sessionStore' | 'tracing
   readonly autocertTiming?: Pick<AutocertOptions, 'renewalTime' | 'pollMs' | 'backoff' | 'ocsp'>;
   /** Overrides `grpc_address` (tests listen on port 0; `--grpc-listen`). */
   readonly grpcListen?: { readonly host: string; readonly port: number };
+  /**
+   * `--shadow FILE`: the candidate plan (a plan file or a config) decided beside the enforced one
+   * (docs/running.md "Shadow plans"); loaded at start and on each reload, its file watched too.
+   */
+  readonly shadow?: string;
 }
 
 /** What tests may tune of the identity manager and of the back-off toward the provider. */
@@ -227,7 +232,7 @@ export async function startProcess<G extends RoleGenerations>(options: RunOption
     await unwind();
     throw e;
   }
-  const reloads = await startWatchedReload({ load: () => loadForRun(options), source: options.planPath ?? options.configPath, watch: options.watch, ...log }, g, () => observed);
+  const reloads = await startWatchedReload({ load: () => loadForRun(options), source: options.planPath ?? options.configPath, also: options.shadow !== undefined ? [options.shadow] : [], watch: options.watch, ...log }, g, () => observed);
 
   const front = serving.front;
   const stop = async (draining: boolean, timeoutMs: number, delayMs: number) => {

@@ -33,8 +33,9 @@ import { upstreamSnapshots } from '../generation/forward-provisioner.ts';
  */
 export type ToWorker =
   /** `listen`: the main address the primary listens on (it hands the connections over). */
-  | { readonly type: 'start'; readonly text: string; readonly ephemeralKey?: string; readonly listen: { readonly host: string; readonly port: number } }
-  | { readonly type: 'prepare'; readonly id: number; readonly text: string; readonly ephemeralKey?: string }
+  /** `shadow`: the shadow plan of `--shadow` (checked JSON text), decided beside the plan; absent: none. */
+  | { readonly type: 'start'; readonly text: string; readonly ephemeralKey?: string; readonly shadow?: string; readonly listen: { readonly host: string; readonly port: number } }
+  | { readonly type: 'prepare'; readonly id: number; readonly text: string; readonly ephemeralKey?: string; readonly shadow?: string }
   | { readonly type: 'commit'; readonly id: number }
   | { readonly type: 'abort'; readonly id: number }
   /** Stop gracefully (the primary got SIGTERM or SIGINT), or at once (a second signal). */
@@ -105,6 +106,8 @@ export async function runWorker(options: WorkerOptions): Promise<ServingWorker> 
   const serving = new Promise<void>((resolve) => (markServing = resolve));
 
   let listen: { readonly host: string; readonly port: number } | undefined;
+  // The shadow plan's text the primary sent with the plan being built (read by the shadow part).
+  let shadowText: string | undefined;
   let onLeft: () => void = () => undefined;
   const first = new Promise<PlanEnvelope>((resolve) => {
     process.on('message', (m: ToWorker) => {
@@ -123,6 +126,7 @@ export async function runWorker(options: WorkerOptions): Promise<ServingWorker> 
       if (m.ephemeralKey !== undefined && !ephemeral) ephemeral = importEphemeralKey(m.ephemeralKey);
       // Plans are taken one at a time, in the order the primary sent them.
       chain = chain.then(async () => {
+        shadowText = m.shadow;
         if (m.type === 'start') {
           if (generations) return; // started already: later plans come as `prepare`
           listen = m.listen;
@@ -163,7 +167,18 @@ export async function runWorker(options: WorkerOptions): Promise<ServingWorker> 
   // name and the others pick it up, and challenges are answered by whichever worker is reached.
   const autocert = startAutocert(plan.body, options.log ? { log: options.log } : {});
   try {
-    g = await startGenerations(plan, { logSettings: options.logSettings, tracing: options.tracing, notices: options.notices, scheme: insecure ? 'http' : 'https', ephemeralKey, ...(options.log ? { log: options.log } : {}), ...(metrics ? { upstreamObserver: metrics.upstream } : {}), ...(autocert ? { autocert } : {}) });
+    g = await startGenerations(plan, {
+      logSettings: options.logSettings,
+      tracing: options.tracing,
+      notices: options.notices,
+      scheme: insecure ? 'http' : 'https',
+      ephemeralKey,
+      ...(options.log ? { log: options.log } : {}),
+      ...(metrics ? { upstreamObserver: metrics.upstream, shadowObserver: metrics.shadow } : {}),
+      ...(autocert ? { autocert } : {}),
+      // The shadow plan the primary loaded and sent with the plan (cluster.ts), checked again here.
+      shadow: { name: 'shadow plan from the primary', load: () => (shadowText === undefined ? null : parsePlan(shadowText, 'shadow plan from the primary')) },
+    });
   } catch (e) {
     refuseFirst(e);
     return new Promise<never>(() => undefined);

@@ -16,6 +16,12 @@
  *   5. the pick (pick.ts): the upstream, through the route's upstream set, and its TLS options.
  *      Last, once every step above has said yes, so nothing ever has to undo it.
  *
+ * With a shadow plan (`svc run --shadow`, request/shadow.ts), step 3 decides the request a second
+ * time with the candidate plan's routes and policies, on the same request, session and client
+ * certificate, right after the enforced decision: the difference, if any, rides on the admission
+ * (`Admission.shadow`) to the access line and is counted; nothing else reads it. Without a shadow
+ * plan it costs one branch.
+ *
  * The entry points (handler.ts, upgrade.ts, connect.ts) then add only what is their own (the
  * request id, the trace headers, an upgrade's headers) and forward: stream a response, switch
  * protocols after the upstream's 101, or open a tunnel.
@@ -46,6 +52,7 @@ import { nothingPicked, pickUpstream, type ChosenUpstream } from './pick.ts';
 import { applyIdentityHeaders, identityHeaders } from '../authn/identity-headers.ts';
 import { routeHost } from '../authn/forward-auth.ts';
 import { door, hostOf, refused, type Refusal } from './door.ts';
+import { planIndependent, shadowDifference, type ShadowDifference } from '../request/shadow.ts';
 
 /** The ways into svc. */
 export type EntryKind = 'request' | 'upgrade' | 'connect';
@@ -117,6 +124,12 @@ export interface Admission {
    * 500 `identity-assertion-failed`, and nothing was picked.
    */
   readonly identityError: Error | undefined;
+  /**
+   * How the shadow plan (`svc run --shadow`) would have decided, when it decides differently from
+   * the decision above (request/shadow.ts); undefined without a shadow plan or when alike. Only
+   * the access line and the metric read it: it never changes what is answered.
+   */
+  readonly shadow: ShadowDifference | undefined;
 }
 
 export type GateResult = Refusal | Admission;
@@ -202,7 +215,7 @@ function picked(gen: ServedGeneration, entry: Entry, r: Admitted, ruling: Forwar
 
 /** The gate's answer: one object, of one shape for every admission. */
 function admission(r: Admitted, decision: Decision, upstream: ChosenUpstream | undefined, identityError: Error | undefined): Admission {
-  return { admitted: true, decision, canonical: r.canonical, session: r.session, storeUnavailable: r.storeUnavailable, auth: r.auth, upstream, identityError };
+  return { admitted: true, decision, canonical: r.canonical, session: r.session, storeUnavailable: r.storeUnavailable, auth: r.auth, upstream, identityError, shadow: r.shadow };
 }
 
 /** The gate's answer when the authorize service could not decide: 503, no upstream (remote-policy.ts). */
@@ -246,12 +259,15 @@ function decideEntry(gen: ServedGeneration, entry: Entry, options: GateOptions, 
   const decided = canonical === undefined ? ruleConnect(gen.index, request, identity, { clientCertificate, policy }) : rule(gen.index, request, identity, { reasons: false, canonical, clientCertificate, policy });
   // A split deployment's roles each answer their part only (role.ts).
   const ruling = roleAnswers(gen.plan.body.settings.mode.services, decided);
+  // The shadow plan's decision of the same request, compared (request/shadow.ts): never throws.
+  const shadowPlan = gen.shadow;
+  const shadow = shadowPlan === null ? undefined : shadowDifference(shadowPlan, gen.index, decided, (index) => (canonical === undefined ? ruleConnect(index, request, identity, { clientCertificate }) : rule(index, request, identity, { reasons: false, canonical: planIndependent(canonical), clientCertificate, template: false })));
 
   if (tls && socket) {
     const scope = clientCertificateScope(gen, ruling);
     if (scope !== undefined && tls.required(scope) && !tls.clientCertificate(scope, socket)?.valid) return REFUSED_CERTIFICATE;
   }
-  return { admitted: true, ruling, canonical: canonical?.ok ? canonical.request : null, session, storeUnavailable: false, auth };
+  return { admitted: true, ruling, canonical: canonical?.ok ? canonical.request : null, session, storeUnavailable: false, auth, shadow };
 }
 
 /**

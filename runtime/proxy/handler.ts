@@ -32,6 +32,7 @@ import { answerProbe, isProbe, type Probes } from './probes.ts';
 import { writeHead } from '../authn/write-head.ts';
 import type { UpstreamOutcome } from '../core/types.ts';
 import { identityFailure } from './identity-failure.ts';
+import type { ShadowDifference } from '../request/shadow.ts';
 
 export interface HandlerOptions extends GateOptions {
   /** Test mode: every response names the plan checksum that produced it (`x-svc-plan-checksum`). */
@@ -72,6 +73,8 @@ export function createHandler(store: ServedStore, options: HandlerOptions): (req
     const trace = setup && isTraced(setup, headers) ? new RequestTrace(setup, requestId, req.method ?? 'GET', headers['host']?.[0] ?? '', pathOf(req.url ?? '/'), headers) : undefined;
     let result: GateResult | undefined;
     let certificate: AccessEntry['clientCert'];
+    // The shadow plan's decision of a forward-auth check (forward-auth.ts), for the access line.
+    let checkShadow: ShadowDifference | undefined;
     let released = false;
     // Metrics: the HTTP/1.1 connection's byte counts at the start.
     const read0 = socket?.bytesRead ?? 0;
@@ -86,7 +89,7 @@ export function createHandler(store: ServedStore, options: HandlerOptions): (req
       const status = cut ? 499 : res.statusCode;
       const route = routeOf(gen, result);
       trace?.end(status, cut, route);
-      if (options.access) options.access(accessEntry(gen, req, headers, result, requestId, trace?.traceId, status, Math.round(performance.now() - started), route, socket, counted, cut ? (inFlight?.cutting ? 'shutdown' : '') : undefined, certificate));
+      if (options.access) options.access(accessEntry(gen, req, headers, result, requestId, trace?.traceId, status, Math.round(performance.now() - started), route, socket, counted, cut ? (inFlight?.cutting ? 'shutdown' : '') : undefined, certificate, checkShadow));
       if (options.observe) {
         const matched = result?.admitted && 'route' in result.decision ? gen.index.body.routes[result.decision.route.index] : undefined;
         options.observe.request(matched, req.method, cut ? undefined : res.statusCode, performance.now() - started, socket ? socket.bytesRead - read0 : undefined, socket ? socket.bytesWritten - written0 : undefined);
@@ -111,7 +114,7 @@ export function createHandler(store: ServedStore, options: HandlerOptions): (req
         // itself, and only once the gate has admitted a request whose body is read (forwarded, or
         // svc's own endpoint); a refused request gets its final answer without soliciting the body.
         if (expectsContinue(headers) && (r.decision.outcome === 'allow' || r.decision.outcome === 'internal')) res.writeContinue();
-        respond(gen, r, req, res, requestId, options, headers, trace);
+        respond(gen, r, req, res, requestId, options, headers, trace, gen.shadow !== null && r.decision.outcome === 'internal' ? (d) => (checkShadow = d) : undefined);
       }
     });
   };
@@ -153,6 +156,7 @@ function accessEntry(
   counted: { read: number; written: number } | undefined,
   cutBy: string | undefined,
   certificate: AccessEntry['clientCert'],
+  checkShadow: ShadowDifference | undefined,
 ): AccessEntry {
   let bytesIn: number | undefined;
   let bytesOut: number | undefined;
@@ -196,6 +200,7 @@ function accessEntry(
     plan: gen.number,
     cut: cutBy !== undefined ? true : undefined,
     cutBy: cutBy !== undefined && cutBy !== '' ? cutBy : undefined,
+    shadow: admitted?.shadow ?? checkShadow,
   };
 }
 
@@ -250,7 +255,7 @@ function acceptOf(headers: RequestHeaders): string | undefined {
   return v === undefined ? undefined : v.length === 1 ? v[0] : v.join(', ');
 }
 
-function respond(gen: ServedGeneration, a: Admission, req: Req, res: Res, requestId: string, options: HandlerOptions, incoming: RequestHeaders, trace: RequestTrace | undefined): void {
+function respond(gen: ServedGeneration, a: Admission, req: Req, res: Res, requestId: string, options: HandlerOptions, incoming: RequestHeaders, trace: RequestTrace | undefined, shadowTold: ((d: ShadowDifference) => void) | undefined): void {
   const d = a.decision;
   const session = a.session;
   const state = a.auth;
@@ -281,7 +286,7 @@ function respond(gen: ServedGeneration, a: Admission, req: Req, res: Res, reques
       span?.setAttribute('url.path', d.endpoint.path);
       const done =
         d.endpoint.service === 'forward_auth'
-          ? forwardAuth(authn, state, gen.index, d.endpoint.path, q < 0 ? '' : (req.url ?? '').slice(q + 1), req, res, requestId, req.socket?.remoteAddress ?? '', options.authorizer ? { authorizer: options.authorizer, plan: gen.plan } : undefined)
+          ? forwardAuth(authn, state, gen.index, d.endpoint.path, q < 0 ? '' : (req.url ?? '').slice(q + 1), req, res, requestId, req.socket?.remoteAddress ?? '', options.authorizer ? { authorizer: options.authorizer, plan: gen.plan } : undefined, gen.shadow !== null && shadowTold ? { plan: gen.shadow, told: shadowTold } : undefined)
           : authn.endpoint(state, d.endpoint, a.canonical!, session, req, res, requestId);
       if (span) void done.finally(() => span.end()).catch(() => undefined);
       done.catch((e: unknown) => {

@@ -59,6 +59,7 @@ export function tunnelOpened(observer: TunnelObserver | undefined, gen: ServedGe
     ...certificateOf(gen, d, t.socket),
     decision: d.outcome,
     plan: gen.number,
+    ...(a.shadow !== undefined ? { shadow: a.shadow } : {}),
   };
   access({ ...base, event: 'open' });
   return (bytesIn, bytesOut) => {
@@ -93,6 +94,7 @@ export function tunnelRefused(observer: TunnelObserver | undefined, gen: ServedG
     decision: result.admitted ? result.decision.outcome : result.problem,
     ...(d !== undefined && d.reasons.length > 0 ? { reasons: d.reasons } : {}),
     plan: gen.number,
+    ...(result.admitted && result.shadow !== undefined ? { shadow: result.shadow } : {}),
   });
 }
 

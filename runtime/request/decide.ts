@@ -43,6 +43,12 @@ export interface DecideOptions {
    * for public routes, which have no policy.
    */
   readonly policy?: PolicyOracle | undefined;
+  /**
+   * Build the upstream-request template of an allowed forward (default true). The shadow decision
+   * (shadow.ts) passes false: it compares decisions and forwards nothing, so an allowed ruling has
+   * `template: null` there and is never completed.
+   */
+  readonly template?: boolean | undefined;
 }
 
 /** A route's policy verdict and reasons for a request, decided outside the core. */
@@ -215,10 +221,10 @@ function run(index: PlanIndex, request: DecisionRequest, identity: Identity | nu
       }
     }
   }
-  return { route: r.route, policy: trace, canonical: req, decision: answer(index, r, verdict, reasons, req, request, identity) };
+  return { route: r.route, policy: trace, canonical: req, decision: answer(index, r, verdict, reasons, req, request, identity, options.template !== false) };
 }
 
-function answer(index: PlanIndex, r: CompiledRoute, verdict: Verdict, reasons: readonly string[], req: CanonicalRequest, request: DecisionRequest, identity: Identity | null): Ruling {
+function answer(index: PlanIndex, r: CompiledRoute, verdict: Verdict, reasons: readonly string[], req: CanonicalRequest, request: DecisionRequest, identity: Identity | null, withTemplate: boolean): Ruling {
   const route = r.ref;
   if (verdict === 'deny') return { outcome: 'deny', status: reasons.includes(DEVICE_UNAUTHORIZED) ? 450 : 403, route, reasons };
   if (verdict === 'unauthenticated') {
@@ -246,7 +252,7 @@ function answer(index: PlanIndex, r: CompiledRoute, verdict: Verdict, reasons: r
     if (location === null) return FORWARDED_PATH_REFUSED;
     return { outcome: 'redirect', status: r.route.action.redirect.responseCode, route, reasons, location };
   }
-  const template = upstreamTemplate(index, r, { request: req, scheme: request.scheme, headers: request.headers, peer: request.peer, identity });
+  const template = withTemplate ? upstreamTemplate(index, r, { request: req, scheme: request.scheme, headers: request.headers, peer: request.peer, identity }) : null;
   return { outcome: 'forward', status: 200, route, reasons, compiled: r, template };
 }
 

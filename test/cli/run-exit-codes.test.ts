@@ -75,6 +75,14 @@ describe('svc run exit codes match svc compile', () => {
     expect(last).toMatchObject({ level: 'error', msg: 'svc cannot start', code: 'SVC_ERR_FLAG_WITHOUT_EFFECT', error: expect.stringContaining('--store-outage-grace has no effect in the databroker role') });
   });
 
+  it('--shadow in a role that decides no request itself (databroker): 2, refused as a JSON line', () => {
+    const name = config('databroker-shadow.yaml', { ...BASE_SETTINGS, services: 'databroker' });
+    const ran = svc([...RUN, '--shadow', name, '-config', name]);
+    expect(ran.code).toBe(2);
+    const last = JSON.parse(ran.out.trim().split('\n').at(-1)!) as Record<string, unknown>;
+    expect(last).toMatchObject({ level: 'error', msg: 'svc cannot start', code: 'SVC_ERR_SHADOW_UNSUPPORTED_ROLE', error: expect.stringContaining('--shadow is supported by an all-in-one svc only') });
+  });
+
   it('a setting svc run does not implement: run 1, compile 0 with a note', () => {
     const name = config('unsupported.yaml', { ...BASE_SETTINGS, dp_admin_address: '127.0.0.1:9901', routes: [route] });
     const compiled = svc(['compile', '--check', '-config', name]);

@@ -145,7 +145,7 @@ function gateSetup(text: string, entry: GateEntry, connection: GateConnectionDat
   // tunnel (`resolveTunnel`); both find `found`. Cast: it has none of Authn's other members. The
   // generation's authentication state is read by the gate's identity step only (`identityState`).
   const authn = { resolve: () => found, resolveTunnel: () => found } as unknown as Authn;
-  const gen: ServedGeneration = { plan, index, number: 1, forward, tls, auth: identityState(plan.body, index), autocertNames: null, logSettings: plan, tracing: plan, notices: plan, metricsMaterial: null };
+  const gen: ServedGeneration = { plan, index, number: 1, forward, tls, auth: identityState(plan.body, index), autocertNames: null, shadow: null, logSettings: plan, tracing: plan, notices: plan, metricsMaterial: null };
   const options: GateOptions = { scheme: entry.scheme, authn };
   const socket = { remoteAddress: entry.peer, servername: tlsData?.covers[0] } as unknown as Socket;
   const door: Entry = { kind: entry.kind, method: entry.method, target: entry.target, headers: entry.headers, httpVersion: entry.httpVersion, socket, nowMs: entry.nowMs, upstreamSample: entry.upstreamSample ?? 0 };

@@ -13,6 +13,7 @@
  * (`groups` … `identityCut`) holds only what a policy reads of the identity and the connection, no
  * secret and bounded in size (replay-attributes.ts).
  */
+import type { ShadowDifference } from '../../request/shadow.ts';
 
 /** The entry the request path produces once per request (runtime/proxy/handler.ts, upgrade.ts, connect.ts). */
 export interface AccessEntry {
@@ -70,6 +71,11 @@ export interface AccessEntry {
   readonly cut?: true | undefined;
   /** Why it was cut, when svc knows: `shutdown` (the drain deadline). */
   readonly cutBy?: string | undefined;
+  /**
+   * The shadow plan's decision (`svc run --shadow`, runtime/request/shadow.ts), only when it
+   * differs from the enforced one: `{"change":"allow_to_deny","outcome":"deny","route":"admin","reasons":[…]}`.
+   */
+  readonly shadow?: ShadowDifference | undefined;
 }
 
 /** pino's level numbers (what `proxy_log_level` compares); the line names them (`"info"`, `"warn"`). */
@@ -132,6 +138,8 @@ export function accessLine(e: AccessEntry, timeMs: number, service = 'svc'): str
   s += `,"plan":${e.plan}`;
   if (e.cut === true) s += `,"cut":true`;
   if (e.cutBy !== undefined) s += `,"cutBy":${JSON.stringify(e.cutBy)}`;
+  // A small object of codes and a route name; as pino writes a nested object (JSON.stringify).
+  if (e.shadow !== undefined) s += `,"shadow":${JSON.stringify(e.shadow)}`;
   return `${s}}\n`;
 }
 

@@ -21,6 +21,7 @@ import { registerHttp } from './http.ts';
 import { registerIdentityManager } from './identity.ts';
 import { methodLabel, routeLabel, statusClass } from './labels.ts';
 import { registerSessions } from './sessions.ts';
+import { registerShadow, type ShadowObserver } from './shadow.ts';
 import { registerStorage, registerStorePool } from './storage.ts';
 import { registerUpstreams, type UpstreamObserver, type UpstreamSnapshots } from './upstreams.ts';
 
@@ -60,6 +61,8 @@ export interface SvcMetrics extends RequestObserver {
   readonly grpc: GrpcObserver;
   /** What the session layer reports requests served from the store outage grace to. */
   readonly sessions: GraceObserver;
+  /** What the shadow plan (`svc run --shadow`) reports its loads and differing decisions to. */
+  readonly shadow: ShadowObserver;
 }
 
 /** Creates the metrics of this process. */
@@ -72,6 +75,7 @@ export function createMetrics(options: MetricsOptions): SvcMetrics {
   const config = options.role === 'loader' ? registerConfig(registry, buildInfo()) : undefined;
   const store = registerStorage(registry);
   const sessions = registerSessions(registry);
+  const shadow = registerShadow(registry);
   if (options.storePool) registerStorePool(registry, options.storePool);
   if (options.identityManager) registerIdentityManager(registry, options.identityManager);
   const upstream = registerUpstreams(registry, client, options.upstreams);
@@ -87,6 +91,7 @@ export function createMetrics(options: MetricsOptions): SvcMetrics {
     upstream,
     grpc,
     sessions,
+    shadow,
     request(route, method, status, durationMs, requestBytes, responseBytes) {
       server.observe({ route: routeLabel(route), method: methodLabel(method), status_class: statusClass(status) }, durationMs, requestBytes, responseBytes);
     },

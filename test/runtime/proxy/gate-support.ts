@@ -80,7 +80,7 @@ export function gateSupport(signing: Signing, upstream = 'http://127.0.0.1:9'): 
     },
   };
   const auth = { body: plan.body, cookie: plan.body.settings.cookie, claimHeaders: index.claimHeaders, orchestratorTokens: new Map(), signer, authenticateHost: 'auth.example.com' } as unknown as AuthState;
-  const gen: ServedGeneration = { plan, index, number: 1, forward, tls: null, auth, autocertNames: null, logSettings: plan, tracing: plan, notices: plan, metricsMaterial: null };
+  const gen: ServedGeneration = { plan, index, number: 1, forward, tls: null, auth, autocertNames: null, shadow: null, logSettings: plan, tracing: plan, notices: plan, metricsMaterial: null };
   const authn = { resolve: () => SESSION, resolveTunnel: () => SESSION } as unknown as Authn;
   const store = { acquire: () => gen, release: () => undefined } as unknown as ServedStore;
   return {

@@ -8,6 +8,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { admit, type Admission, type GateResult } from '../../../runtime/proxy/gate.ts';
 import { gateSupport, requestEntry, type GateSupport } from './gate-support.ts';
+import { buildIndex, type PlanIndex } from '../../../runtime/plan/index.ts';
+import type { ShadowPlan } from '../../../runtime/request/shadow.ts';
+import { compileBody, configText } from '../../reference/support.ts';
 
 let open: GateSupport[] = [];
 const support = (...args: Parameters<typeof gateSupport>): GateSupport => {
@@ -122,5 +125,51 @@ describe('the identity step, before the pick', () => {
     expect(s.signed).toEqual([]);
     expect(s.picks).toEqual([1]);
     expect(a.decision).toMatchObject({ outcome: 'allow', upstream: { url: 'tcp://127.0.0.1:1', headers: {} } });
+  });
+});
+
+describe('the shadow plan (svc run --shadow)', () => {
+  /** A shadow plan of `index` recording what it is told. */
+  const shadowPlan = (index: PlanIndex): ShadowPlan & { readonly told: string[] } => {
+    const told: string[] = [];
+    return { index, checksum: 'sha256:c', differed: (route, change) => void told.push(`${route} ${change}`), failed: () => void told.push('failed'), told };
+  };
+  /** The gate's plan with every route's policy replaced by `policy`. */
+  const withPolicy = (s: GateSupport, policy: string): PlanIndex => buildIndex({ ...s.gen.plan.body, routes: s.gen.plan.body.routes.map((r) => ({ ...r, policy: compileBody(configText([{ from: 'https://x.example.com', to: 'http://x', policy }])).routes[0]!.policy })) });
+
+  it('S70: a candidate that refuses alice changes nothing served: allowed, picked once, identity headers applied; the admission names the difference', async () => {
+    const s = support('signed');
+    const shadow = shadowPlan(withPolicy(s, 'allow if email is "bob@example.com"'));
+    const gen = { ...s.gen, shadow };
+    const a = asAdmission(await admitted({ ...s, gen }).result);
+    expect(a.decision).toMatchObject({ outcome: 'allow', upstream: { headers: { 'x-email': 'alice@example.com' } } });
+    expect(s.picks).toEqual([0]);
+    expect(a.shadow).toMatchObject({ change: 'allow_to_deny', outcome: 'deny' });
+    expect(shadow.told).toEqual(['0 allow_to_deny']);
+  });
+
+  it('S70: a candidate that would let everyone in lets nobody in: the enforced 403 stands, nothing is picked', async () => {
+    const s = support('signed');
+    const denying = withPolicy(s, 'allow if email is "bob@example.com"');
+    const shadow = shadowPlan(withPolicy(s, 'allow if accept'));
+    const gen = { ...s.gen, index: denying, shadow };
+    const a = asAdmission(await admitted({ ...s, gen }).result);
+    expect(a.decision.outcome).toBe('deny');
+    expect(a.upstream).toBeUndefined();
+    expect(s.picks).toEqual([]);
+    expect(a.shadow).toEqual({ change: 'deny_to_allow', outcome: 'allow', route: expect.any(String) });
+  });
+
+  it('a CONNECT is decided by the candidate too; an alike candidate adds nothing', async () => {
+    const s = support('signed');
+    const connect = requestEntry({ kind: 'connect', method: 'CONNECT', target: 'db.example.com:5432', headers: {} });
+    const refusing = shadowPlan(withPolicy(s, 'allow if email is "bob@example.com"'));
+    const a = asAdmission(await admitted({ ...s, gen: { ...s.gen, shadow: refusing } }, connect).result);
+    expect(a.decision.outcome).toBe('allow');
+    expect(a.shadow).toMatchObject({ change: 'allow_to_deny', outcome: 'deny' });
+    const alike = shadowPlan(s.gen.index);
+    const b = asAdmission(await admitted({ ...s, gen: { ...s.gen, shadow: alike } }, connect).result);
+    expect(b.shadow).toBeUndefined();
+    expect(alike.told).toEqual([]);
   });
 });

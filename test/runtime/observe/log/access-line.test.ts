@@ -60,6 +60,14 @@ const entryArb: fc.Arbitrary<AccessEntry> = fc
     plan: fc.nat(),
     cut: opt(fc.constant(true as const)),
     cutBy: opt(text),
+    shadow: opt(
+      fc.record({
+        change: fc.constantFrom('allow_to_deny' as const, 'deny_to_allow' as const, 'outcome_changed' as const, 'route_changed' as const, 'upstream_changed' as const),
+        outcome: fc.oneof(fc.constantFrom('allow', 'deny', 'unauthenticated', 'not_found'), text),
+        route: opt(text),
+        reasons: opt(fc.array(text, { minLength: 1, maxLength: 3 })),
+      }),
+    ),
   })
   // Absent fields are undefined (as the request path builds them) or left out: both are omitted, as
   // pino omits undefined values. No reasons are never an empty list.
@@ -107,6 +115,14 @@ describe('accessLine', () => {
     expect(line.endsWith('}\n')).toBe(true);
     expect(line.slice(0, -1)).not.toContain('\n');
     expect(JSON.parse(line)).toEqual({ level: 'info', time: '1970-01-01T00:00:00.001Z', service: 'svc', msg: 'request', requestId: 'r1', method: 'GE"T\n', host: 'a.example.com', path: '/x', status: 200, ms: 3, decision: 'allow', plan: 1 });
+  });
+
+  it('carries the shadow decision as one small object, only when given (svc run --shadow)', () => {
+    const base: AccessEntry = { msg: 'request', requestId: 'r1', method: 'GET', host: 'a.example.com', path: '/x', status: 200, ms: 3, decision: 'allow', plan: 1 };
+    expect(accessLine(base, 1)).not.toContain('shadow');
+    const line = accessLine({ ...base, shadow: { change: 'allow_to_deny', outcome: 'deny', route: 'admin', reasons: ['email-not-allowed'] } }, 1);
+    expect(line).toContain(',"plan":1,"shadow":{"change":"allow_to_deny","outcome":"deny","route":"admin","reasons":["email-not-allowed"]}}\n');
+    expect(JSON.parse(line).shadow).toEqual({ change: 'allow_to_deny', outcome: 'deny', route: 'admin', reasons: ['email-not-allowed'] });
   });
 
   it('a 5xx answer or a cut response is a warn line', () => {
