@@ -6,7 +6,6 @@
  * request id, never a hang.
  */
 import { randomUUID } from 'node:crypto';
-import { SpanKind } from '@opentelemetry/api';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { TLSSocket } from 'node:tls';
@@ -23,7 +22,7 @@ import { storeUnavailable } from '../authn/service.ts';
 import type { PoolOptions } from '../upstream/pools.ts';
 import { Http2UpstreamExchange, http2Closed, http2Cut, UpstreamExchange } from './upstream-exchange.ts';
 import { pathOf, type AccessEntry } from '../observe/log/access-line.ts';
-import { dropTraceHeaders, isTraced, RequestTrace, type TraceSetup } from '../observe/trace/request-trace.ts';
+import { dropTraceHeaders, isTraced, type RequestTrace, type TraceSetup } from '../observe/trace/request-trace.ts';
 import { clientAddress } from '../request/client-address.ts';
 import type { GateResult } from './gate.ts';
 import type { InFlight } from './in-flight.ts';
@@ -68,7 +67,7 @@ export function createHandler(store: ServedStore, options: HandlerOptions): (req
     const headers = requestHeaders(req);
     const setup = options.tracing?.current;
     // Sampled before any argument of the trace is read: an unsampled request builds nothing.
-    const trace = setup && isTraced(setup, headers) ? new RequestTrace(setup, requestId, req.method ?? 'GET', headers['host']?.[0] ?? '', pathOf(req.url ?? '/'), headers) : undefined;
+    const trace = setup && isTraced(setup, headers) ? setup.begin(requestId, req.method ?? 'GET', headers['host']?.[0] ?? '', pathOf(req.url ?? '/'), headers) : undefined;
     let result: GateResult | undefined;
     let released = false;
     // Metrics: the HTTP/1.1 connection's byte counts at the start.
@@ -333,7 +332,7 @@ function forward(
   trace: RequestTrace | undefined,
 ): void {
   // The upstream exchange's span is the parent the upstream's own spans join (traceparent).
-  const span = trace?.child('upstream exchange', SpanKind.CLIENT);
+  const span = trace?.child('upstream exchange', 'client');
   if (trace && span) {
     span.setAttribute('server.address', upstreamAddress(url));
     trace.inject(headers, span);
