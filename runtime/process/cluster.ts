@@ -18,12 +18,12 @@ import { prettyJson } from '../../compiler/plan/canonical-json.ts';
 import type { PlanEnvelope } from '../../compiler/plan/types.ts';
 import { serveStoreToWorkers } from '../databroker/ipc-store.ts';
 import { exportEphemeralKey } from '../authn/signing-key.ts';
-import { aggregatedScrape } from '../observe/metrics/cluster.ts';
 import { lazyEphemeralKey, startProcessGenerations, type Generations, type Prepared, type ProcessParts } from '../generation/generation.ts';
 import type { ReloadResult } from '../generation/reload.ts';
 import { loadForRun } from './load-plan.ts';
 import { startProcess, type RoleGenerations, type RunOptions } from './startup.ts';
-import { serveDatabrokerGrpc, type DatabrokerGrpc } from './grpc-databroker.ts';
+import type { DatabrokerGrpc } from './grpc-databroker.ts';
+import { loadGrpcModule } from '../grpc/library-log.ts';
 import { usesRemoteDatabroker } from '../grpc/plan-options.ts';
 import { isSessionDirectory } from '../core/session-store.ts';
 import { buildAuthState, type AuthState } from '../authn/auth-state.ts';
@@ -229,6 +229,7 @@ export async function runPrimary(
           // The data broker is also served over gRPC, from here where the store is held (before
           // any worker is forked: a listener that cannot bind stops svc at start).
           if (!usesRemoteDatabroker(plan.body.settings) && isSessionDirectory(sessions)) {
+            const { serveDatabrokerGrpc } = await loadGrpcModule(() => import('./grpc-databroker.ts'));
             grpc = await serveDatabrokerGrpc(plan.body, sessions, {
               ...(options.grpcListen ? { listen: options.grpcListen } : {}),
               ...(metrics ? { observer: metrics.grpc } : {}),
@@ -251,7 +252,7 @@ export async function runPrimary(
         const served = grpc;
         return {
           // Metrics: one scrape aggregating every worker's (runtime/observe/metrics/cluster.ts).
-          ...(metrics ? { scrape: aggregatedScrape(metrics.registry, liveWorkers) } : {}),
+          ...(metrics ? { scrape: (await import('../observe/metrics/cluster.ts')).aggregatedScrape(metrics.registry, liveWorkers) } : {}),
           // Ready: also a worker serves the listener.
           ready: { listeners: () => liveWorkers().length > 0 },
           front: {
