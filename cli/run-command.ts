@@ -259,7 +259,9 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
     }
     if (textWanted()) io.err(`error: ${(e as Error).message}\n`);
     else {
-      logs.log({ level: 'error', msg: 'svc cannot start', error: (e as Error).message, ...((e as NodeJS.ErrnoException).code !== undefined ? { code: (e as NodeJS.ErrnoException).code } : {}) });
+      // A refused plan's provisioner error is its cause: its code says what failed (SVC_ERR_FEATURE_UNAVAILABLE, …).
+      const cause = (e as Error).cause instanceof SvcError ? { cause: ((e as Error).cause as SvcError).code } : {};
+      logs.log({ level: 'error', msg: 'svc cannot start', error: (e as Error).message, ...((e as NodeJS.ErrnoException).code !== undefined ? { code: (e as NodeJS.ErrnoException).code } : {}), ...cause });
       await written();
     }
     return 2;
