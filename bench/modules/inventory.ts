@@ -34,12 +34,13 @@ export interface RunReport {
 }
 
 /**
- * Starts `svc run <planPath> --workers <workers>` with the module hook, waits for `listening`, asks
- * every svc process for its report, stops svc. `env` is added to the environment (not replacing it).
+ * Starts `svc run <planPath> --workers <workers>` (`svc run -config <path>` with `config`) with the
+ * module hook, waits for `listening`, asks every svc process for its report, stops svc. `env` is
+ * added to the environment (not replacing it).
  */
-export async function recordRun(planPath: string, workers: number, env: Readonly<Record<string, string>> = {}, timeoutMs = 120_000): Promise<RunReport> {
+export async function recordRun(planPath: string, workers: number, env: Readonly<Record<string, string>> = {}, timeoutMs = 120_000, config = false): Promise<RunReport> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-modules-'));
-  const args = ['--expose-gc', '--import', HOOK, SVC, 'run', planPath, '--workers', String(workers), '--listen', '127.0.0.1:0', '--grpc-listen', '127.0.0.1:0', '--shutdown-delay', '0'];
+  const args = ['--expose-gc', '--import', HOOK, SVC, 'run', ...(config ? ['-config'] : []), planPath, '--workers', String(workers), '--listen', '127.0.0.1:0', '--grpc-listen', '127.0.0.1:0', '--shutdown-delay', '0'];
   const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env, SVC_MODULES_DIR: dir };
   delete childEnv['SVC_CLUSTER_WORKER'];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv });
@@ -133,7 +134,8 @@ export function ownerOf(url: string): string {
     const parts = path.slice(at + '/node_modules/'.length).split('/');
     return parts[0]!.startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0]!;
   }
-  const rel = relative(ROOT, path);
+  // The build (dist/) is named as the sources it was compiled from.
+  const rel = relative(ROOT, path).replace(/^dist\//, '');
   if (rel.startsWith('..')) return path;
   const parts = rel.split('/');
   return parts.length > 2 ? `${parts[0]}/${parts[1]}` : parts[0]!;
@@ -144,7 +146,7 @@ export function shortName(url: string): string {
   if (!url.startsWith('file:')) return url;
   const path = fileURLToPath(url);
   const at = path.lastIndexOf('/node_modules/');
-  return at >= 0 ? path.slice(at + '/node_modules/'.length) : relative(ROOT, path);
+  return at >= 0 ? path.slice(at + '/node_modules/'.length) : relative(ROOT, path).replace(/^dist\//, '');
 }
 
 /** One package (or repository folder) a process loaded. */

@@ -16,6 +16,7 @@
  * loader's own memory: the output says which. The machine's other load moves RSS by a few MB.
  *
  * Run: `npm run bench:modules` (`--plans public,tracing`, `--workers 1` or `2` for one shape,
+ * `--config` to serve the configs with `svc run -config` instead, which compiles them in svc,
  * `--json FILE` to keep every report).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -51,6 +52,8 @@ function configs(dir: string): Record<string, Record<string, unknown>> {
 function planFile(dir: string, name: string, config: Record<string, unknown>): string {
   const text = JSON.stringify(config);
   const configPath = join(dir, `${name}.json`);
+  writeFileSync(configPath, text, { mode: 0o600 });
+  if (process.argv.includes('--config')) return configPath;
   const result = compile({ configPath, env: {}, readFile: (p) => (p === configPath ? { ok: true, data: Buffer.from(text) } : { ok: false, reason: 'no such file' }) });
   if (!result.plan) throw new Error(`${name}: the config does not compile: ${result.diagnostics.map((d) => d.message).join('; ')}`);
   const path = join(dir, `${name}.plan.json`);
@@ -94,7 +97,7 @@ async function main(): Promise<void> {
     for (const name of names) {
       const plan = planFile(dir, name, all[name]!);
       for (const workers of shapes) {
-        const report = await recordRun(plan, workers);
+        const report = await recordRun(plan, workers, {}, 120_000, process.argv.includes('--config'));
         kept[`${name}/${workers}`] = report;
         const shown: [string, ProcessReport][] = workers === 1 ? [['single process', report.single!]] : [['cluster primary', report.primary!], ['cluster worker', report.workers[0]!]];
         for (const [label, r] of shown) {
