@@ -189,12 +189,13 @@ export async function runPrimary(
       // The plan's store lives here (memory: the one data broker; Redis: one client for every worker).
       ownStore: true,
       identityManager: () => idmSettings(),
-      // The primary's own generations: the parts every process has (log settings, tracing, notices,
-      // the metrics listener's material), applied from here on and after each commit; its workers
+      // The primary's own generations: the parts every process has (log settings, notices, the
+      // metrics listener's material), applied from here on and after each commit; its workers
       // build the rest. A reload builds the primary's parts and every worker's generation; the
-      // workers commit first.
+      // workers commit first. No tracer: the primary serves no request, so it would make no span
+      // (the workers trace), and OpenTelemetry stays out of its heap.
       async generations(plan, targets) {
-        const own = await startProcessGenerations(plan, { ...targets, log: options.log });
+        const own = await startProcessGenerations(plan, { ...targets, tracing: undefined, log: options.log });
         return {
           store: own.store,
           plan: () => committed,

@@ -105,7 +105,7 @@ describe('what a serving process loads (svc run plan.json, modules recorded)', (
   };
   const lazyLoaded = (report: Parameters<typeof owners>[0]) => owners(report).filter((o) => isLazy(o.name)).map((o) => `${o.name} ← ${o.why.slice(1).join(' ← ')}`);
 
-  it('a worker of a public-only plan loads none of them, nor the compiler; with tracing on it loads OpenTelemetry', async () => {
+  it('a worker of a public-only plan loads none of them, nor the compiler; with tracing on it loads OpenTelemetry (its primary does not)', async () => {
     const run = await recordRun(planFile('public', {}), 2);
     expect(run.workers.length).toBe(2);
     for (const w of run.workers) {
@@ -117,6 +117,8 @@ describe('what a serving process loads (svc run plan.json, modules recorded)', (
       expect(loadedPackages(w, '@opentelemetry/')).toContain('@opentelemetry/sdk-trace-base');
       expect(loadedPackages(w, 'ioredis')).toEqual([]);
     }
+    // The primary serves no request: it makes no span and loads no tracer.
+    expect(loadedPackages(traced.primary!, '@opentelemetry/')).toEqual([]);
   }, 180_000);
 
   it('the single process of a public-only plan loads neither OpenTelemetry, ioredis nor acme-client (its data broker is served over gRPC)', async () => {
