@@ -35,7 +35,7 @@ export interface ProcessTargets {
    * what a plan's tracing needs while its generation is built (OpenTelemetry, only when the plan
    * traces), `apply` follows the plan once it is swapped in.
    */
-  readonly tracing?: { prepare?(settings: PlanSettings): Promise<void>; apply(settings: PlanSettings): void } | undefined;
+  readonly tracing?: { prepare(settings: PlanSettings): Promise<void>; apply(settings: PlanSettings): void } | undefined;
   /** Told each new plan that goes into service (svc run: what its settings do only partly, said once). */
   readonly notices?: ((plan: PlanEnvelope) => void) | undefined;
   /**
@@ -96,7 +96,7 @@ export function processProvisioners(targets: ProcessTargets): Provisioners<Proce
     tracing: follow(
       'tracing',
       targets.tracing && ((p) => targets.tracing!.apply(p.body.settings)),
-      targets.tracing?.prepare && ((p) => targets.tracing!.prepare!(p.body.settings)),
+      targets.tracing && ((p) => targets.tracing!.prepare(p.body.settings)),
     ),
     notices: follow('notices', targets.notices),
     metricsMaterial,
