@@ -76,6 +76,34 @@ export async function recordRun(planPath: string, workers: number, env: Readonly
   }
 }
 
+/**
+ * The reference: bench/proxy/node-floor.mjs (node:http in front of an undici pool, the least a proxy
+ * on Node does) at rest after it listens, with the same hook and figures.
+ */
+export async function recordNodeFloor(port: number, timeoutMs = 30_000): Promise<ProcessReport> {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-modules-floor-'));
+  const child = spawn(process.execPath, ['--expose-gc', '--import', HOOK, join(ROOT, 'bench/proxy/node-floor.mjs')], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, SVC_MODULES_DIR: dir, BENCH_PORT: String(port), BENCH_UPSTREAM: 'http://127.0.0.1:9' },
+  });
+  let out = '';
+  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+  try {
+    const deadline = Date.now() + timeoutMs;
+    while (!/listening/.test(out)) {
+      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`node-floor did not listen: ${out}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await new Promise((r) => setTimeout(r, 1_000));
+    process.kill(child.pid!, 'SIGUSR2');
+    return (await collect(dir, [child.pid!], 10_000))[0]!;
+  } finally {
+    await stop(child);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /** The svc processes among `pid`'s children (cluster workers run bin/svc; tsx's esbuild does not). */
 function svcChildren(pid: number): number[] {
   const file = `/proc/${pid}/task/${pid}/children`;

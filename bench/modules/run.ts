@@ -6,7 +6,8 @@
  * with two workers (`--workers 2`, the first worker reported), it prints the process's RSS and heap
  * used (after a full garbage collection) and what it loaded grouped by package, each with why: the
  * first module of it that was loaded and its importers up to the entry. The first plan's list is
- * printed whole; the others as what they load besides it and what they leave out.
+ * printed whole; the others as what they load besides it and what they leave out. First, for
+ * reference, the same figures of bench/proxy/node-floor.mjs (node:http and an undici pool, no svc).
  *
  * Loading is recorded by bench/modules/record-modules.mjs (node's in-thread module hooks, given with
  * `--import`; workers inherit it). Nothing listens where the plans point (the upstream, Redis, the
@@ -25,7 +26,8 @@ import { join } from 'node:path';
 import { compile } from '../../compiler/compile.ts';
 import { prettyJson } from '../../compiler/plan/canonical-json.ts';
 import { BASE_SETTINGS } from '../../test/support/compile-text.ts';
-import { owners, recordRun, type ProcessReport, type RunReport } from './inventory.ts';
+import { freePort } from '../../test/support/ports.ts';
+import { owners, recordNodeFloor, recordRun, type ProcessReport, type RunReport } from './inventory.ts';
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(name);
@@ -93,6 +95,8 @@ async function main(): Promise<void> {
     for (const n of names) if (!(n in all)) throw new Error(`--plans: unknown plan \`${n}\` (${Object.keys(all).join(', ')})`);
     const shapes = arg('--workers') === undefined ? [1, 2] : [Number(arg('--workers'))];
     const kept: Record<string, RunReport> = {};
+    // The reference the issue's target is set against (RSS per worker ≤ the Node floor's + 25 MB).
+    console.log(summary('node-floor (reference)', await recordNodeFloor(await freePort())));
     const bases = new Map<string, ProcessReport>();
     for (const name of names) {
       const plan = planFile(dir, name, all[name]!);
