@@ -33,7 +33,7 @@ import type { PlanEnvelope, PlanSettings } from '../compiler/plan/types.ts';
 import { SvcError } from '../runtime/core/errors.ts';
 import { partialUses } from '../runtime/plan/capabilities.ts';
 import { createRunLog } from '../runtime/observe/log/run-log.ts';
-import { logGrpcLibraryThrough } from '../runtime/grpc/library-log.ts';
+import { loadGrpcModule, logGrpcLibraryThrough } from '../runtime/grpc/library-log.ts';
 import { createTracingSwitch } from '../runtime/observe/trace/tracing.ts';
 import { DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_SHUTDOWN_DELAY_MS, onReloadSignal, onStopSignals } from '../runtime/process/stop-signals.ts';
 import { DEFAULT_STORE_OUTAGE_GRACE_MS, MAX_STORE_OUTAGE_GRACE_MS } from '../runtime/sessions/outage-grace.ts';
@@ -194,14 +194,14 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
   const { run } = await import('../runtime/process/run.ts');
   const { RunError, loadForRun } = await import('../runtime/process/load-plan.ts');
   try {
-    // The role decides the process shape: the data broker and authorize roles serve gRPC only, in this process.
-    const { isDatabrokerRole, runDatabroker } = await import('../runtime/process/databroker-run.ts');
-    const { isAuthorizeRole, runAuthorize } = await import('../runtime/process/authorize-run.ts');
     // Loaded once: it chooses the role, and the role serves it as it is (`plan`). Its warnings are
     // told once it is known to be served (a refused plan says only why it is refused).
     const warned: Parameters<typeof onWarnings>[] = [];
     const first = await loadForRun({ ...source, onWarnings: (...w) => void warned.push(w) });
-    const grpcRole = isAuthorizeRole(first) ? 'authorize' : isDatabrokerRole(first) ? 'databroker' : undefined;
+    // The role decides the process shape: the data broker and authorize roles serve gRPC only, in
+    // this process; their modules (and gRPC) are loaded for that role only.
+    const services = first.body.settings.mode.services;
+    const grpcRole = services === 'authorize' || services === 'databroker' ? services : undefined;
     // Only a process that decides requests itself runs a shadow plan: refused in the other roles.
     const { refuseShadowOutsideAllInOne } = await import('../runtime/process/load-plan.ts');
     refuseShadowOutsideAllInOne(opts.shadow, first);
@@ -212,7 +212,8 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
     }
     for (const w of warned) onWarnings(...w);
     if (grpcRole !== undefined) {
-      const role = await (grpcRole === 'authorize' ? runAuthorize : runDatabroker)({ ...source, ...common, onWarnings, plan: first });
+      const start = grpcRole === 'authorize' ? (await loadGrpcModule(() => import('../runtime/process/authorize-run.ts'))).runAuthorize : (await loadGrpcModule(() => import('../runtime/process/databroker-run.ts'))).runDatabroker;
+      const role = await start({ ...source, ...common, onWarnings, plan: first });
       const g = role.grpc.address;
       logs.announce({ msg: 'listening', services: grpcRole, grpcAddress: `${g.host}:${g.port}`, checksum: role.plan().checksum });
       onHangup(reloadOnHangup(() => role.reload()));
@@ -268,7 +269,9 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
     }
     if (textWanted()) io.err(`error: ${(e as Error).message}\n`);
     else {
-      logs.log({ level: 'error', msg: 'svc cannot start', error: (e as Error).message, ...((e as NodeJS.ErrnoException).code !== undefined ? { code: (e as NodeJS.ErrnoException).code } : {}) });
+      // A refused plan's provisioner error is its cause: its code says what failed (SVC_ERR_FEATURE_UNAVAILABLE, …).
+      const cause = (e as Error).cause instanceof SvcError ? { cause: ((e as Error).cause as SvcError).code } : {};
+      logs.log({ level: 'error', msg: 'svc cannot start', error: (e as Error).message, ...((e as NodeJS.ErrnoException).code !== undefined ? { code: (e as NodeJS.ErrnoException).code } : {}), ...cause });
       await written();
     }
     return 2;

@@ -11,7 +11,7 @@
  * {@link AuthorizeUnavailable}; the gate answers 503, never forwards.
  */
 import type { Route } from '../../compiler/plan/types.ts';
-import { SvcError } from '../core/errors.ts';
+import { AuthorizeUnavailable } from './authorize-unavailable.ts';
 import type { PolicyInput } from '../policy/program.ts';
 import type { SessionStore } from '../core/session-store.ts';
 import { ERROR_CODE_TRAILER, GrpcClient, type GrpcClientOptions } from '../grpc/client.ts';
@@ -23,20 +23,7 @@ import { policyReads, type PolicyReads } from './policy-reads.ts';
 import { routeDigest } from './route-digest.ts';
 import { routesChecksum, type PlanRef } from './routes-checksum.ts';
 
-/** Why a decision could not be had: the gate's 503 reason. */
-export type AuthorizeProblem = 'authorize-unavailable' | 'authorize-route-mismatch';
-
-/** A policy question the authorize service could not answer; `code` follows `problem`. */
-export class AuthorizeUnavailable extends SvcError<'SVC_ERR_AUTHORIZE_UNAVAILABLE' | 'SVC_ERR_ROUTE_MISMATCH'> {
-  constructor(
-    readonly problem: AuthorizeProblem,
-    message: string,
-    options?: ErrorOptions,
-  ) {
-    super(problem === 'authorize-route-mismatch' ? 'SVC_ERR_ROUTE_MISMATCH' : 'SVC_ERR_AUTHORIZE_UNAVAILABLE', message, options);
-    this.name = 'AuthorizeUnavailable';
-  }
-}
+export { AuthorizeUnavailable, type AuthorizeProblem } from './authorize-unavailable.ts';
 
 /** One route's policy question: the route (its index in the plan), the request as the policy sees it, the session. */
 export interface PolicyQuestion {

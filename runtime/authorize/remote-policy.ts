@@ -8,7 +8,8 @@
 import type { PolicyOracle } from '../request/decide.ts';
 import type { Decision } from '../core/types.ts';
 import type { PolicyAnswer } from './decision-cache.ts';
-import { AuthorizeUnavailable, type PolicyQuestion, type RemoteAuthorizer } from './remote-authorizer.ts';
+import { AuthorizeUnavailable } from './authorize-unavailable.ts';
+import type { PolicyQuestion, RemoteAuthorizer } from './remote-authorizer.ts';
 import type { PlanRef } from './routes-checksum.ts';
 
 /** The placeholder verdict while the service is asked: never acted on (a deny picks no upstream). */

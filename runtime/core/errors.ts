@@ -14,6 +14,8 @@
 
 /** Code → what it means, one line each, grouped by the floor that raises it. */
 export const RUNTIME_ERRORS = {
+  // core/
+  SVC_ERR_FEATURE_UNAVAILABLE: 'A library that a feature of the plan needs (tracing, metrics, Redis sessions, autocert, gRPC) cannot be loaded: svc is installed incompletely; reinstall it. svc loads such a library only for a plan that uses the feature, and refuses that plan at start.',
   // plan/
   SVC_ERR_PLAN_READ: 'The plan file cannot be read. Retired: an unreadable plan file is `SVC_ERR_PLAN_INVALID`; listed so the code is never reused.',
   SVC_ERR_PLAN_JSON: 'The plan file is not JSON.',

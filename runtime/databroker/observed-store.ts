@@ -6,9 +6,8 @@
  */
 import type { PlanSettings } from '../../compiler/plan/types.ts';
 import { openSessionStore } from './open-store.ts';
-import { GrpcStore } from './grpc-store.ts';
 import { usesRemoteDatabroker } from '../grpc/plan-options.ts';
-import { RedisStore } from './redis-store.ts';
+import type { RedisStore } from './redis-store.ts';
 import type { GrpcObserver } from '../observe/metrics/grpc.ts';
 import { isDeviceStore, type DeviceStore } from '../core/device-store.ts';
 import { isSessionDirectory, type SessionDirectory, type SessionStore, type StorageOperation, type StoreObserver, type StorePoolFigures } from '../core/session-store.ts';
@@ -80,14 +79,17 @@ export function hasStorePool(settings: PlanSettings): boolean {
  * timed for `metrics` when given: the Redis store reports to the observer itself, a memory store is
  * wrapped. `pool` reads the Redis connection figures (undefined for memory).
  */
-export function openObservedStore(
+export async function openObservedStore(
   settings: PlanSettings,
   observer: StoreObserver | undefined,
   log?: (entry: Record<string, unknown>) => void,
   grpcObserver?: GrpcObserver,
-): { readonly store: SessionStore; pool(): StorePoolFigures | undefined } {
-  const opened = openSessionStore(settings, { ...(observer ? { observer } : {}), ...(log ? { log } : {}), ...(grpcObserver ? { grpcObserver } : {}) });
-  // A data broker client's calls are gRPC client metrics, not storage operations of this process.
-  const store = observer && !(opened instanceof RedisStore) && !(opened instanceof GrpcStore) ? observedStore(opened, observer, 'memory') : opened;
-  return { store, pool: () => (opened instanceof RedisStore ? opened.poolFigures() : undefined) };
+): Promise<{ readonly store: SessionStore; pool(): StorePoolFigures | undefined }> {
+  const opened = await openSessionStore(settings, { ...(observer ? { observer } : {}), ...(log ? { log } : {}), ...(grpcObserver ? { grpcObserver } : {}) });
+  // Only the memory store is wrapped: the Redis store reports itself, and a data broker client's
+  // calls are gRPC client metrics, not storage operations of this process.
+  const memory = !usesRemoteDatabroker(settings) && settings.databroker.storage.type === 'memory';
+  const store = observer && memory ? observedStore(opened, observer, 'memory') : opened;
+  const redis = hasStorePool(settings) ? (opened as RedisStore) : undefined;
+  return { store, pool: () => redis?.poolFigures() };
 }

@@ -5,15 +5,19 @@
  * a client of it over gRPC (docs/distributed.md). Made once per process tree, by the
  * single process (serve.ts) or the cluster primary (cluster.ts); a reload that changes the storage
  * settings is refused (`storageChange`), since sessions cannot move between stores.
+ *
+ * The Redis store (ioredis) and the data broker client (gRPC) are imported only when the plan asks
+ * for them (docs/architecture.md §5 "Lazy feature loading"): this module's static imports load
+ * neither, so `storageChange` (the reload path) costs no library either.
  */
 import type { PlanSettings } from '../../compiler/plan/types.ts';
 import { resolveSecretText } from '../plan/secrets.ts';
 import type { GrpcObserver } from '../observe/metrics/grpc.ts';
 import { databrokerClientTls, planCredentialKey, usesRemoteDatabroker } from '../grpc/plan-options.ts';
-import { GrpcStore } from './grpc-store.ts';
+import { loadGrpcModule } from '../grpc/library-log.ts';
+import { loadFeature } from '../core/load-feature.ts';
 import { MemoryStore } from './memory-store.ts';
 import { RedisConfigError } from './redis-options.ts';
-import { RedisStore } from './redis-store.ts';
 import type { SessionStore, StoreObserver } from '../core/session-store.ts';
 
 export interface OpenStoreOptions {
@@ -25,10 +29,12 @@ export interface OpenStoreOptions {
 
 /**
  * Opens the plan's store. A Redis store connects in the background: svc starts while Redis is down
- * (and logs it). Throws `RedisConfigError`, `SecretError` or `TlsMaterialError` for unusable settings.
+ * (and logs it). Rejects with `RedisConfigError`, `SecretError` or `TlsMaterialError` for unusable
+ * settings, `FeatureUnavailableError` when the store's library cannot be loaded.
  */
-export function openSessionStore(settings: PlanSettings, options: OpenStoreOptions = {}): SessionStore {
+export async function openSessionStore(settings: PlanSettings, options: OpenStoreOptions = {}): Promise<SessionStore> {
   if (usesRemoteDatabroker(settings)) {
+    const { GrpcStore } = await loadGrpcModule(() => import('./grpc-store.ts'));
     return new GrpcStore({
       urls: settings.databroker.serviceUrls,
       credentialKey: planCredentialKey(settings),
@@ -41,7 +47,10 @@ export function openSessionStore(settings: PlanSettings, options: OpenStoreOptio
   }
   const storage = settings.databroker.storage;
   if (storage.type === 'memory') return new MemoryStore();
-  return new RedisStore({ storage, secret: storeSecret(settings), ...(options.observer ? { observer: options.observer } : {}), ...(options.log ? { log: options.log } : {}) });
+  // The settings are checked before the library is loaded.
+  const secret = storeSecret(settings);
+  const { RedisStore } = await loadFeature('Redis session storage', () => import('./redis-store.ts'));
+  return new RedisStore({ storage, secret, ...(options.observer ? { observer: options.observer } : {}), ...(options.log ? { log: options.log } : {}) });
 }
 
 /** `shared_secret`, or `cookie_secret` standing in (runtime/core/keys.ts), decoded. */

@@ -13,6 +13,8 @@ import { openPool, poolKey, upstreamTlsOptions, type PoolOptions } from '../upst
 import type { Provisioner } from './provision.ts';
 import type { UpstreamObserver } from '../observe/metrics/upstreams.ts';
 import { createUpstreamSet, type UpstreamSet } from '../upstream/index.ts';
+import { loadGrpcProber, usesGrpcHealthChecks } from '../upstream/health/index.ts';
+import { loadGrpcModule } from '../grpc/library-log.ts';
 import type { UpstreamSnapshot } from '../upstream/types.ts';
 
 /** What a plan generation holds for forwarding (built here). */
@@ -76,9 +78,11 @@ export function upstreamSnapshots(forward: ForwardState, routes: readonly Route[
 export function forwardProvisioner(options: ForwardStateOptions = {}): Provisioner<ForwardState> {
   return {
     name: 'forward',
-    provision(plan: PlanEnvelope, _index, previous: ForwardState | undefined, context): ForwardState {
+    async provision(plan: PlanEnvelope, _index, previous: ForwardState | undefined, context): Promise<ForwardState> {
       // A renewal re-reads the listener's files only: pools and sets are keyed by the plan.
       if (context.renewal && previous) return previous;
+      // gRPC health checks need grpc-js, loaded for such a plan only (a failure refuses the plan).
+      if (usesGrpcHealthChecks(plan.body.routes)) await loadGrpcModule(loadGrpcProber);
       const old = previous as RuntimeState | undefined;
       const byKey = new Map<string, Dispatcher>();
       const sets = new Map<string, UpstreamSet>();

@@ -34,8 +34,12 @@ import type { ShadowObserver } from '../observe/metrics/shadow.ts';
 export interface ProcessTargets {
   /** svc's log lines: levels, `service` label, format (runtime/observe/log/run-log.ts `RunLog`). */
   readonly logSettings?: { apply(settings: Pick<PlanSettings, 'logging' | 'mode'>): void } | undefined;
-  /** The tracer of the plan served (runtime/observe/trace/tracing.ts `TracingSwitch`). */
-  readonly tracing?: { apply(settings: PlanSettings): void } | undefined;
+  /**
+   * The tracer of the plan served (runtime/observe/trace/tracing.ts `TracingSwitch`): `prepare` loads
+   * what a plan's tracing needs while its generation is built (OpenTelemetry, only when the plan
+   * traces), `apply` follows the plan once it is swapped in.
+   */
+  readonly tracing?: { prepare(settings: PlanSettings): Promise<void>; apply(settings: PlanSettings): void } | undefined;
   /** Told each new plan that goes into service (svc run: what its settings do only partly, said once). */
   readonly notices?: ((plan: PlanEnvelope) => void) | undefined;
   /**
@@ -63,9 +67,15 @@ export interface ProcessParts {
  * changes no setting) and applies it to its target after the swap.
  */
 export function processProvisioners(targets: ProcessTargets): Provisioners<ProcessParts> {
-  const follow = (name: string, apply: ((plan: PlanEnvelope) => void) | undefined): Provisioner<PlanEnvelope> => ({
+  const follow = (name: string, apply: ((plan: PlanEnvelope) => void) | undefined, prepare?: (plan: PlanEnvelope) => Promise<void>): Provisioner<PlanEnvelope> => ({
     name,
-    provision: (plan, _index, previous, context) => (context.renewal && previous ? previous : plan),
+    provision: async (plan, _index, previous, context) => {
+      if (context.renewal && previous) return previous;
+      // What the part needs loaded before it applies (a library the plan's feature uses): a
+      // failure refuses the plan here, before the swap.
+      await prepare?.(plan);
+      return plan;
+    },
     cleanup: () => undefined,
     afterSwap: (plan) => apply?.(plan),
   });
@@ -87,7 +97,11 @@ export function processProvisioners(targets: ProcessTargets): Provisioners<Proce
   };
   return {
     logSettings: follow('log settings', targets.logSettings && ((p) => targets.logSettings!.apply(p.body.settings))),
-    tracing: follow('tracing', targets.tracing && ((p) => targets.tracing!.apply(p.body.settings))),
+    tracing: follow(
+      'tracing',
+      targets.tracing && ((p) => targets.tracing!.apply(p.body.settings)),
+      targets.tracing && ((p) => targets.tracing!.prepare(p.body.settings)),
+    ),
     notices: follow('notices', targets.notices),
     metricsMaterial,
   };

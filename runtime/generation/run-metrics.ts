@@ -4,17 +4,22 @@
  * `listenerChange`), told about every reload, and in the loading process the metrics listener,
  * which starts with the first generation's material; later material comes with each generation
  * swapped in (generation.ts `metricsMaterial`).
+ *
+ * prom-client (and, through its default metrics, `@opentelemetry/api`) is imported only when the
+ * plan sets `metrics_address` (docs/architecture.md §5 "Lazy feature loading").
  */
 import type { PlanEnvelope } from '../../compiler/plan/types.ts';
 import type { ReloadResult } from './reload.ts';
 import type { HealthDetail, ReadinessChecks } from '../observe/metrics/health.ts';
 import { serviceLabel } from '../observe/service-label.ts';
 import { startMetricsListener, type MetricsListener, type MetricsMaterial, type Scrape } from '../observe/metrics/listener.ts';
-import { createMetrics, type MetricsOptions, type SvcMetrics } from '../observe/metrics/registry.ts';
+import type { MetricsOptions, SvcMetrics } from '../observe/metrics/registry.ts';
+import { loadFeature } from '../core/load-feature.ts';
 
 /** The metrics of a process, or undefined when `plan` sets no `metrics_address`. */
-export function metricsFor(plan: PlanEnvelope, role: MetricsOptions['role'], more: Omit<MetricsOptions, 'service' | 'role'> = {}): SvcMetrics | undefined {
+export async function metricsFor(plan: PlanEnvelope, role: MetricsOptions['role'], more: Omit<MetricsOptions, 'service' | 'role'> = {}): Promise<SvcMetrics | undefined> {
   if (plan.body.settings.metrics.address === null) return undefined;
+  const { createMetrics } = await loadFeature('metrics', () => import('../observe/metrics/registry.ts'));
   const metrics = createMetrics({ service: serviceLabel(plan.body.settings), role, ...more });
   metrics.config?.served(plan.checksum);
   return metrics;

@@ -22,13 +22,13 @@ import { prettyJson } from '../../compiler/plan/canonical-json.ts';
 import type { PlanEnvelope } from '../../compiler/plan/types.ts';
 import { serveStoreToWorkers } from '../databroker/ipc-store.ts';
 import { exportEphemeralKey } from '../authn/signing-key.ts';
-import { aggregatedScrape } from '../observe/metrics/cluster.ts';
 import { lazyEphemeralKey, startProcessGenerations, type Generations, type Prepared, type ProcessParts } from '../generation/generation.ts';
 import type { ReloadResult } from '../generation/reload.ts';
 import { loadForRun, loadShadowForRun, refuseShadowOutsideAllInOne } from './load-plan.ts';
 import type { SvcMetrics } from '../observe/metrics/registry.ts';
 import { startProcess, type RoleGenerations, type RunOptions } from './startup.ts';
-import { serveDatabrokerGrpc, type DatabrokerGrpc } from './grpc-databroker.ts';
+import type { DatabrokerGrpc } from './grpc-databroker.ts';
+import { loadGrpcModule } from '../grpc/library-log.ts';
 import { usesRemoteDatabroker } from '../grpc/plan-options.ts';
 import { isSessionDirectory } from '../core/session-store.ts';
 import { buildAuthState, type AuthState } from '../authn/auth-state.ts';
@@ -216,12 +216,13 @@ export async function runPrimary(
       // The plan's store lives here (memory: the one data broker; Redis: one client for every worker).
       ownStore: true,
       identityManager: () => idmSettings(),
-      // The primary's own generations: the parts every process has (log settings, tracing, notices,
-      // the metrics listener's material), applied from here on and after each commit; its workers
+      // The primary's own generations: the parts every process has (log settings, notices, the
+      // metrics listener's material), applied from here on and after each commit; its workers
       // build the rest. A reload builds the primary's parts and every worker's generation; the
-      // workers commit first.
+      // workers commit first. No tracer: the primary serves no request, so it would make no span
+      // (the workers trace), and OpenTelemetry stays out of its heap.
       async generations(plan, targets) {
-        const own = await startProcessGenerations(plan, { ...targets, log: options.log });
+        const own = await startProcessGenerations(plan, { ...targets, tracing: undefined, log: options.log });
         return {
           store: own.store,
           plan: () => committed,
@@ -260,6 +261,7 @@ export async function runPrimary(
           // The data broker is also served over gRPC, from here where the store is held (before
           // any worker is forked: a listener that cannot bind stops svc at start).
           if (!usesRemoteDatabroker(plan.body.settings) && isSessionDirectory(sessions)) {
+            const { serveDatabrokerGrpc } = await loadGrpcModule(() => import('./grpc-databroker.ts'));
             grpc = await serveDatabrokerGrpc(plan.body, sessions, {
               ...(options.grpcListen ? { listen: options.grpcListen } : {}),
               ...(metrics ? { observer: metrics.grpc } : {}),
@@ -282,7 +284,7 @@ export async function runPrimary(
         const served = grpc;
         return {
           // Metrics: one scrape aggregating every worker's (runtime/observe/metrics/cluster.ts).
-          ...(metrics ? { scrape: aggregatedScrape(metrics.registry, liveWorkers) } : {}),
+          ...(metrics ? { scrape: (await import('../observe/metrics/cluster.ts')).aggregatedScrape(metrics.registry, liveWorkers) } : {}),
           // Ready: also a worker serves the listener.
           ready: { listeners: () => liveWorkers().length > 0 },
           front: {

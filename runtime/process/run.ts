@@ -14,8 +14,8 @@ import { serve, type Listening } from '../proxy/listeners.ts';
 import { isSessionDirectory, type SessionStore } from '../core/session-store.ts';
 import { managerSettings, type IdentityManager } from '../sessions/identity-manager.ts';
 import { usesRemoteDatabroker } from '../grpc/plan-options.ts';
-import { serveDatabrokerGrpc, type DatabrokerGrpc } from './grpc-databroker.ts';
-import { openAuthorizer } from '../authorize/open-authorizer.ts';
+import type { DatabrokerGrpc } from './grpc-databroker.ts';
+import { loadGrpcModule } from '../grpc/library-log.ts';
 import type { RemoteAuthorizer } from '../authorize/remote-authorizer.ts';
 import { startProcess, type Behind, type RunOptions } from './startup.ts';
 import { loadShadowForRun, refuseShadowOutsideAllInOne } from './load-plan.ts';
@@ -65,7 +65,7 @@ export async function run(options: RunOptions): Promise<Running> {
       refuseShadowOutsideAllInOne(options.shadow, plan);
       // Process-wide, outside generations: certificates outlive plans; each swap updates the names
       // (the `autocertNames` provisioner, runtime/generation/generation.ts). Closed with them.
-      const certificates = (autocert = startAutocert(plan.body, { ...options.autocertTiming, ...log }));
+      const certificates = (autocert = await startAutocert(plan.body, { ...options.autocertTiming, ...log }));
       let served: ServedGenerations;
       try {
         served = await startGenerations(plan, {
@@ -97,6 +97,7 @@ export async function run(options: RunOptions): Promise<Running> {
         // The all-in-one process also serves its data broker over gRPC (for tools and extra
         // proxies), unless it is itself a client of a data broker service.
         if (!usesRemoteDatabroker(settings) && isSessionDirectory(sessions)) {
+          const { serveDatabrokerGrpc } = await loadGrpcModule(() => import('./grpc-databroker.ts'));
           const served = (grpc = await serveDatabrokerGrpc(plan.body, sessions, {
             ...(options.grpcListen ? { listen: options.grpcListen } : {}),
             material: generations.store.current.tls?.material ?? null,
@@ -108,6 +109,7 @@ export async function run(options: RunOptions): Promise<Running> {
         }
         // The proxy role asks the authorize service for policy verdicts (runtime/authorize/).
         if (settings.mode.services === 'proxy') {
+          const { openAuthorizer } = await loadGrpcModule(() => import('../authorize/open-authorizer.ts'));
           const client = (authorizer = openAuthorizer(settings, sessions, { ...(metrics ? { observer: metrics.grpc } : {}), ...log }));
           behind.unshift({ stop: () => client.close() });
         }

@@ -165,12 +165,12 @@ export async function startProcess<G extends RoleGenerations>(options: RunOption
   const settings = plan.body.settings;
   const log = options.log ? { log: options.log } : {};
   let generations: G | undefined;
-  let opened: ReturnType<typeof openObservedStore> | undefined;
+  let opened: Awaited<ReturnType<typeof openObservedStore>> | undefined;
   let manager: IdentityManager | undefined;
   let observed: LoaderMetrics | undefined;
   let closing = false;
   // The identity manager and the store (made below) are read at scrape time.
-  const metrics = metricsFor(plan, 'loader', {
+  const metrics = await metricsFor(plan, 'loader', {
     identityManager: () => manager?.figures(),
     ...(hasStorePool(settings) ? { storePool: () => opened?.pool() } : {}),
     ...role.metricsSources?.(() => generations),
@@ -191,7 +191,7 @@ export async function startProcess<G extends RoleGenerations>(options: RunOption
     // One data broker per process (docs/scale-out.md), unless the caller gives the store; with
     // metrics it is timed here (storage_operation_duration_ms).
     const given = role.ownStore ? undefined : options.sessionStore;
-    opened = given ? undefined : openObservedStore(settings, metrics?.store ?? options.storeObserver, options.log, metrics?.grpc);
+    opened = given ? undefined : await openObservedStore(settings, metrics?.store ?? options.storeObserver, options.log, metrics?.grpc);
     const store = (sessions = given ?? opened!.store);
     if (opened) started.push(() => store.close());
     // The manager follows the generation in service (a reload changes its provider and intervals).

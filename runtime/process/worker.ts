@@ -8,7 +8,6 @@
  * primary accepts the connections and hands them over (`connection`); a draining worker leaves the
  * primary's rotation (`leaving`, answered `left`) after the shutdown delay, before it drains.
  */
-import { openAuthorizer } from '../authorize/open-authorizer.ts';
 import cluster from 'node:cluster';
 import { Socket } from 'node:net';
 import type { PlanEnvelope } from '../../compiler/plan/types.ts';
@@ -17,10 +16,10 @@ import { WorkerStore } from '../databroker/ipc-store.ts';
 import { assertSupported } from '../plan/capabilities.ts';
 import { parsePlan } from '../plan/load.ts';
 import { PlanRefusedError } from '../generation/provision.ts';
-import { answerMetricsRequests } from '../observe/metrics/cluster.ts';
 import { metricsFor } from '../generation/run-metrics.ts';
 import { startGenerations, type ServedGenerations } from '../generation/generation.ts';
 import { startAutocert } from '../tls/acme/start.ts';
+import { loadGrpcModule } from '../grpc/library-log.ts';
 import { createReloader, type Reloader } from '../generation/reload.ts';
 import type { RunOptions } from './startup.ts';
 import { serve } from '../proxy/listeners.ts';
@@ -160,13 +159,17 @@ export async function runWorker(options: WorkerOptions): Promise<ServingWorker> 
   const insecure = plan.body.settings.server.insecure;
   // Metrics: this worker's figures, sent to the primary at each scrape (runtime/observe/metrics/cluster.ts).
   let served: ServedGenerations | undefined;
-  const metrics = metricsFor(plan, 'worker', { upstreams: () => (served ? upstreamSnapshots(served.store.current.forward, served.store.current.plan.body.routes) : []) });
-  if (metrics) answerMetricsRequests(metrics.registry);
+  const metrics = await metricsFor(plan, 'worker', { upstreams: () => (served ? upstreamSnapshots(served.store.current.forward, served.store.current.plan.body.routes) : []) });
+  if (metrics) (await import('../observe/metrics/cluster.ts')).answerMetricsRequests(metrics.registry);
   let g: ServedGenerations;
   // Each worker runs its own autocert manager; the shared directory's lock lets one of them order a
   // name and the others pick it up, and challenges are answered by whichever worker is reached.
-  const autocert = startAutocert(plan.body, options.log ? { log: options.log } : {});
+  let autocert: Awaited<ReturnType<typeof startAutocert>>;
+  let openAuthorizer: typeof import('../authorize/open-authorizer.ts').openAuthorizer | undefined;
   try {
+    autocert = await startAutocert(plan.body, options.log ? { log: options.log } : {});
+    // The proxy role's authorize client is gRPC: loaded for that role only.
+    if (plan.body.settings.mode.services === 'proxy') ({ openAuthorizer } = await loadGrpcModule(() => import('../authorize/open-authorizer.ts')));
     g = await startGenerations(plan, {
       logSettings: options.logSettings,
       tracing: options.tracing,
@@ -187,7 +190,7 @@ export async function runWorker(options: WorkerOptions): Promise<ServingWorker> 
   // Sessions live in the primary's one store (docs/scale-out.md); this worker reaches it over IPC.
   const sessionStore = new WorkerStore();
   // The proxy role: each worker asks the authorize service itself and keeps its own decision cache.
-  const authorizer = plan.body.settings.mode.services === 'proxy' ? openAuthorizer(plan.body.settings, sessionStore, { ...(metrics ? { observer: metrics.grpc } : {}), ...(options.log ? { log: options.log } : {}) }) : undefined;
+  const authorizer = openAuthorizer ? openAuthorizer(plan.body.settings, sessionStore, { ...(metrics ? { observer: metrics.grpc } : {}), ...(options.log ? { log: options.log } : {}) }) : undefined;
   let draining = false;
   const l = await serve(g.store, { ...options, handed: listen!, probes: { ready: () => !draining }, workerId: process.pid, sessionStore, ...(metrics ? { observe: metrics, graceObserver: metrics.sessions } : {}), ...(autocert ? { acmeChallenges: autocert.challenges, ocsp: autocert.ocsp } : {}), ...(authorizer ? { authorizer } : {}) });
   if ('setSecureContext' in l.server) g.serveDefaultCertificate(l.server);

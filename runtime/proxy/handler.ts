@@ -6,7 +6,6 @@
  * request id, never a hang.
  */
 import { randomUUID } from 'node:crypto';
-import { SpanKind } from '@opentelemetry/api';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { TLSSocket } from 'node:tls';
@@ -24,7 +23,7 @@ import type { PoolOptions } from '../upstream/pools.ts';
 import { Http2UpstreamExchange, http2Closed, http2Cut, UpstreamExchange } from './upstream-exchange.ts';
 import { pathOf, type AccessEntry } from '../observe/log/access-line.ts';
 import { identityAttributes, preflightOf } from '../observe/log/replay-attributes.ts';
-import { dropTraceHeaders, isTraced, RequestTrace, type TraceSetup } from '../observe/trace/request-trace.ts';
+import { dropTraceHeaders, isTraced, type RequestTrace, type TraceSetup } from '../observe/trace/request-trace.ts';
 import { clientAddress } from '../request/client-address.ts';
 import type { GateResult } from './gate.ts';
 import type { InFlight } from './in-flight.ts';
@@ -70,7 +69,7 @@ export function createHandler(store: ServedStore, options: HandlerOptions): (req
     const headers = requestHeaders(req);
     const setup = options.tracing?.current;
     // Sampled before any argument of the trace is read: an unsampled request builds nothing.
-    const trace = setup && isTraced(setup, headers) ? new RequestTrace(setup, requestId, req.method ?? 'GET', headers['host']?.[0] ?? '', pathOf(req.url ?? '/'), headers) : undefined;
+    const trace = setup && isTraced(setup, headers) ? setup.begin(requestId, req.method ?? 'GET', headers['host']?.[0] ?? '', pathOf(req.url ?? '/'), headers) : undefined;
     let result: GateResult | undefined;
     let certificate: AccessEntry['clientCert'];
     // The shadow plan's decision of a forward-auth check (forward-auth.ts), for the access line.
@@ -367,7 +366,7 @@ function forward(
   trace: RequestTrace | undefined,
 ): void {
   // The upstream exchange's span is the parent the upstream's own spans join (traceparent).
-  const span = trace?.child('upstream exchange', SpanKind.CLIENT);
+  const span = trace?.child('upstream exchange', 'client');
   if (trace && span) {
     span.setAttribute('server.address', upstreamAddress(url));
     trace.inject(headers, span);

@@ -3,13 +3,19 @@
  * `autocert: true`, or null. What the listener needs from it: `challenges` (TLS-ALPN-01 on the
  * HTTPS listener, HTTP-01 on the redirect listener, runtime/proxy/listeners.ts), and the manager itself
  * as the managed-certificate source of each generation's certificate store.
+ *
+ * The manager, its ACME client (acme-client) and OCSP stapler are imported only for a plan with
+ * autocert (docs/architecture.md §5 "Lazy feature loading"); one that cannot be loaded refuses the
+ * plan at start (`FeatureUnavailableError`).
  */
 import type { PlanBody } from '../../../compiler/plan/types.ts';
-import { AutocertManager, type AutocertOptions } from './manager.ts';
+import { loadFeature } from '../../core/load-feature.ts';
+import type { AutocertManager, AutocertOptions } from './manager.ts';
 
-export function startAutocert(body: PlanBody, options: Omit<AutocertOptions, 'http01'> = {}): AutocertManager | null {
+export async function startAutocert(body: PlanBody, options: Omit<AutocertOptions, 'http01'> = {}): Promise<AutocertManager | null> {
   const a = body.settings.autocert;
   if (!a.enabled || body.settings.server.insecure) return null;
+  const { AutocertManager } = await loadFeature('autocert', () => import('./manager.ts'));
   const manager = new AutocertManager(a, { ...options, http01: body.settings.server.httpRedirectAddress !== null });
   // Said by the first generation's `autocertNames` part (runtime/generation/generation.ts), under the plan's log settings.
   manager.update(body);

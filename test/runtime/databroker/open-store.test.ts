@@ -19,10 +19,10 @@ const redisAt = (password: string, db = 0) => ({ databroker_storage_type: 'redis
 
 describe('openSessionStore', () => {
   it('opens the store the plan names: memory by default, Redis with databroker_storage_type: redis (without waiting for it)', async () => {
-    const memory = openSessionStore(planOf(routes).body.settings);
+    const memory = await openSessionStore(planOf(routes).body.settings);
     expect(memory).toBeInstanceOf(MemoryStore);
     await memory.close();
-    const redis = openSessionStore(planOf(routes, redisAt(PASSWORD)).body.settings);
+    const redis = await openSessionStore(planOf(routes, redisAt(PASSWORD)).body.settings);
     expect(redis).toBeInstanceOf(RedisStore);
     await redis.close();
   });

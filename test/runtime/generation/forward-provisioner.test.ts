@@ -29,6 +29,16 @@ afterEach(async () => {
   for (const s of stores.splice(0)) await cleanupGeneration(list, s.store.current, undefined);
 });
 
+describe('gRPC health checks', () => {
+  it('a plan with one loads the gRPC prober while its generation is built (the upstream set starts its checks)', async () => {
+    // Loaded by no import of this file: without the provisioner's load, making the prober is a bug (health/index.ts).
+    const f = await forwarding(plan('http://127.0.0.1:9', { health_checks: [{ interval: '1h', timeout: '1s', unhealthy_threshold: 1, healthy_threshold: 1, grpc_health_check: {} }] }));
+    stores.push(f);
+    expect(f.store.current.forward.pick).toBeDefined();
+    expect(f.store.current.plan.body.routes[0]!.healthChecks[0]!.check.kind).toBe('grpc');
+  });
+});
+
 describe('forward state across reloads', () => {
   it('reuses the pool of an unchanged upstream and closes the pool of a removed one after its requests', async () => {
     const f = await forwarding(plan('http://one:8080'));

@@ -7,12 +7,13 @@ import * as grpc from '@grpc/grpc-js';
 import http from 'node:http';
 import http2 from 'node:http2';
 import net from 'node:net';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { HealthCheck } from '../../../compiler/plan/types.ts';
 import { healthServiceDefinition, type HealthCheckRequest, type HealthCheckResponse } from '../../../runtime/upstream/health/grpc.ts';
 import { statusExpected } from '../../../runtime/upstream/health/http.ts';
 import { containsInOrder, decodeHex } from '../../../runtime/upstream/health/tcp.ts';
 import { createUpstreamSet, type UpstreamEvent } from '../../../runtime/upstream/index.ts';
+import { loadGrpcProber } from '../../../runtime/upstream/health/index.ts';
 import { healthCheck, route, upstream } from './fixtures.ts';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -284,6 +285,8 @@ describe('TCP health checks', () => {
 });
 
 describe('gRPC health checks', () => {
+  // The gRPC prober is loaded for a plan with a gRPC health check (the forward provisioner does it).
+  beforeAll(loadGrpcProber);
   async function healthServer() {
     const state = { status: 'SERVING' as HealthCheckResponse['status'], serving: 0, notServing: 0, authority: '', services: [] as string[] };
     const server = new grpc.Server();

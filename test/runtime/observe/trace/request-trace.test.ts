@@ -7,9 +7,9 @@
 import { describe, expect, it } from 'vitest';
 import { dropTraceHeaders, isTraced, isTraceHeader, TRACE_HEADERS, type TraceSetup } from '../../../../runtime/observe/trace/request-trace.ts';
 
-/** A setup whose tracer and propagator are never reached by isTraced. */
+/** A setup whose tracer, propagator and spans are never reached by isTraced. */
 function setup(sampleRate: number, trustIncoming: boolean): TraceSetup {
-  return { sampleRate, trustIncoming, tracer: undefined as never, propagator: undefined as never };
+  return { sampleRate, trustIncoming, tracer: undefined as never, propagator: undefined as never, begin: () => undefined as never };
 }
 
 const TRACEPARENT = { traceparent: ['00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'] };

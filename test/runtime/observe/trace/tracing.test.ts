@@ -28,6 +28,7 @@ async function serviceNames(services: string, provider: 'zipkin' | 'otlp' = 'zip
     const result = compileText(stringify({ ...BASE_SETTINGS, services, tracing_provider: provider, ...endpoint, tracing_sample_rate: 1 }));
     expect(result.plan, JSON.stringify(result.diagnostics)).toBeDefined();
     const tracing = createTracingSwitch();
+    await tracing.prepare(result.plan!.body.settings);
     tracing.apply(result.plan!.body.settings);
     tracing.current!.tracer.startSpan('a span').end();
     await tracing.shutdown(); // flushes
@@ -53,5 +54,31 @@ describe('tracing service name', () => {
   it('otlp: the resource of every span names the service the same way', async () => {
     expect(await serviceNames('all', 'otlp')).toEqual(['svc']);
     expect(await serviceNames('databroker', 'otlp')).toEqual(['svc-databroker']);
+  });
+});
+
+describe('the tracing switch loads OpenTelemetry only for a plan that traces', () => {
+  const settings = (extra: Record<string, unknown>) => {
+    const result = compileText(stringify({ ...BASE_SETTINGS, ...extra }));
+    expect(result.plan, JSON.stringify(result.diagnostics)).toBeDefined();
+    return result.plan!.body.settings;
+  };
+
+  it('tracing off: prepare loads nothing and apply needs nothing loaded', async () => {
+    const tracing = createTracingSwitch();
+    await tracing.prepare(settings({}));
+    tracing.apply(settings({}));
+    expect(tracing.current).toBeNull();
+  });
+
+  it('tracing on: apply before prepare is a bug in svc; after prepare the tracer starts', async () => {
+    const on = settings({ tracing_provider: 'apm', tracing_apm_address: '127.0.0.1:9' });
+    const tracing = createTracingSwitch();
+    expect(() => tracing.apply(on)).toThrow(/^bug: tracing applied before prepare/);
+    await tracing.prepare(on);
+    tracing.apply(on);
+    expect(tracing.current?.sampleRate).toBe(on.tracing.sampleRate);
+    await tracing.shutdown();
+    expect(tracing.current).toBeNull();
   });
 });
