@@ -17,7 +17,8 @@
  * origin must be this route host.
  */
 import { randomBytes } from 'node:crypto';
-import { generateAuthenticationOptions, generateRegistrationOptions, verifyAuthenticationResponse, verifyRegistrationResponse, type AuthenticationResponseJSON, type RegistrationResponseJSON } from '@simplewebauthn/server';
+import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
+import { loadFeature } from '../core/load-feature.ts';
 import { csrfToken, csrfTokenValid } from '../core/keys.ts';
 import { relyingPartyId, underRelyingParty } from '../core/relying-party.ts';
 import { isDeviceStore, type DeviceRecord, type DeviceStore, type DeviceType } from '../core/device-store.ts';
@@ -35,6 +36,22 @@ const CEREMONY_MS = 5 * 60_000;
 /** Largest JSON body read (an attestation with certificates fits well below). */
 const MAX_BODY_BYTES = 64 * 1024;
 
+/**
+ * @simplewebauthn/server (and the ASN.1 and X.509 packages under it), loaded lazily: when a plan
+ * that reads `device` is prepared (generation.ts, so a broken installation refuses that plan at
+ * start with SVC_ERR_FEATURE_UNAVAILABLE), else at the first ceremony. A process whose plans never
+ * use devices never holds it (docs/architecture.md §5 "Lazy feature loading").
+ */
+export function webAuthnLibrary(): Promise<typeof import('@simplewebauthn/server')> {
+  library ??= loadFeature('devices (WebAuthn)', () => import('@simplewebauthn/server')).catch((e: unknown) => {
+    library = undefined; // a later attempt may find the installation mended
+    throw e;
+  });
+  return library;
+}
+let library: Promise<typeof import('@simplewebauthn/server')> | undefined;
+
+/** `/.svc/webauthn` and its two POST endpoints on a route host (see the file's comment). */
 export async function webauthnEndpoint(ctx: EndpointContext, state: AuthState, session: ResolvedSession | null, params: URLSearchParams, host: string, path: string, req: Req, res: Res, requestId: string): Promise<void> {
   const method = req.method ?? 'GET';
   const accept = acceptOf(req);
@@ -71,6 +88,7 @@ async function options(ctx: EndpointContext, state: AuthState, store: SessionSto
   let publicKey: unknown;
   let challenge: string;
   if (ceremony === 'register') {
+    const { generateRegistrationOptions } = await webAuthnLibrary();
     const o = await generateRegistrationOptions({
       rpName: 'svc',
       rpID: rpId,
@@ -86,6 +104,7 @@ async function options(ctx: EndpointContext, state: AuthState, store: SessionSto
     challenge = o.challenge;
   } else if (ceremony === 'authenticate') {
     if (devices.length === 0) return refuse(ctx, res, requestId, 400, 'no-registered-device', session);
+    const { generateAuthenticationOptions } = await webAuthnLibrary();
     const o = await generateAuthenticationOptions({ rpID: rpId, allowCredentials: devices.map((d) => ({ id: d.credentialId, transports: [...d.transports] })), userVerification: 'preferred', timeout: CEREMONY_MS });
     publicKey = o;
     challenge = o.challenge;
@@ -107,6 +126,7 @@ async function verify(ctx: EndpointContext, state: AuthState, store: SessionStor
   try {
     if (ceremony === 'register') {
       const r = response as RegistrationResponseJSON;
+      const { verifyRegistrationResponse } = await webAuthnLibrary();
       const v = await verifyRegistrationResponse({ response: r, expectedChallenge: challenge!, expectedOrigin: origin, expectedRPID: rpId, requireUserVerification: type === 'enclave_only' });
       if (!v.verified) return refuse(ctx, res, requestId, 400, 'registration-refused', session);
       const info = v.registrationInfo;
@@ -131,6 +151,7 @@ async function verify(ctx: EndpointContext, state: AuthState, store: SessionStor
       const device = typeof r.id === 'string' ? await store.getDevice(r.id) : undefined;
       // Another user's credential authenticates nobody here.
       if (device === undefined || device.userId !== session.record.userId) return refuse(ctx, res, requestId, 400, 'device-unknown', session);
+      const { verifyAuthenticationResponse } = await webAuthnLibrary();
       const v = await verifyAuthenticationResponse({
         response: r,
         expectedChallenge: challenge!,

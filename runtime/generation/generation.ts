@@ -16,6 +16,8 @@
 import type { PlanBody, PlanEnvelope, PlanSettings } from '../../compiler/plan/types.ts';
 import { buildAuthState, type AuthState } from '../authn/auth-state.ts';
 import { ephemeralSigningKey, publicKeyBase64, type SigningKey } from '../authn/signing-key.ts';
+import { webAuthnLibrary } from '../authn/webauthn.ts';
+import { planReadsDevice } from '../plan/reads-device.ts';
 import type { ForwardState } from './forward-provisioner.ts';
 import type { UpstreamObserver } from '../observe/metrics/upstreams.ts';
 import type { AutocertManager } from '../tls/acme/manager.ts';
@@ -155,7 +157,13 @@ export interface DefaultCertificateTarget {
 export function provisioners(options: PartsOptions, listener: () => DefaultCertificateTarget | undefined = () => undefined): Provisioners<Parts> {
   const auth: Provisioner<AuthState> = {
     name: 'auth',
-    provision: (plan, _index, previous, context) => (context.renewal && previous ? previous : buildAuthState(plan.body, options.scheme, previous, options.ephemeralKey, process.env, options.log)),
+    provision: async (plan, _index, previous, context) => {
+      if (context.renewal && previous) return previous;
+      // A plan that reads `device` needs the ceremonies' library: loaded here, so a broken
+      // installation refuses that plan before the swap rather than failing a user's ceremony.
+      if (planReadsDevice(plan.body)) await webAuthnLibrary();
+      return buildAuthState(plan.body, options.scheme, previous, options.ephemeralKey, process.env, options.log);
+    },
     cleanup: () => undefined,
   };
   const tls: Provisioner<ListenerTls | null> = {

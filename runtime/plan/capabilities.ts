@@ -19,6 +19,7 @@
 import type { Expr, PlanBody, PlanEnvelope, PlanSettings, Route } from '../../compiler/plan/types.ts';
 import { SvcError, type RuntimeErrorCode } from '../core/errors.ts';
 import { relyingPartyId, underRelyingParty } from '../core/relying-party.ts';
+import { routeReadsDevice } from './reads-device.ts';
 
 /** The stable code of a refused setting (docs/running.md). */
 export const UNSUPPORTED_SETTING = 'SVC_ERR_UNSUPPORTED_SETTING' satisfies RuntimeErrorCode;
@@ -289,7 +290,7 @@ export const CAPABILITIES: readonly Capability[] = [
     paths: [],
     reason:
       'the `device` criterion needs a WebAuthn relying party id, the registrable domain of authenticate_service_url\'s host under the public suffix list (docs/authentication.md "Devices"): authenticate_service_url is unset, or its host has none (an IP address, `localhost`, a bare public suffix)',
-    usedBy: (r, cx) => r.policy.rules.some((rule) => readsDevice(rule.when)) && deviceRelyingParty(cx.settings) === null,
+    usedBy: (r, cx) => routeReadsDevice(r) && deviceRelyingParty(cx.settings) === null,
   },
   {
     support: 'refused',
@@ -298,7 +299,7 @@ export const CAPABILITIES: readonly Capability[] = [
     reason: 'the `device` criterion needs the device page, served only on https route hosts equal to or under the relying party id (the registrable domain of authenticate_service_url\'s host, docs/authentication.md "Devices")',
     usedBy: (r, cx) => {
       const rpId = deviceRelyingParty(cx.settings);
-      return r.policy.rules.some((rule) => readsDevice(rule.when)) && rpId !== null && !(r.from.scheme === 'https' && underRelyingParty(r.from.host, rpId));
+      return routeReadsDevice(r) && rpId !== null && !(r.from.scheme === 'https' && underRelyingParty(r.from.host, rpId));
     },
   },
 ];
@@ -307,19 +308,6 @@ export const CAPABILITIES: readonly Capability[] = [
 function deviceRelyingParty(settings: PlanSettings): string | null {
   const serviceUrl = settings.authenticate.serviceUrl;
   return serviceUrl === null ? null : relyingPartyId(new URL(serviceUrl).host);
-}
-
-/** True when a policy expression has a `device` leaf. */
-function readsDevice(e: Expr): boolean {
-  switch (e.op) {
-    case 'and':
-    case 'or':
-      return e.args.some(readsDevice);
-    case 'not':
-      return readsDevice(e.arg);
-    case 'criterion':
-      return e.name === 'device';
-  }
 }
 
 function sameList(a: readonly string[], b: readonly string[]): boolean {
