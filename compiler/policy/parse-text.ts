@@ -18,7 +18,11 @@ import { UnterminatedString, policyLexer } from './tokens.ts';
  * error was reported. Never throws for any input text.
  */
 export function parsePolicyText(text: string, at: Span, r: Reporter, path: string): PolicyIR | undefined {
-  const locate = locator(text, at);
+  return parsePolicyTextAt(text, locator(text, at), r, path);
+}
+
+/** `parsePolicyText` with a given offset-to-span map (text that is not written verbatim in a source). */
+export function parsePolicyTextAt(text: string, locate: Locate, r: Reporter, path: string): PolicyIR | undefined {
   const problems: { start: number; end: number; found: string; expected: string }[] = [];
 
   const lexed = policyLexer.tokenize(text);
