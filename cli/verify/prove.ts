@@ -68,24 +68,35 @@ export interface ProveOptions {
   readonly budgetMs: number;
   /** The clock (ms); injectable for tests. */
   readonly now?: () => number;
+  /**
+   * Look for an easier counterexample (a `GET`, a time near 2025-01-06, `user@…`: check.ts `nicer`)
+   * once one is found. Default true; every counterexample is confirmed either way.
+   */
+  readonly polish?: boolean;
 }
 
 /**
- * The hosts of the plan a scope's host patterns take (all HTTP route hosts when it has none), one
- * key per set of routes (`a.example.com` and `a.example.com:443` are one), svc's own hosts left out
- * (their requests never reach a route).
+ * The hosts a scope takes (docs/verify.md "The properties file"): the route hosts of the plan its
+ * patterns match (every route host when it has none), and the host of each exact pattern even when
+ * no route answers it (there every request is 404: not allowed). One key per set of routes
+ * (`a.example.com` and `a.example.com:443` are one); svc's own hosts are left out (their requests
+ * never reach a route).
  */
 export function hostsInScope(index: PlanIndex, scope: Scope): string[] {
-  const out: string[] = [];
+  const out = new Set<string>();
   const same = (a: readonly CompiledRoute[] | undefined, b: readonly CompiledRoute[]) => a !== undefined && a.length === b.length && a.every((r, i) => r === b[i]);
-  for (const [key, routes] of [...index.hosts].sort(([a], [b]) => a.localeCompare(b))) {
+  for (const [key, routes] of index.hosts) {
     if (index.internalHosts.has(key)) continue;
     if (key.endsWith(':443') && same(index.hosts.get(key.slice(0, -4)), routes)) continue;
     if (scope.hosts !== null && !scope.hosts.some((h) => hostPatternMatches(h.pattern, hostName(key)))) continue;
     if (scope.routes !== null && !routes.some((r) => scope.routes!.some((x) => x.name === r.route.name))) continue;
-    out.push(key);
+    out.add(key);
   }
-  return out;
+  for (const h of scope.hosts ?? []) {
+    if (h.pattern.startsWith('*.') || scope.routes !== null || index.internalHosts.has(h.pattern)) continue;
+    if (![...out].some((key) => hostName(key) === h.pattern)) out.add(h.pattern);
+  }
+  return [...out].sort();
 }
 
 /** The policy a condition is read with: `allow if <condition>` (verdict allow ⇔ the condition is true). */
@@ -101,7 +112,7 @@ export async function proveProperty(z: Z3, plan: PlanEnvelope, index: PlanIndex,
   const base = { name: p.name, at: p.at, form: p.form, condition: p.conditionText, hosts };
   const reasons: string[] = [];
   for (const host of hosts) {
-    const r = await proveOnHost(z, plan, index, p, host, deadline, clock);
+    const r = await proveOnHost(z, plan, index, p, host, deadline, clock, options.polish ?? true);
     if (r.kind === 'violated') return { ...base, result: 'violated', reason: null, counterexample: r.counterexample };
     if (r.kind === 'unknown') reasons.push(`${host}: ${r.reason}`);
   }
@@ -111,7 +122,7 @@ export async function proveProperty(z: Z3, plan: PlanEnvelope, index: PlanIndex,
 
 type HostAnswer = { kind: 'holds' } | { kind: 'violated'; counterexample: Counterexample } | { kind: 'unknown'; reason: string };
 
-async function proveOnHost(z: Z3, plan: PlanEnvelope, index: PlanIndex, p: Property, host: string, deadline: number, clock: () => number): Promise<HostAnswer> {
+async function proveOnHost(z: Z3, plan: PlanEnvelope, index: PlanIndex, p: Property, host: string, deadline: number, clock: () => number, polish: boolean): Promise<HostAnswer> {
   const routes = index.hosts.get(host) ?? [];
   const cond = compilePolicy(conditionPolicy(p.condition));
   try {
@@ -120,7 +131,7 @@ async function proveOnHost(z: Z3, plan: PlanEnvelope, index: PlanIndex, p: Prope
     if (scopes.some((s) => s.methods !== null)) useMethod(z, q);
     const ms = routes.map((r) => q.matches(r));
     const chosen = ms.map((m, i) => z.And(m, ...ms.slice(0, i).map((x) => z.Not(x))));
-    const allowed = z.Or(...routes.map((r, i) => z.And(chosen[i]!, r.route.public ? z.Bool.val(true) : q.encoder.allows(r.route.policy))));
+    const allowed = routes.length === 0 ? z.Bool.val(false) : z.Or(...routes.map((r, i) => z.And(chosen[i]!, r.route.public ? z.Bool.val(true) : q.encoder.allows(r.route.policy))));
     const inScope = (s: Scope): B => {
       const parts: B[] = [];
       if (s.hosts !== null && !s.hosts.some((h) => hostPatternMatches(h.pattern, hostName(host)))) return z.Bool.val(false);
@@ -144,7 +155,7 @@ async function proveOnHost(z: Z3, plan: PlanEnvelope, index: PlanIndex, p: Prope
       const allows = real.decision === 'allow';
       return p.form === 'only' ? allows && value !== T : p.form === 'never' ? allows && value !== F : value === T && !allows;
     };
-    const r = await solve(q, goal, confirm, deadline, clock, compiledOf);
+    const r = await solve(q, goal, confirm, deadline, clock, compiledOf, polish);
     if (r.kind === 'unsat') return { kind: 'holds' };
     if (r.kind === 'unknown') return { kind: 'unknown', reason: r.reason };
     return { kind: 'violated', counterexample: counterexample(plan, index, host, r.witness, p) };
