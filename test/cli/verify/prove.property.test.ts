@@ -9,10 +9,8 @@
  * real bug still does. `FC_SEED=<n>` replays a seed.
  */
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import type { Z3 } from '../../../cli/diff/exact/encode.ts';
-import { stopZ3, z3 } from '../../../cli/diff/exact/z3.ts';
 import { proveProperty, type Counterexample } from '../../../cli/verify/prove.ts';
 import type { Expr, PlanBody, PolicyIR, Route } from '../../../compiler/plan/types.ts';
 import { hostName, hostPatternMatches, readProperties, type Property, type Scope } from '../../../compiler/verify/properties.ts';
@@ -23,6 +21,7 @@ import { firstMatchingRoute } from '../../reference/interpreter.ts';
 import { parseIp } from '../../reference/ip.ts';
 import { evaluatePolicy, type PolicyRequest } from '../../reference/policy.ts';
 import { makeRequest } from '../../reference/support.ts';
+import { useZ3 } from '../../support/z3.ts';
 import { planOf, route } from '../diff/helpers.ts';
 
 const HOSTS = ['a.example.com', 'w.corp.example.com'] as const;
@@ -127,13 +126,7 @@ function reqOf(c: Counterexample): Req {
   return { host: url.host, method: c.request.method, path: url.pathname, address: c.request.clientAddress };
 }
 
-let z: Z3;
-beforeAll(async () => {
-  z = await z3();
-}, 30_000);
-afterAll(async () => {
-  await stopZ3();
-});
+const solver = useZ3();
 
 describe('svc verify ≡ brute force over a small universe', () => {
   it('"holds" has no counterexample in the universe; every counterexample is confirmed', async () => {
@@ -156,7 +149,7 @@ describe('svc verify ≡ brute force over a small universe', () => {
         const p = read.properties![0]!;
         // Without the polish of counterexamples (a few more solver calls each; test/cli/verify.test.ts
         // covers it): every counterexample is confirmed by the real programs either way.
-        const report = await proveProperty(z, plan, buildIndex(plan.body), p, { budgetMs: 5_000, polish: false });
+        const report = await proveProperty(solver(), plan, buildIndex(plan.body), p, { budgetMs: 5_000, polish: false });
         const what = `${text}\n${JSON.stringify(specs)}\n${JSON.stringify(report, null, 1)}`;
         if (report.result === 'not-proved') {
           // Only a run-out budget, never a refuted witness nor a gap of the encoding.

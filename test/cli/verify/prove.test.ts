@@ -3,28 +3,21 @@
  * case: path prefixes, first-match routing, methods, exceptions, the three forms with an anonymous
  * request, hosts no route answers, and "not proved" (never "holds") when the budget is spent.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import type { Z3 } from '../../../cli/diff/exact/encode.ts';
-import { stopZ3, z3 } from '../../../cli/diff/exact/z3.ts';
 import { hostsInScope, proveProperty, type PropertyReport } from '../../../cli/verify/prove.ts';
 import type { PlanEnvelope } from '../../../compiler/plan/types.ts';
 import { readProperties } from '../../../compiler/verify/properties.ts';
 import { buildIndex } from '../../../runtime/plan/index.ts';
+import { useZ3 } from '../../support/z3.ts';
 import { planOf, route } from '../diff/helpers.ts';
 
-let z: Z3;
-beforeAll(async () => {
-  z = await z3();
-}, 30_000);
-afterAll(async () => {
-  await stopZ3();
-});
+const solver = useZ3();
 
 async function prove(plan: PlanEnvelope, property: Record<string, unknown>, options: { budgetMs?: number; now?: () => number } = {}): Promise<PropertyReport> {
   const read = readProperties('p.yaml', stringify({ properties: [{ name: 'p', ...property }] }));
   expect(read.diagnostics).toEqual([]);
-  return proveProperty(z, plan, buildIndex(plan.body), read.properties![0]!, { budgetMs: options.budgetMs ?? 20_000, ...(options.now ? { now: options.now } : {}) });
+  return proveProperty(solver(), plan, buildIndex(plan.body), read.properties![0]!, { budgetMs: options.budgetMs ?? 20_000, ...(options.now ? { now: options.now } : {}) });
 }
 
 const ADMIN = 'admin.example.com';
