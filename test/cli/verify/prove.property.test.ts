@@ -6,7 +6,7 @@
  * brute force finds no request breaking the property; every counterexample it prints is confirmed
  * by svc's real policy programs and by the reference. Each property gets a 5 s budget, and only a
  * run-out budget is accepted as "not proved", so a loaded machine cannot fail the test while every
- * real bug still does. `FC_SEED=<n>` replays a seed.
+ * real bug still does (docs/security.md S66: a proof is a proof). `FC_SEED=<n>` replays a seed.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';

@@ -1,7 +1,8 @@
 /**
  * `svc verify`'s prover (cli/verify/prove.ts) on hand-made plans, one rule of docs/verify.md per
  * case: path prefixes, first-match routing, methods, exceptions, the three forms with an anonymous
- * request, hosts no route answers, and "not proved" (never "holds") when the budget is spent.
+ * request, hosts no route answers, and "not proved" (never "holds") when the budget is spent
+ * (docs/security.md S66).
  */
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';

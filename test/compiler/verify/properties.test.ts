@@ -1,7 +1,7 @@
 /**
  * Properties files of `svc verify` (compiler/verify/properties.ts): what a good file reads as, and
  * for each kind of mistake the located, coded diagnostic (every SVC6xxx code is triggered here);
- * arbitrary text never throws.
+ * arbitrary text never throws (docs/security.md S67).
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -114,6 +114,21 @@ describe('mistakes are located diagnostics', () => {
     const verify = REGISTRY.filter((d) => d.code.startsWith('SVC6')).map((d) => d.code);
     expect(verify.length).toBeGreaterThan(10);
     expect(verify.filter((c) => !seen.has(c))).toEqual([]);
+  });
+});
+
+describe('docs/security.md S67: hostile properties files', () => {
+  it('an alias bomb and deep nesting are located diagnostics, not a hang or a crash', () => {
+    const bomb = ['a: &a ["x","x","x","x","x","x","x","x","x","x"]'];
+    for (let i = 1; i < 8; i++) bomb.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(10).fill(`*${String.fromCharCode(96 + i)}`).join(',')}]`);
+    expect(problems(`${bomb.join('\n')}\nproperties: []\n`)).toEqual([expect.stringMatching(/^SVC1015 props\.yaml:\d+:\d+$/)]);
+    expect(problems(`${'['.repeat(5000)}${']'.repeat(5000)}\n`)[0]).toMatch(/^SVC1004 /);
+  });
+
+  it('a misspelt key is an error, never a property read without it', () => {
+    const r = readProperties(FILE, 'properties:\n  - name: p\n    method: DELETE\n    only: groups has "ops"\n');
+    expect(r.properties).toBeUndefined();
+    expect(r.diagnostics.map((d) => d.code)).toEqual(['SVC6003']);
   });
 });
 
