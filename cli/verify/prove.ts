@@ -17,7 +17,7 @@
 import type { Bool } from 'z3-solver';
 import { hostName, hostPatternMatches, printRule, type Property, type Scope } from '../../compiler/index.ts';
 import type { Expr, PlanEnvelope, PolicyIR } from '../../compiler/plan/types.ts';
-import { T, F, compilePolicy } from '../../runtime/policy/program.ts';
+import { F, T, U, compilePolicy, type PolicyInput } from '../../runtime/policy/program.ts';
 import type { CompiledRoute, PlanIndex } from '../../runtime/plan/index.ts';
 import type { CanonicalRequest } from '../../runtime/request/canonical-request.ts';
 import { matchRoute } from '../../runtime/request/route.ts';
@@ -46,6 +46,11 @@ export interface Counterexample extends Pick<ExactWitness, 'identity' | 'request
   readonly decision: Access;
   /** Why svc allows it: the public route, or the first allow rule that holds (1-based). Null unless allowed. */
   readonly allowedBy: { readonly public: true; readonly at: string } | { readonly public: false; readonly rule: number; readonly text: string; readonly at: string } | null;
+  /**
+   * Why svc does not allow it, when it does not and a route took it: the first deny rule that holds
+   * or is unknown (1-based), or null when no allow rule holds.
+   */
+  readonly deniedBy: { readonly rule: number; readonly text: string; readonly at: string } | null;
   /** The property's condition on this identity and request: `true`, `false` or `unknown` (no one signed in). */
   readonly condition: 'true' | 'false' | 'unknown';
 }
@@ -104,6 +109,11 @@ function conditionPolicy(e: Expr): PolicyIR {
   return { rules: [{ action: 'allow', when: e }] };
 }
 
+/** A condition's value for an input, by svc's real policy program (unknown when it cannot be evaluated). */
+function truthOf(e: Expr, input: PolicyInput): number {
+  return compilePolicy(conditionPolicy(e)).explain(input).rules[0]?.value ?? U;
+}
+
 /** Proves one property against a plan (module comment). */
 export async function proveProperty(z: Z3, plan: PlanEnvelope, index: PlanIndex, p: Property, options: ProveOptions): Promise<PropertyReport> {
   const clock = options.now ?? (() => performance.now());
@@ -151,7 +161,7 @@ async function proveOnHost(z: Z3, plan: PlanEnvelope, index: PlanIndex, p: Prope
       if (isOwnPath(w.request.path)) return false;
       const real = realDecision(index, host, w);
       if (!realInScope(p.scope, host, w, real.route) || p.except.some((s) => realInScope(s, host, w, real.route))) return false;
-      const value = cond.explain({ ...w.request, identity: w.identity }).rules[0]?.value;
+      const value = cond.explain({ ...w.request, identity: w.identity }).rules[0]?.value ?? U;
       const allows = real.decision === 'allow';
       return p.form === 'only' ? allows && value !== T : p.form === 'never' ? allows && value !== F : value === T && !allows;
     };
@@ -186,7 +196,7 @@ function realInScope(s: Scope, host: string, w: Witness, route: CompiledRoute | 
   return true;
 }
 
-const TRI_WORD = { 0: 'false', 1: 'true', 2: 'unknown' } as const;
+const TRI_WORD: Record<number, Counterexample['condition']> = { [F]: 'false', [T]: 'true', [U]: 'unknown' };
 
 /** Where a route's policy is written: its `policy` (or legacy `allowed_*`) field, else the route. */
 function policyLocation(plan: PlanEnvelope, route: CompiledRoute['route']): string {
@@ -210,12 +220,19 @@ function counterexample(plan: PlanEnvelope, index: PlanIndex, host: string, w: W
       allowedBy = { public: false, rule: k + 1, text: printRule(r.policy.rules[k]!), at: policyLocation(plan, r) };
     }
   }
-  const value = compilePolicy(conditionPolicy(p.condition)).explain(input).rules[0]?.value ?? 2;
+  let deniedBy: Counterexample['deniedBy'] = null;
+  if (r && !r.public && real.decision !== 'allow') {
+    const denies = (v: number) => r.policy.rules.findIndex((rule) => rule.action === 'deny' && truthOf(rule.when, input) === v);
+    const k = denies(T) >= 0 ? denies(T) : denies(U);
+    if (k >= 0) deniedBy = { rule: k + 1, text: printRule(r.policy.rules[k]!), at: policyLocation(plan, r) };
+  }
+  const value = truthOf(p.condition, input);
   return {
     ...witnessJson(w, host),
     route: r ? { index: r.index, id: r.id, name: r.name, at: routeLocation(plan, r) } : null,
     decision: real.decision,
     allowedBy,
-    condition: TRI_WORD[value],
+    deniedBy,
+    condition: TRI_WORD[value]!,
   };
 }

@@ -31,7 +31,9 @@ function counterexampleLines(c: Counterexample): string[] {
   const lines = [`      counterexample: ${request.replace(/^e\.g\. /, '')}`];
   lines.push(c.route ? `      route     #${c.route.index} ${c.route.name ?? c.route.id} at ${c.route.at}` : '      route     none (404)');
   const by = c.allowedBy;
-  const decision = by === null ? c.decision : by.public ? `allow: public route (allow_public_unauthenticated_access at ${by.at})` : `allow: rule ${by.rule} \`${by.text}\` (policy at ${by.at})`;
+  const no = c.deniedBy;
+  const denied = c.route === null ? 'absent: no route takes it (404)' : no === null ? `${c.decision}: no allow rule holds` : `${c.decision}: rule ${no.rule} \`${no.text}\` (policy at ${no.at})`;
+  const decision = by === null ? denied : by.public ? `allow: public route (allow_public_unauthenticated_access at ${by.at})` : `allow: rule ${by.rule} \`${by.text}\` (policy at ${by.at})`;
   lines.push(`      decision  ${decision}`);
   lines.push(`      condition ${c.condition}`);
   return lines;
