@@ -59,7 +59,19 @@ export async function verifyPlan(plan: PlanEnvelope, configLabel: string, proper
   const reports: PropertyReport[] = [];
   try {
     const z = await z3();
-    for (const p of properties) reports.push(await proveProperty(z, plan, index, p, { budgetMs: opts.budgetMs }));
+    // Config files read once, to locate the rules of counterexamples.
+    const sources = new Map<string, string | undefined>();
+    const readSource = (file: string): string | undefined => {
+      if (!sources.has(file)) {
+        try {
+          sources.set(file, readFileSync(file, 'utf8'));
+        } catch {
+          sources.set(file, undefined);
+        }
+      }
+      return sources.get(file);
+    };
+    for (const p of properties) reports.push(await proveProperty(z, plan, index, p, { budgetMs: opts.budgetMs, readSource }));
   } finally {
     await stopZ3();
   }

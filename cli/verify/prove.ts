@@ -15,7 +15,7 @@
  * `solve`) learns what it got wrong and asks again.
  */
 import type { Bool } from 'z3-solver';
-import { hostName, hostPatternMatches, printRule, type Property, type Scope } from '../../compiler/index.ts';
+import { hostName, hostPatternMatches, policyRuleLocations, printRule, type Property, type Scope } from '../../compiler/index.ts';
 import type { Expr, PlanEnvelope, PolicyIR } from '../../compiler/plan/types.ts';
 import { F, T, U, compilePolicy, type PolicyInput } from '../../runtime/policy/program.ts';
 import type { CompiledRoute, PlanIndex } from '../../runtime/plan/index.ts';
@@ -45,14 +45,24 @@ export interface Counterexample extends Pick<ExactWitness, 'identity' | 'request
   /** svc's decision: `allow`, `deny`, `unauthenticated`, or `absent` (no route). */
   readonly decision: Access;
   /** Why svc allows it: the public route, or the first allow rule that holds (1-based). Null unless allowed. */
-  readonly allowedBy: { readonly public: true; readonly at: string } | { readonly public: false; readonly rule: number; readonly text: string; readonly at: string } | null;
+  readonly allowedBy: { readonly public: true; readonly at: string } | ({ readonly public: false } & RuleAt) | null;
   /**
    * Why svc does not allow it, when it does not and a route took it: the first deny rule that holds
    * or is unknown (1-based), or null when no allow rule holds.
    */
-  readonly deniedBy: { readonly rule: number; readonly text: string; readonly at: string } | null;
+  readonly deniedBy: RuleAt | null;
   /** The property's condition on this identity and request: `true`, `false` or `unknown` (no one signed in). */
   readonly condition: 'true' | 'false' | 'unknown';
+}
+
+/** A rule of a route's policy: its number (1-based), its text, and where it is written. */
+export interface RuleAt {
+  readonly rule: number;
+  readonly text: string;
+  /** The rule's own `file:line:col` when it can be found in the config file, else the route's `policy` field's. */
+  readonly at: string;
+  /** True when `at` is the rule's own position; false when it is the `policy` field's. */
+  readonly exact: boolean;
 }
 
 export interface PropertyReport {
@@ -78,6 +88,8 @@ export interface ProveOptions {
    * once one is found. Default true; every counterexample is confirmed either way.
    */
   readonly polish?: boolean;
+  /** Reads a config file to locate single rules (docs/verify.md "Output"); undefined when unreadable. Default: none. */
+  readonly readSource?: (file: string) => string | undefined;
 }
 
 /**
@@ -123,14 +135,14 @@ export async function proveProperty(z: Z3, plan: PlanEnvelope, index: PlanIndex,
   const reasons: string[] = [];
   for (const host of hosts) {
     const r = await proveOnHost(z, plan, index, p, host, deadline, clock, options.polish ?? true);
-    if (r.kind === 'violated') return { ...base, result: 'violated', reason: null, counterexample: r.counterexample };
+    if (r.kind === 'violated') return { ...base, result: 'violated', reason: null, counterexample: counterexample(plan, index, host, r.witness, p, options.readSource) };
     if (r.kind === 'unknown') reasons.push(`${host}: ${r.reason}`);
   }
   if (reasons.length) return { ...base, result: 'not-proved', reason: reasons.join('; '), counterexample: null };
   return { ...base, result: 'holds', reason: null, counterexample: null };
 }
 
-type HostAnswer = { kind: 'holds' } | { kind: 'violated'; counterexample: Counterexample } | { kind: 'unknown'; reason: string };
+type HostAnswer = { kind: 'holds' } | { kind: 'violated'; witness: Witness } | { kind: 'unknown'; reason: string };
 
 async function proveOnHost(z: Z3, plan: PlanEnvelope, index: PlanIndex, p: Property, host: string, deadline: number, clock: () => number, polish: boolean): Promise<HostAnswer> {
   const routes = index.hosts.get(host) ?? [];
@@ -168,7 +180,7 @@ async function proveOnHost(z: Z3, plan: PlanEnvelope, index: PlanIndex, p: Prope
     const r = await solve(q, goal, confirm, deadline, clock, compiledOf, polish);
     if (r.kind === 'unsat') return { kind: 'holds' };
     if (r.kind === 'unknown') return { kind: 'unknown', reason: r.reason };
-    return { kind: 'violated', counterexample: counterexample(plan, index, host, r.witness, p) };
+    return { kind: 'violated', witness: r.witness };
   } catch (e) {
     if (e instanceof NotEncoded) return { kind: 'unknown', reason: `not encoded: ${e.message}` };
     throw e;
@@ -207,8 +219,18 @@ function policyLocation(plan: PlanEnvelope, route: CompiledRoute['route']): stri
   return key === undefined ? routeLocation(plan, route) : fields[key]!;
 }
 
+/** Rule `k` (0-based) of a route's policy, located in its config file when it can be (compiler/verify/rule-locations.ts). */
+function ruleAt(plan: PlanEnvelope, route: CompiledRoute['route'], k: number, readSource: ((file: string) => string | undefined) | undefined): RuleAt {
+  const field = policyLocation(plan, route);
+  const base = { rule: k + 1, text: printRule(route.policy.rules[k]!) };
+  const m = /^(.*):(\d+):(\d+)$/.exec(field);
+  const text = m && readSource?.(m[1]!);
+  const all = m && text !== undefined && text !== null ? policyRuleLocations(m[1]!, text, Number(m[2]), Number(m[3]), route.policy) : undefined;
+  return all?.[k] !== undefined ? { ...base, at: all[k]!, exact: true } : { ...base, at: field, exact: false };
+}
+
 /** The report of a confirmed witness: route, decision, the rule that allows it, the condition's value. */
-function counterexample(plan: PlanEnvelope, index: PlanIndex, host: string, w: Witness, p: Property): Counterexample {
+function counterexample(plan: PlanEnvelope, index: PlanIndex, host: string, w: Witness, p: Property, readSource: ((file: string) => string | undefined) | undefined): Counterexample {
   const real = realDecision(index, host, w);
   const input = { ...w.request, identity: w.identity };
   const r = real.route?.route;
@@ -217,14 +239,14 @@ function counterexample(plan: PlanEnvelope, index: PlanIndex, host: string, w: W
     if (r.public) allowedBy = { public: true, at: policyLocation(plan, r) };
     else {
       const k = r.policy.rules.findIndex((rule) => rule.action === 'allow' && compilePolicy({ rules: [rule] }).verdict(input) === 'allow');
-      allowedBy = { public: false, rule: k + 1, text: printRule(r.policy.rules[k]!), at: policyLocation(plan, r) };
+      allowedBy = { public: false, ...ruleAt(plan, r, k, readSource) };
     }
   }
   let deniedBy: Counterexample['deniedBy'] = null;
   if (r && !r.public && real.decision !== 'allow') {
     const denies = (v: number) => r.policy.rules.findIndex((rule) => rule.action === 'deny' && truthOf(rule.when, input) === v);
     const k = denies(T) >= 0 ? denies(T) : denies(U);
-    if (k >= 0) deniedBy = { rule: k + 1, text: printRule(r.policy.rules[k]!), at: policyLocation(plan, r) };
+    if (k >= 0) deniedBy = ruleAt(plan, r, k, readSource);
   }
   const value = truthOf(p.condition, input);
   return {

@@ -4,7 +4,7 @@
  */
 import type { JsonDiagnostic } from '../../compiler/index.ts';
 import { witnessText } from '../diff/render-text.ts';
-import type { Counterexample, PropertyReport } from './prove.ts';
+import type { Counterexample, PropertyReport, RuleAt } from './prove.ts';
 
 /** `svc verify --format json`. */
 export interface VerifyReport {
@@ -32,8 +32,9 @@ function counterexampleLines(c: Counterexample): string[] {
   lines.push(c.route ? `      route     #${c.route.index} ${c.route.name ?? c.route.id} at ${c.route.at}` : '      route     none (404)');
   const by = c.allowedBy;
   const no = c.deniedBy;
-  const denied = c.route === null ? 'absent: no route takes it (404)' : no === null ? `${c.decision}: no allow rule holds` : `${c.decision}: rule ${no.rule} \`${no.text}\` (policy at ${no.at})`;
-  const decision = by === null ? denied : by.public ? `allow: public route (allow_public_unauthenticated_access at ${by.at})` : `allow: rule ${by.rule} \`${by.text}\` (policy at ${by.at})`;
+  const rule = (x: RuleAt) => `rule ${x.rule} \`${x.text}\` ${x.exact ? `at ${x.at}` : `(policy at ${x.at})`}`;
+  const denied = c.route === null ? 'absent: no route takes it (404)' : no === null ? `${c.decision}: no allow rule holds` : `${c.decision}: ${rule(no)}`;
+  const decision = by === null ? denied : by.public ? `allow: public route (allow_public_unauthenticated_access at ${by.at})` : `allow: ${rule(by)}`;
   lines.push(`      decision  ${decision}`);
   lines.push(`      condition ${c.condition}`);
   return lines;

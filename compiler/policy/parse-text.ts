@@ -62,6 +62,25 @@ export function parsePolicyTextAt(text: string, locate: Locate, r: Reporter, pat
 }
 
 /**
+ * Where each rule of policy text starts (offsets in `text`, in order), or undefined when the text
+ * does not parse cleanly. The IR of clean text has one rule per entry (to-ast.ts).
+ */
+export function ruleStartOffsets(text: string): number[] | undefined {
+  const lexed = policyLexer.tokenize(text);
+  if (lexed.errors.length > 0 || lexed.tokens.some((t) => t.tokenType === UnterminatedString)) return undefined;
+  policyParser.input = lexed.tokens;
+  const cst = policyParser.policy();
+  if (policyParser.errors.length > 0) return undefined;
+  const out: number[] = [];
+  for (const n of cst.children['rule'] ?? []) {
+    const start = 'children' in n ? n.location?.startOffset : undefined;
+    if (start === undefined || !Number.isFinite(start)) return undefined;
+    out.push(start);
+  }
+  return out;
+}
+
+/**
  * Maps offsets of `text` to spans of the config source. When the source holds `text` verbatim
  * inside `at` (a plain or single-line quoted scalar) offsets shift by its position; when it holds
  * each line verbatim (a YAML block scalar, indented) each line is found in turn; otherwise (escapes,
