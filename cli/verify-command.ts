@@ -51,6 +51,8 @@ export async function verifyPlan(plan: PlanEnvelope, configLabel: string, proper
   if (diagnostics.length) io.err(renderText(diagnostics));
   if (!properties || diagnostics.some((d) => d.severity === 'error')) {
     io.err(`svc verify: the properties file \`${propertiesPath}\` cannot be used\n`);
+    // JSON readers get the diagnostics in the report's shape, with nothing proved.
+    if (opts.format === 'json') io.out(renderVerifyJson({ file: propertiesPath, config: configLabel, budgetMs: opts.budgetMs, diagnostics: diagnostics.map(toJsonDiagnostic), properties: [], summary: summarize([]) }));
     return 2;
   }
   const { z3, stopZ3 } = await import('./diff/exact/z3.ts');

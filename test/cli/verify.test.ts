@@ -7,9 +7,11 @@
  *   interpreter (test/reference/);
  * - usage mistakes, an unknown route, an unreadable file and a config with errors exit 2.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import type { PlanEnvelope } from '../../compiler/plan/types.ts';
 import type { Identity } from '../../runtime/core/types.ts';
 import { compilePolicy } from '../../runtime/policy/program.ts';
@@ -128,7 +130,32 @@ describe('svc verify --format json', () => {
   }, 120_000);
 });
 
+describe('docs/verify.md', () => {
+  it('lists the properties of fixtures/verify/properties.yaml', () => {
+    const block = /```yaml\n(properties:[\s\S]*?)```/.exec(readFileSync(DOC, 'utf8'))![1]!;
+    expect(parse(block)).toEqual(parse(readFileSync(join(FIXTURES, 'properties.yaml'), 'utf8')));
+  });
+});
+
 describe('svc verify: input errors exit 2', () => {
+  it('a route name the plan does not have, also in JSON', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-verify-'));
+    const file = join(dir, 'p.yaml');
+    writeFileSync(file, 'properties:\n  - name: p\n    routes: [deploy]\n    only: groups has "ops"\n');
+    const r = await svc(['verify', '-config', 'fixtures/verify/config.yaml', '--format', 'json', file]).finally(() => rmSync(dir, { recursive: true }));
+    expect(r.code).toBe(2);
+    expect(r.output).toContain(`${file}:3:14: error SVC6012 verify-unknown-route: no route of the plan is named \`deploy\``);
+    const report = JSON.parse(r.out) as VerifyReport;
+    expect(report.diagnostics.map((d) => [d.code, d.line, d.column])).toEqual([['SVC6012', 3, 14]]);
+    expect(report.properties).toEqual([]);
+  });
+
+  it('compile --check --verify: a config with errors is 1, as svc compile', async () => {
+    const r = await svc(['compile', '--check', '-config', 'fixtures/verify/properties.yaml', '--verify', 'fixtures/verify/properties.yaml']);
+    expect(r.code).toBe(1);
+    expect(r.output).not.toContain('properties against');
+  });
+
   it('needs -config', async () => {
     const r = await svc(['verify', 'fixtures/verify/properties.yaml']);
     expect(r.code).toBe(2);
