@@ -105,7 +105,7 @@ export const VerifyEmptyList = diag<{ what: string }>(
 
 export const VerifyScopeMatchesNothing = diag<{ what: string }>(
   'SVC6015', 'verify-scope-matches-nothing', 'warning',
-  'A scope that no request of the plan can be in (a host pattern that matches no route host). The property then holds for this plan with nothing to check; it is reported so a typo is not taken for a proof.',
-  (a) => `${a.what} matches no route of the plan: the property holds vacuously`,
+  'A host pattern that matches no route host of the plan. No request there reaches a route: an `only` or `never` property then holds with nothing to check (an `always` one naming the host exactly is broken by its 404s). It is reported so a typo is not taken for a proof.',
+  (a) => `${a.what} matches no route host of the plan: no request there reaches a route`,
   'check the pattern against the hosts of the config (`svc compile --summary`)',
 );
