@@ -14,8 +14,11 @@ export interface CompileOptions {
   readonly summary?: boolean;
 }
 
-/** `svc compile`: returns the exit code (0 ok, 1 config errors, 2 I/O). */
-export function compileCommand(opts: CompileOptions, io: { out: (s: string) => void; err: (s: string) => void }): number {
+/**
+ * `svc compile`: returns the exit code (0 ok, 1 config errors, 2 I/O). `onPlan` receives the plan
+ * of a config without errors (`--check --verify` proves its properties next).
+ */
+export function compileCommand(opts: CompileOptions, io: { out: (s: string) => void; err: (s: string) => void }, onPlan?: (plan: PlanEnvelope) => void): number {
   const result = compile(nodeInput(opts.config));
   const ioError = result.diagnostics.some((d) => d.code === 'SVC5002');
   if (opts.format === 'json') {
@@ -26,6 +29,7 @@ export function compileCommand(opts: CompileOptions, io: { out: (s: string) => v
   }
   if (ioError) return 2;
   if (!result.plan) return 1;
+  onPlan?.(result.plan);
   // What svc run would refuse or honour only partly (runtime/plan/capabilities.ts): notes, not errors.
   if (opts.format === 'text') for (const u of settingUses(result.plan)) io.err(`${noteLine(u)}\n`);
   if (opts.check) {

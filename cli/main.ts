@@ -12,6 +12,15 @@ function normalizeArgs(argv: readonly string[]): string[] {
   return argv.map((a) => (a === '-config' ? '--config' : a.startsWith('-config=') ? `--config=${a.slice(8)}` : a));
 }
 
+/** A `--budget` in ms (default as `svc diff`'s), or undefined after saying why it is not a duration. */
+async function budgetOf(text: string | undefined, command: string, io: { err: (s: string) => void }): Promise<number | undefined> {
+  const { parseBudget, DEFAULT_BUDGET_MS } = await import('./diff-command.ts');
+  if (text === undefined) return DEFAULT_BUDGET_MS;
+  const ms = parseBudget(text);
+  if (ms === undefined || ms <= 0) io.err(`${command}: --budget ${JSON.stringify(text)} is not a duration (30s, 500ms, 2m)\n`);
+  return ms === undefined || ms <= 0 ? undefined : ms;
+}
+
 export async function main(argv: readonly string[], io: { out: (s: string) => void; err: (s: string) => void } = {
   out: (s) => process.stdout.write(s),
   err: (s) => process.stderr.write(s),
@@ -36,9 +45,34 @@ export async function main(argv: readonly string[], io: { out: (s: string) => vo
     .option('-o, --output <plan>', 'write the plan here (mode 0600); default: standard output, with --format text')
     .addOption(new Option('--format <format>', 'diagnostics format').choices(['text', 'json']).default('text'))
     .option('--summary', 'print a summary of the plan (checksum, listeners, routes) instead of the plan')
-    .action(async (opts: { config?: string; check?: boolean; output?: string; format: 'text' | 'json'; summary?: boolean }) => {
+    .option('--verify <properties>', 'with --check: prove the properties of this file for the plan (as svc verify)')
+    .option('--budget <duration>', 'with --verify: time budget of each property (30s, 500ms, 2m; default 30s)')
+    .action(async (opts: { config?: string; check?: boolean; output?: string; format: 'text' | 'json'; summary?: boolean; verify?: string; budget?: string }) => {
       const { compileCommand } = await import('./compile-command.ts');
-      code = compileCommand(opts, io);
+      if (opts.verify === undefined) {
+        if (opts.budget !== undefined) {
+          io.err('svc compile: --budget goes with --verify\n');
+          code = 2;
+          return;
+        }
+        code = compileCommand(opts, io);
+        return;
+      }
+      if (!opts.check || opts.format !== 'text' || opts.output !== undefined || opts.summary) {
+        io.err('svc compile: --verify goes with --check alone (for JSON output, use svc verify --format json)\n');
+        code = 2;
+        return;
+      }
+      const budgetMs = await budgetOf(opts.budget, 'svc compile', io);
+      if (budgetMs === undefined) {
+        code = 2;
+        return;
+      }
+      let plan: import('../compiler/plan/types.ts').PlanEnvelope | undefined;
+      code = compileCommand(opts, io, (p) => (plan = p));
+      if (code !== 0 || plan === undefined) return;
+      const { verifyPlan } = await import('./verify-command.ts');
+      code = await verifyPlan(plan, opts.config ?? 'the config', opts.verify, { format: 'text', budgetMs }, io);
     });
   program
     .command('explain')
@@ -86,6 +120,22 @@ export async function main(argv: readonly string[], io: { out: (s: string) => vo
       const { progressMode } = await import('./diff/replay/progress.ts');
       const progress = progressMode(opts.progress, process.stderr, process.env);
       code = await diffCommand(oldPath, newPath, { format: opts.format, budgetMs: opts.exact ? budgetMs : null, ...(opts.replay ? { replay: opts.replay, progress } : {}) }, io);
+    });
+  program
+    .command('verify')
+    .description('prove properties of a properties file for the compiled plan, or print a confirmed counterexample')
+    .argument('<properties>', 'the properties file (YAML, docs/verify.md)')
+    .addOption(new Option('-c, --config <file>', 'config file (YAML, JSON, TOML or .properties) or plan; also -config'))
+    .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'))
+    .option('--budget <duration>', 'time budget of each property (30s, 500ms, 2m; default 30s)')
+    .action(async (properties: string, opts: { config?: string; format: 'text' | 'json'; budget?: string }) => {
+      const budgetMs = await budgetOf(opts.budget, 'svc verify', io);
+      if (budgetMs === undefined) {
+        code = 2;
+        return;
+      }
+      const { verifyCommand } = await import('./verify-command.ts');
+      code = await verifyCommand(opts.config, properties, { format: opts.format, budgetMs }, io);
     });
   program
     .command('run')

@@ -19,3 +19,7 @@ export { routeCovers } from './validate/rules/route-shadowed.ts';
 /** Every setting with the plan path it lowers to, so `svc diff` names a plan field by its config key. */
 export { SETTINGS } from './settings/table.ts';
 export type { SettingKind, SettingSpec } from './settings/types.ts';
+/** Properties files of `svc verify` (docs/verify.md): read and checked here, proved by cli/verify/. */
+export { readProperties, unreadableProperties, bindProperties, hostPatternMatches, hostName, type Property, type PropertyForm, type Scope, type PropertiesResult } from './verify/properties.ts';
+export { toJsonDiagnostic, type JsonDiagnostic } from './diagnostics/render-json.ts';
+export { policyRuleLocations } from './verify/rule-locations.ts';

@@ -11,8 +11,9 @@ import * as routes from './codes/routes.ts';
 import * as schema from './codes/schema.ts';
 import * as settings from './codes/settings.ts';
 import * as sources from './codes/sources.ts';
+import * as verify from './codes/verify.ts';
 
-export const D = { ...sources, ...schema, ...settings, ...routes, ...policy, ...plan, ...internal };
+export const D = { ...sources, ...schema, ...settings, ...routes, ...policy, ...plan, ...verify, ...internal };
 
 function collect(): readonly DiagnosticDef<never>[] {
   const all = Object.values(D) as unknown[];

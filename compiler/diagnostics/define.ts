@@ -1,7 +1,7 @@
 /**
  * Diagnostic definitions. A definition is permanent: its code (`SVC` + 4 digits) and kebab-case name
  * are never renumbered or reused. Ranges: 1xxx sources, 2xxx schema, 3xxx settings and routes,
- * 4xxx policy, 5xxx plan, 9xxx internal.
+ * 4xxx policy, 5xxx plan, 6xxx properties files of `svc verify`, 9xxx internal.
  */
 export type Severity = 'error' | 'warning';
 

@@ -21,7 +21,7 @@ export function parsePolicyText(text: string, at: Span, r: Reporter, path: strin
   const known = clean.get(text);
   if (known !== undefined) return known;
   const before = r.diagnostics.length;
-  const ir = parseFresh(text, at, r, path);
+  const ir = parsePolicyTextAt(text, locator(text, at), r, path);
   // Only a text that parsed without a single diagnostic is remembered: one that reported anything
   // is parsed again wherever it appears, so every place gets its own located report.
   if (ir !== undefined && r.diagnostics.length === before) {
@@ -39,8 +39,8 @@ export function parsePolicyText(text: string, at: Span, r: Reporter, path: strin
 const clean = new Map<string, PolicyIR>();
 const MAX_REMEMBERED = 10_000;
 
-function parseFresh(text: string, at: Span, r: Reporter, path: string): PolicyIR | undefined {
-  const locate = locator(text, at);
+/** `parsePolicyText` with a given offset-to-span map (text that is not written verbatim in a source). */
+export function parsePolicyTextAt(text: string, locate: Locate, r: Reporter, path: string): PolicyIR | undefined {
   const problems: { start: number; end: number; found: string; expected: string }[] = [];
 
   const lexed = policyLexer.tokenize(text);
@@ -77,6 +77,25 @@ function parseFresh(text: string, at: Span, r: Reporter, path: string): PolicyIR
     return undefined;
   }
   return policyToIR(cst, text, locate, r, path);
+}
+
+/**
+ * Where each rule of policy text starts (offsets in `text`, in order), or undefined when the text
+ * does not parse cleanly. The IR of clean text has one rule per entry (to-ast.ts).
+ */
+export function ruleStartOffsets(text: string): number[] | undefined {
+  const lexed = policyLexer.tokenize(text);
+  if (lexed.errors.length > 0 || lexed.tokens.some((t) => t.tokenType === UnterminatedString)) return undefined;
+  policyParser.input = lexed.tokens;
+  const cst = policyParser.policy();
+  if (policyParser.errors.length > 0) return undefined;
+  const out: number[] = [];
+  for (const n of cst.children['rule'] ?? []) {
+    const start = 'children' in n ? n.location?.startOffset : undefined;
+    if (start === undefined || !Number.isFinite(start)) return undefined;
+    out.push(start);
+  }
+  return out;
 }
 
 /**

@@ -51,7 +51,8 @@ describe('golden cases', () => {
       if (!existsSync(file)) continue;
       for (const d of (JSON.parse(readFileSync(file, 'utf8')) as { diagnostics: { code: string }[] }).diagnostics) seen.add(d.code);
     }
-    const missing = REGISTRY.filter((d) => !seen.has(d.code) && !(d.code in NOT_TRIGGERABLE)).map((d) => `${d.code} ${d.name}`);
+    // SVC6xxx are about `svc verify` properties files, not configs: test/cli/verify/diagnostics.test.ts triggers each.
+    const missing = REGISTRY.filter((d) => !seen.has(d.code) && !(d.code in NOT_TRIGGERABLE) && !d.code.startsWith('SVC6')).map((d) => `${d.code} ${d.name}`);
     expect(missing).toEqual([]);
   });
 });

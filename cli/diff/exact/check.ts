@@ -42,26 +42,26 @@ export interface ExactOptions {
   readonly now?: () => number;
 }
 
-type Access = 'allow' | 'deny' | 'unauthenticated' | 'absent';
+export type Access = 'allow' | 'deny' | 'unauthenticated' | 'absent';
 
 /** One side of a route: its compiled route in its plan's index, or absent. */
-interface Side {
+export interface Side {
   readonly route: Route;
   readonly compiled: CompiledRoute;
 }
 
-function realAccess(side: Side | null, w: Witness): Access {
+export function realAccess(side: Side | null, w: Witness): Access {
   if (side === null) return 'absent';
   if (side.route.public) return 'allow';
   return compilePolicy(side.route.policy).verdict({ ...w.request, identity: w.identity }) as Verdict;
 }
 
-function realPathMatches(r: CompiledRoute, path: string): boolean {
+export function realPathMatches(r: CompiledRoute, path: string): boolean {
   return pathMatches(r, r.foldCase && r.matchKind !== 'regex' ? path.toLowerCase() : path);
 }
 
 /** The solver state of one query: uninterpreted matchers and the facts learnt about them. */
-class Query {
+export class Query {
   readonly input: Input;
   readonly encoder: Encoder;
   private readonly functions = new Map<string, { f: ReturnType<Z3['Function']['declare']>; match: Route['match']; foldCase: boolean }>();
@@ -130,13 +130,13 @@ class Query {
   }
 }
 
-type Solve = { kind: 'sat'; model: Model<'main'>; witness: Witness } | { kind: 'unsat' } | { kind: 'unknown'; reason: string };
+export type Solve = { kind: 'sat'; model: Model<'main'>; witness: Witness } | { kind: 'unsat' } | { kind: 'unknown'; reason: string };
 
 /**
  * Asks for a model of `goal` until one the real programs confirm (`confirm`), refining on each
  * refuted model (Query.learn), within the deadline.
  */
-async function solve(q: Query, goal: B, confirm: (w: Witness) => boolean, deadline: number, clock: () => number, compiledOf: (key: string) => CompiledRoute, polish = true): Promise<Solve> {
+export async function solve(q: Query, goal: B, confirm: (w: Witness) => boolean, deadline: number, clock: () => number, compiledOf: (key: string) => CompiledRoute, polish = true): Promise<Solve> {
   for (let round = 0; round <= MAX_REFINEMENTS; round++) {
     const left = deadline - clock();
     if (left <= 0) return { kind: 'unknown', reason: 'the time budget ran out' };
@@ -185,7 +185,8 @@ async function nicer(q: Query, goal: B, first: Witness, confirm: (w: Witness) =>
   return best;
 }
 
-function exactWitness(w: Witness, host: string, oldAccess: Access, newAccess: Access): ExactWitness {
+/** A witness as reported: plain JSON identity and the request as a URL on `host`. */
+export function witnessJson(w: Witness, host: string): Pick<ExactWitness, 'identity' | 'request'> {
   const c = w.request.clientCertificate;
   return {
     identity: w.identity === null ? null : JSON.parse(JSON.stringify(w.identity)),
@@ -197,9 +198,11 @@ function exactWitness(w: Witness, host: string, oldAccess: Access, newAccess: Ac
       clientCertificate: c === null ? null : { fingerprint: c.fingerprint, valid: c.valid },
       time: new Date(w.request.nowMs).toISOString(),
     },
-    old: oldAccess,
-    new: newAccess,
   };
+}
+
+function exactWitness(w: Witness, host: string, oldAccess: Access, newAccess: Access): ExactWitness {
+  return { ...witnessJson(w, host), old: oldAccess, new: newAccess };
 }
 
 function hostOf(r: Route): string {

@@ -140,6 +140,11 @@ function charClass(z: Z3, ranges: readonly (readonly [number, number])[]) {
   return z.Union(...ranges.map(([a, b]) => z.Range(lit(z, String.fromCharCode(a)), lit(z, String.fromCharCode(b)))));
 }
 
+/** The fact that a method is an HTTP token. */
+export function isMethodToken(z: Z3, method: S): B {
+  return z.InRe(method, z.Plus(charClass(z, [[0x30, 0x39], [0x41, 0x5a], [0x61, 0x7a], ...[..."!#$%&'*+-.^_`|~"].map((c) => [c.charCodeAt(0), c.charCodeAt(0)] as const)])));
+}
+
 /** Declares the variables for queries over `policies` (slot counts and zones come from their leaves). */
 export function makeInput(z: Z3, policies: readonly PolicyIR[], tag = ''): Input {
   const leaves = leavesOf(policies);
@@ -212,7 +217,7 @@ export function makeInput(z: Z3, policies: readonly PolicyIR[], tag = ''): Input
   // the email's shape: the solver is much slower with them, and rarely picks such a path.
   for (const own of OWN_PATHS) input.lazyFacts.ownPath.push(z.Not(input.path.eq(lit(z, own))), z.Not(lit(z, `${own}/`).prefixOf(input.path)));
   // A method is an HTTP token.
-  if (used.has('http_method') || used.has('cors_preflight')) input.facts.push(z.InRe(input.method, z.Plus(charClass(z, [[0x30, 0x39], [0x41, 0x5a], [0x61, 0x7a], ...[..."!#$%&'*+-.^_`|~"].map((c) => [c.charCodeAt(0), c.charCodeAt(0)] as const)]))));
+  if (used.has('http_method') || used.has('cors_preflight')) input.facts.push(isMethodToken(z, input.method));
   // The fingerprint as compared: lower-cased by the criterion.
   if (used.has('client_certificate')) input.facts.push(z.Not(z.InRe(input.fingerprint, z.ReConcat(z.Full(z.Re.sort(z.String.sort())), charClass(z, [[0x41, 0x5a]]), z.Full(z.Re.sort(z.String.sort()))))));
   if (used.has('date') || used.has('time_of_day') || used.has('day_of_week')) input.facts.push(input.now.ge(z.Int.val(-MAX_TIME_MS)), input.now.le(z.Int.val(MAX_TIME_MS)));
