@@ -60,7 +60,8 @@
  * redis-cli); CI does not run it. Run: `npm run bench:proxy` (`--duration 10s`, `--connections 64`,
  * `--only svc,nginx,direct,node-floor,apache-oidc,apache-oidc-cookie,svc-auth,svc-auth-redis,svc-auth-shadow,nginx-authreq,svc-traced,svc-distributed`, `--warmup 2s`, `--cpu-prof DIR` to write V8 CPU
  * profiles of the svc processes into DIR; `--baseline DIR` another built checkout of svc, whose svc-auth is
- * measured between two runs of this one's, for a before/after in one run). Every child process and the temp dir are removed on exit,
+ * measured between two runs of this one's, for a before/after in one run; `--node-flags '--max-semi-space-size=32'`
+ * Node flags for this checkout's svc only, so a baseline that is a copy of this build makes an A/B of a flag). Every child process and the temp dir are removed on exit,
  * Ctrl-C or error.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -117,6 +118,9 @@ function options() {
     only: new Set(only as Target[]),
     cpuProf: arg('--cpu-prof'),
     baseline: arg('--baseline') === undefined ? undefined : resolvePath(arg('--baseline')!),
+    // Node/V8 flags for this checkout's svc processes only (a cluster's workers inherit them), never
+    // the baseline's: with `--baseline` a copy of this same build, an A/B of a flag in one run.
+    nodeFlags: (arg('--node-flags') ?? '').split(' ').filter((f) => f !== ''),
   };
 }
 
@@ -1155,7 +1159,8 @@ async function main(): Promise<number> {
   function startSvc(conf: string, workers: 1 | 2, cpuList: string | undefined, log: string, role: { readonly args: readonly string[]; readonly env: Readonly<Record<string, string>> } = { args: [], env: {} }, root: string = ROOT): { child: ChildProcess; from: string } {
     const prof = cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`];
     // No shutdown delay: the bench stops svc at once (and a CPU profile is written only on a clean exit).
-    const args = [...prof, join(root, 'bin/svc'), 'run', '-config', conf, '--shutdown-delay', '0', ...(hasWorkers ? ['--workers', String(workers)] : []), ...role.args];
+    const flags = root === ROOT ? opts.nodeFlags : [];
+    const args = [...prof, ...flags, join(root, 'bin/svc'), 'run', '-config', conf, '--shutdown-delay', '0', ...(hasWorkers ? ['--workers', String(workers)] : []), ...role.args];
     const env = { ...process.env, ...role.env };
     delete env['SVC_CLUSTER_WORKER'];
     const fromSource = process.env['SVC_FROM_SOURCE'] === '1' || !builtIsFresh(root);
@@ -1237,7 +1242,7 @@ async function main(): Promise<number> {
       if (kind === 'svc-auth' || kind === 'svc-auth-redis') sessionCookie = value;
       const cookie = `_svc=${value}`;
       const cores = processTree(child.pid!).map(coresOf).join('/');
-      const label = kind === 'svc-auth-baseline' ? `svc, 1 worker, authenticated, baseline ${root}` : `svc, 1 worker, authenticated${redis ? ', Redis store' : ''}${kind === 'svc-auth-shadow' ? ', shadow plan' : ''}`;
+      const label = kind === 'svc-auth-baseline' ? `svc, 1 worker, authenticated, baseline ${root}` : `svc, 1 worker, authenticated${redis ? ', Redis store' : ''}${kind === 'svc-auth-shadow' ? ', shadow plan' : ''}${opts.nodeFlags.length > 0 ? `, node ${opts.nodeFlags.join(' ')}` : ''}`;
       await measure(`${label}${from}`, kind, 1, port, [child.pid!], cores, log, { routes: 2, headers: [`Cookie: ${cookie}`] });
       // The shadow plan did decide: the measured requests' lines name the candidate's refusal.
       if (kind === 'svc-auth-shadow') {
