@@ -8,9 +8,9 @@ import { compile, renderText, summaryLine, isSecretPath } from '../compiler/inde
 import type { PlanEnvelope } from '../compiler/plan/types.ts';
 import { PlanLoadError, parsePlan } from '../runtime/plan/load.ts';
 import { nodeInput } from './node-input.ts';
-import { looksLikePlan } from './plan-text.ts';
+import { looksLikePlan } from '../compiler/plan/plan-text.ts';
 
-export { looksLikePlan } from './plan-text.ts';
+export { looksLikePlan } from '../compiler/plan/plan-text.ts';
 
 export type PlanInput =
   | { readonly ok: true; readonly plan: PlanEnvelope; readonly kind: 'plan' | 'config' }

@@ -172,7 +172,7 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
       io.err(`error: cannot read \`${file}\`: ${(e as Error).message}\n`);
       return 2;
     }
-    const { looksLikePlan } = await import('./plan-text.ts');
+    const { looksLikePlan } = await import('../compiler/plan/plan-text.ts');
     source = looksLikePlan(text) ? { planPath: file! } : { configPath: file! };
   }
   // The compiler's warnings, at start and on each reload that compiles the config: with JSON logs

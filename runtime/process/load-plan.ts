@@ -9,6 +9,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Diagnostic } from '../../compiler/index.ts';
+import { looksLikePlan } from '../../compiler/plan/plan-text.ts';
 import type { PlanEnvelope } from '../../compiler/plan/types.ts';
 import { SvcError } from '../core/errors.ts';
 import { refusal, refusalEntries, UNSUPPORTED_SETTING } from '../plan/capabilities.ts';
@@ -72,7 +73,7 @@ export async function loadShadowForRun(path: string, env?: NodeJS.ProcessEnv): P
     throw new ShadowError('SVC_ERR_SHADOW_INVALID', `cannot read the shadow plan \`${path}\`: ${(e as Error).message}`);
   }
   try {
-    return await loadForRun(isPlanText(text) ? { planPath: path, ...(env ? { env } : {}) } : { configPath: path, ...(env ? { env } : {}) });
+    return await loadForRun(looksLikePlan(text) ? { planPath: path, ...(env ? { env } : {}) } : { configPath: path, ...(env ? { env } : {}) });
   } catch (e) {
     if (e instanceof RunError) throw new ShadowError('SVC_ERR_SHADOW_INVALID', `shadow plan \`${path}\` (${e.code}): ${e.message}`, { cause: e });
     throw e;
@@ -87,17 +88,6 @@ export async function loadShadowForRun(path: string, env?: NodeJS.ProcessEnv): P
 export function refuseShadowOutsideAllInOne(shadow: string | undefined, plan: PlanEnvelope): void {
   const services = plan.body.settings.mode.services;
   if (shadow !== undefined && services !== 'all') throw new ShadowError('SVC_ERR_SHADOW_UNSUPPORTED_ROLE', `--shadow is supported by an all-in-one svc only (services: all); this plan's role is \`${services}\`: the proxy role's policies are decided by the authorize service, and the other roles decide no route. Run the shadow on an all-in-one svc, or compare from logs with \`svc diff --replay\``);
-}
-
-/** A plan's text (a JSON object with `formatVersion` and `body`), as opposed to a config's. */
-function isPlanText(text: string): boolean {
-  if (!/^\s*\{/.test(text)) return false;
-  try {
-    const v = JSON.parse(text) as unknown;
-    return v !== null && typeof v === 'object' && 'formatVersion' in v && 'body' in v;
-  } catch {
-    return false;
-  }
 }
 
 async function load(source: PlanSource): Promise<PlanEnvelope> {

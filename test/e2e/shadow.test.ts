@@ -15,7 +15,6 @@ import { connect as h2connect } from 'node:http2';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { createServer as createTcpServer, type Server as TcpServer } from 'node:net';
-import { connect as tlsConnect } from 'node:tls';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
@@ -27,7 +26,7 @@ import { HttpBrowser } from '../support/http-browser.ts';
 import { localhostSignInSettings, startLocalhostIdp } from './auth-support.ts';
 import { freePort, sample, scrape } from './metrics-support.ts';
 import { spawnSvc, type SignalledSvc } from './svc-process.ts';
-import { configDir, echo, startUpstream, until, type Upstream } from './support.ts';
+import { configDir, echo, startUpstream, tlsExchange, until, type Upstream } from './support.ts';
 
 /** The access lines (parsed) of `out` with `msg` (and `event`, when given) for `path`. */
 function lines(out: string, msg: string, path: string, event?: string): Record<string, unknown>[] {
@@ -69,22 +68,7 @@ describe('svc run -config --shadow: every way in, reload, a broken candidate', (
   const tcpPort = () => (tcp.address() as { port: number }).port;
   const writeCandidate = (routes: unknown[], extra: Record<string, unknown> = {}) => cfg.file('candidate.yaml', stringify({ ...settings, ...extra, routes }));
 
-  /** Writes `head` (then `then`, once answered 200) on a TLS connection; resolves with all svc answered. */
-  const raw = (head: string, then?: string) =>
-    new Promise<string>((resolve, reject) => {
-      let text = '';
-      const s = tlsConnect({ host: '127.0.0.1', port: svc.port, servername: 'app.example.com', rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] }, () => s.write(head));
-      s.setEncoding('utf8');
-      s.on('data', (c: string) => {
-        const first = text === '';
-        text += c;
-        if (first && then !== undefined && text.startsWith('HTTP/1.1 200')) s.write(then);
-        else if (then !== undefined && text.includes(then)) s.end();
-      });
-      s.on('end', () => s.end());
-      s.on('close', () => resolve(text));
-      s.on('error', reject);
-    });
+  const raw = (head: string, then?: string) => tlsExchange(svc.port, head, then);
   const get = (host: string, path: string) => raw(`GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
   const shadowCount = async (labels: Record<string, string>) => sample((await scrape(metricsPort)).body, 'svc_shadow_decisions_total', labels) ?? 0;
   const gauge = async (name: string) => sample((await scrape(metricsPort)).body, name);

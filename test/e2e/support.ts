@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { connect as tlsConnect } from 'node:tls';
 import { stringify } from 'yaml';
 import { BASE_SETTINGS } from '../support/compile-text.ts';
 
@@ -95,4 +96,26 @@ export async function until(what: string, check: () => boolean | Promise<boolean
     if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/**
+ * Writes `head` on a TLS connection to svc (SNI `app.example.com`, HTTP/1.1, any certificate), then
+ * `then` once svc answered 200 (a tunnel or an upgrade), ending the connection once `then` came
+ * back; resolves with all svc answered when the connection closes.
+ */
+export function tlsExchange(port: number, head: string, then?: string): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    let text = '';
+    const s = tlsConnect({ host: '127.0.0.1', port, servername: 'app.example.com', rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] }, () => s.write(head));
+    s.setEncoding('utf8');
+    s.on('data', (c: string) => {
+      const first = text === '';
+      text += c;
+      if (first && then !== undefined && text.startsWith('HTTP/1.1 200')) s.write(then);
+      else if (then !== undefined && text.includes(then)) s.end();
+    });
+    s.on('end', () => s.end());
+    s.on('close', () => resolve(text));
+    s.on('error', reject);
+  });
 }

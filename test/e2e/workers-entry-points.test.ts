@@ -6,12 +6,11 @@
  */
 import { connect as h2connect } from 'node:http2';
 import { createServer as createTcpServer, type Server as TcpServer } from 'node:net';
-import { connect as tlsConnect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
 import { issue, makeCa } from '../runtime/tls/pki.ts';
 import { spawnSvc, type SignalledSvc } from './svc-process.ts';
-import { configDir, startUpstream, type Upstream } from './support.ts';
+import { configDir, startUpstream, tlsExchange, type Upstream } from './support.ts';
 
 const fields = (n: number) => Array.from({ length: n }, (_, i) => `x-f${i}: 1\r\n`).join('');
 
@@ -22,22 +21,7 @@ describe('--workers 2: every way in is handed to a worker and meets its gate', (
   let tcp: TcpServer;
   let svc: SignalledSvc;
 
-  /** Writes `head` (then `then`, once answered) on a TLS connection; resolves with all svc answered. */
-  const raw = (head: string, then?: string) =>
-    new Promise<string>((resolve, reject) => {
-      let text = '';
-      const s = tlsConnect({ host: '127.0.0.1', port: svc.port, servername: 'app.example.com', rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] }, () => s.write(head));
-      s.setEncoding('utf8');
-      s.on('data', (c: string) => {
-        const first = text === '';
-        text += c;
-        if (first && then !== undefined && text.startsWith('HTTP/1.1 200')) s.write(then);
-        else if (then !== undefined && text.includes(then)) s.end();
-      });
-      s.on('end', () => s.end());
-      s.on('close', () => resolve(text));
-      s.on('error', reject);
-    });
+  const raw = (head: string, then?: string) => tlsExchange(svc.port, head, then);
 
   /** One HTTP/2 GET with `extra` headers; resolves with its status (0 when reset). */
   const h2 = (extra: Record<string, string>) =>

@@ -1,6 +1,6 @@
 /**
- * Whether a file `svc run` was given is a plan or a config, told from its text alone: with no
- * compiler code loaded, so that `svc run plan.json` never loads the compiler.
+ * Whether a file is a plan or a config, told from its text alone (part of the plan contract, so
+ * that `svc run plan.json`, a shadow plan and the CLI tell them apart without loading the compiler).
  */
 
 /** Whether file text is a plan (a JSON object with `formatVersion` and `body`) rather than a config. */
