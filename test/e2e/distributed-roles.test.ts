@@ -34,7 +34,7 @@ async function firstAnswer(port: number, host: string, cookie: string): Promise<
   for (;;) {
     const r = await get(port, host, cookie);
     if (r.status !== 503 || Date.now() - started > 20_000) return r;
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 
@@ -48,12 +48,12 @@ function deployment(tls: boolean) {
 
   const setup = async () => {
     for (const k of Object.keys(ports) as (keyof typeof ports)[]) ports[k] = await freePort();
-    idp = await startLocalhostIdp(ports.proxy, ports.authenticate);
-    up = await startUpstream(echo);
+    // TEST KEYS ONLY: one certificate for both gRPC services' internal names, trusted as certificate_authority.
+    const [started, certificate] = await Promise.all([Promise.all([startLocalhostIdp(ports.proxy, ports.authenticate), startUpstream(echo)]), tls ? generateSelfSigned('services.localhost') : undefined]);
+    [idp, up] = started;
     const grpcTls: Record<string, unknown> = { grpc_insecure: true };
-    if (tls) {
-      // TEST KEYS ONLY: one certificate for both gRPC services' internal names, trusted as certificate_authority.
-      const cert = await generateSelfSigned('services.localhost');
+    if (certificate !== undefined) {
+      const cert = certificate;
       Object.assign(grpcTls, {
         grpc_insecure: false,
         certificate_file: cfg.file('services.pem', cert.certPem),
@@ -114,12 +114,10 @@ function scenario(tls: boolean) {
   afterAll(d.close);
 
   it('sign-in through authenticate, policy by authorize, identity signed with the published key; Bob 403; a proxy restart keeps the session', async () => {
-    // Any order: the proxy first, its services later.
-    await d.start('proxy');
-    await d.start('authenticate');
-    const authorize = await d.start('authorize');
+    // Any order: the proxy and the authenticate service first, their services later.
+    await Promise.all([d.start('proxy'), d.start('authenticate')]);
+    const [authorize] = await Promise.all([d.start('authorize'), d.start('databroker')]);
     expect(authorize.log()).toMatch(/"msg":"listening","services":"authorize","grpcAddress":"127\.0\.0\.1:\d+"/);
-    await d.start('databroker');
     const p = d.ports;
     const app = `app.localhost:${p.proxy}`;
 
@@ -129,7 +127,7 @@ function scenario(tls: boolean) {
     const started = Date.now();
     while (alice.status !== 200 && Date.now() - started < 20_000) {
       expect(alice.status).toBe(503);
-      await new Promise((r) => setTimeout(r, 200));
+      await new Promise((r) => setTimeout(r, 50));
       alice = await d.signIn('alice@example.com');
     }
     expect(alice.status).toBe(200);
@@ -187,8 +185,7 @@ function scenario(tls: boolean) {
     const p = d.ports;
     const app = `app.localhost:${p.proxy}`;
     const other = await freePort();
-    await d.start('proxy', {}, other);
-    const alice = await d.signIn('alice@example.com');
+    const [, alice] = await Promise.all([d.start('proxy', {}, other), d.signIn('alice@example.com')]);
     expect((await get(p.proxy, app, alice.cookie)).status).toBe(200);
     expect((await firstAnswer(other, app, alice.cookie)).status).toBe(200);
     // The sign-out form (its CSRF token), posted to the first proxy.
@@ -201,9 +198,8 @@ function scenario(tls: boolean) {
 
   it('a proxy with the wrong shared_secret serves nothing protected (503) and says why', async () => {
     const p = d.ports;
-    const alice = await d.signIn('alice@example.com');
     const other = await freePort();
-    const wrong = await d.start('proxy', { SHARED_SECRET: WRONG_SECRET }, other);
+    const [alice, wrong] = await Promise.all([d.signIn('alice@example.com'), d.start('proxy', { SHARED_SECRET: WRONG_SECRET }, other)]);
     const r = await get(other, `app.localhost:${p.proxy}`, alice.cookie);
     expect(r.status).toBe(503);
     expect((await get(other, `public.localhost:${p.proxy}`, '')).status).toBe(200);
