@@ -13,7 +13,7 @@
  */
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
 import { stringify } from 'yaml';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import type { DevIdp } from '../../demo/dev-idp.ts';
 import { generateSelfSigned } from '../../runtime/tls/self-signed.ts';
 import { BASE_SETTINGS } from '../support/compile-text.ts';
@@ -113,7 +113,7 @@ function scenario(tls: boolean) {
   beforeAll(d.setup, 30_000);
   afterAll(d.close);
 
-  it('sign-in through authenticate, policy by authorize, identity signed with the published key; Bob 403; a proxy restart keeps the session', async () => {
+  it.sequential('sign-in through authenticate, policy by authorize, identity signed with the published key; Bob 403; a proxy restart keeps the session', async ({ expect }) => {
     // Any order: the proxy and the authenticate service first, their services later.
     await Promise.all([d.start('proxy'), d.start('authenticate')]);
     const [authorize] = await Promise.all([d.start('authorize'), d.start('databroker')]);
@@ -160,7 +160,7 @@ function scenario(tls: boolean) {
     expect((await firstAnswer(p.proxy, app, alice.cookie)).status).toBe(200);
   }, 120_000);
 
-  it('authorize down: an uncached decision fails closed (503), public routes serve, cached answers serve; authorize back: recovered', async () => {
+  it.sequential('authorize down: an uncached decision fails closed (503), public routes serve, cached answers serve; authorize back: recovered', async ({ expect }) => {
     const p = d.ports;
     const app = `app.localhost:${p.proxy}`;
     const cached = await d.signIn('alice@example.com');
@@ -181,7 +181,7 @@ function scenario(tls: boolean) {
     await until(async () => (await get(p.proxy, app, fresh.cookie)).status === 200, 20_000);
   }, 120_000);
 
-  it('a sign-out through one proxy is honoured by another at once', async () => {
+  it.sequential('a sign-out through one proxy is honoured by another at once', async ({ expect }) => {
     const p = d.ports;
     const app = `app.localhost:${p.proxy}`;
     const other = await freePort();
@@ -196,7 +196,7 @@ function scenario(tls: boolean) {
     await until(async () => (await get(other, app, alice.cookie)).status === 302, 5_000);
   }, 120_000);
 
-  it('a proxy with the wrong shared_secret serves nothing protected (503) and says why', async () => {
+  it.sequential('a proxy with the wrong shared_secret serves nothing protected (503) and says why', async ({ expect }) => {
     const p = d.ports;
     const other = await freePort();
     const [alice, wrong] = await Promise.all([d.signIn('alice@example.com'), d.start('proxy', { SHARED_SECRET: WRONG_SECRET }, other)]);
@@ -208,5 +208,8 @@ function scenario(tls: boolean) {
   }, 120_000);
 }
 
-describe('four roles as four processes over plaintext gRPC', () => scenario(false));
-describe('four roles as four processes over gRPC with TLS (grpc_insecure: false)', () => scenario(true));
+// The two deployments are independent (their own ports, config, provider and processes) and much
+// of their time is waiting (channels finding a service just started, a role restarting): they run
+// side by side, each one's tests in order.
+describe.concurrent('four roles as four processes over plaintext gRPC', () => scenario(false));
+describe.concurrent('four roles as four processes over gRPC with TLS (grpc_insecure: false)', () => scenario(true));
