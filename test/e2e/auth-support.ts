@@ -130,11 +130,12 @@ export async function startAuthWorld(options: AuthWorldOptions): Promise<AuthWor
 
 /**
  * A development identity provider with one client (`c`/`s`) for a svc whose origins are
- * `http://<name>.localhost:<port>` (sign-in on `authenticate`, signed out back to `app`).
+ * `http://<name>.localhost:<port>` (sign-in on `authenticate`, signed out back to `app`);
+ * `accessTokenTtlSeconds`: the lifetime of its access tokens (default an hour).
  */
-export function startLocalhostIdp(port: number, authenticatePort = port): Promise<DevIdp> {
+export function startLocalhostIdp(port: number, authenticatePort = port, options: { readonly accessTokenTtlSeconds?: number } = {}): Promise<DevIdp> {
   const origin = localhostOrigins(port, authenticatePort);
-  return startDevIdp({ clients: [{ clientId: 'c', clientSecret: 's', redirectUris: [`${origin('authenticate')}/oauth2/callback`], postLogoutRedirectUris: [`${origin('app')}/`] }] });
+  return startDevIdp({ clients: [{ clientId: 'c', clientSecret: 's', redirectUris: [`${origin('authenticate')}/oauth2/callback`], postLogoutRedirectUris: [`${origin('app')}/`] }], ...options });
 }
 
 /** `http://<name>.localhost:<port>`, the authenticate host on its own port when it has one (split deployments). */

@@ -34,8 +34,7 @@ function deployment(tls: boolean) {
   const setup = async (): Promise<void> => {
     port = await freePort();
     brokerPort = await freePort();
-    idp = await startLocalhostIdp(port);
-    up = await startUpstream(echo);
+    [idp, up] = await Promise.all([startLocalhostIdp(port), startUpstream(echo)]);
     // grpc_insecure defaults differ by role (true all-in-one, false otherwise): one file sets it.
     const tlsSettings: Record<string, unknown> = { grpc_insecure: true };
     if (tls) {
@@ -84,7 +83,7 @@ function deployment(tls: boolean) {
     return `_svc=${browser.cookies('app.localhost')['_svc']}`;
   };
   const close = async () => {
-    for (const s of svcs) await stopSvc(s);
+    await Promise.all(svcs.map((s) => stopSvc(s)));
     await up?.close();
     await idp?.close();
     cfg.remove();
@@ -138,9 +137,8 @@ describe('a data broker process and a proxy using it over gRPC (plaintext)', () 
     // a second proxy with the same cookie_secret (it opens the cookie) but another shared_secret.
     const broker = d.broker()!;
     const brokerLog = () => broker.log();
-    const cookie = await d.signIn();
     const other = await freePort();
-    const wrong = await d.startProxy({ SHARED_SECRET: WRONG_SECRET }, other);
+    const [cookie, wrong] = await Promise.all([d.signIn(), d.startProxy({ SHARED_SECRET: WRONG_SECRET }, other)]);
     const r = await get(other, `app.localhost:${d.port()}`, cookie);
     expect(r.status).toBe(503);
     expect((await get(other, `public.localhost:${d.port()}`, '')).status).toBe(200);

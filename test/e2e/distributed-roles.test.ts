@@ -13,7 +13,7 @@
  */
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
 import { stringify } from 'yaml';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import type { DevIdp } from '../../demo/dev-idp.ts';
 import { generateSelfSigned } from '../../runtime/tls/self-signed.ts';
 import { BASE_SETTINGS } from '../support/compile-text.ts';
@@ -34,7 +34,7 @@ async function firstAnswer(port: number, host: string, cookie: string): Promise<
   for (;;) {
     const r = await get(port, host, cookie);
     if (r.status !== 503 || Date.now() - started > 20_000) return r;
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 
@@ -48,12 +48,12 @@ function deployment(tls: boolean) {
 
   const setup = async () => {
     for (const k of Object.keys(ports) as (keyof typeof ports)[]) ports[k] = await freePort();
-    idp = await startLocalhostIdp(ports.proxy, ports.authenticate);
-    up = await startUpstream(echo);
+    // TEST KEYS ONLY: one certificate for both gRPC services' internal names, trusted as certificate_authority.
+    const [started, certificate] = await Promise.all([Promise.all([startLocalhostIdp(ports.proxy, ports.authenticate), startUpstream(echo)]), tls ? generateSelfSigned('services.localhost') : undefined]);
+    [idp, up] = started;
     const grpcTls: Record<string, unknown> = { grpc_insecure: true };
-    if (tls) {
-      // TEST KEYS ONLY: one certificate for both gRPC services' internal names, trusted as certificate_authority.
-      const cert = await generateSelfSigned('services.localhost');
+    if (certificate !== undefined) {
+      const cert = certificate;
       Object.assign(grpcTls, {
         grpc_insecure: false,
         certificate_file: cfg.file('services.pem', cert.certPem),
@@ -113,13 +113,11 @@ function scenario(tls: boolean) {
   beforeAll(d.setup, 30_000);
   afterAll(d.close);
 
-  it('sign-in through authenticate, policy by authorize, identity signed with the published key; Bob 403; a proxy restart keeps the session', async () => {
-    // Any order: the proxy first, its services later.
-    await d.start('proxy');
-    await d.start('authenticate');
-    const authorize = await d.start('authorize');
+  it.sequential('sign-in through authenticate, policy by authorize, identity signed with the published key; Bob 403; a proxy restart keeps the session', async ({ expect }) => {
+    // Any order: the proxy and the authenticate service first, their services later.
+    await Promise.all([d.start('proxy'), d.start('authenticate')]);
+    const [authorize] = await Promise.all([d.start('authorize'), d.start('databroker')]);
     expect(authorize.log()).toMatch(/"msg":"listening","services":"authorize","grpcAddress":"127\.0\.0\.1:\d+"/);
-    await d.start('databroker');
     const p = d.ports;
     const app = `app.localhost:${p.proxy}`;
 
@@ -129,7 +127,7 @@ function scenario(tls: boolean) {
     const started = Date.now();
     while (alice.status !== 200 && Date.now() - started < 20_000) {
       expect(alice.status).toBe(503);
-      await new Promise((r) => setTimeout(r, 200));
+      await new Promise((r) => setTimeout(r, 50));
       alice = await d.signIn('alice@example.com');
     }
     expect(alice.status).toBe(200);
@@ -162,7 +160,7 @@ function scenario(tls: boolean) {
     expect((await firstAnswer(p.proxy, app, alice.cookie)).status).toBe(200);
   }, 120_000);
 
-  it('authorize down: an uncached decision fails closed (503), public routes serve, cached answers serve; authorize back: recovered', async () => {
+  it.sequential('authorize down: an uncached decision fails closed (503), public routes serve, cached answers serve; authorize back: recovered', async ({ expect }) => {
     const p = d.ports;
     const app = `app.localhost:${p.proxy}`;
     const cached = await d.signIn('alice@example.com');
@@ -183,12 +181,11 @@ function scenario(tls: boolean) {
     await until(async () => (await get(p.proxy, app, fresh.cookie)).status === 200, 20_000);
   }, 120_000);
 
-  it('a sign-out through one proxy is honoured by another at once', async () => {
+  it.sequential('a sign-out through one proxy is honoured by another at once', async ({ expect }) => {
     const p = d.ports;
     const app = `app.localhost:${p.proxy}`;
     const other = await freePort();
-    await d.start('proxy', {}, other);
-    const alice = await d.signIn('alice@example.com');
+    const [, alice] = await Promise.all([d.start('proxy', {}, other), d.signIn('alice@example.com')]);
     expect((await get(p.proxy, app, alice.cookie)).status).toBe(200);
     expect((await firstAnswer(other, app, alice.cookie)).status).toBe(200);
     // The sign-out form (its CSRF token), posted to the first proxy.
@@ -199,11 +196,10 @@ function scenario(tls: boolean) {
     await until(async () => (await get(other, app, alice.cookie)).status === 302, 5_000);
   }, 120_000);
 
-  it('a proxy with the wrong shared_secret serves nothing protected (503) and says why', async () => {
+  it.sequential('a proxy with the wrong shared_secret serves nothing protected (503) and says why', async ({ expect }) => {
     const p = d.ports;
-    const alice = await d.signIn('alice@example.com');
     const other = await freePort();
-    const wrong = await d.start('proxy', { SHARED_SECRET: WRONG_SECRET }, other);
+    const [alice, wrong] = await Promise.all([d.signIn('alice@example.com'), d.start('proxy', { SHARED_SECRET: WRONG_SECRET }, other)]);
     const r = await get(other, `app.localhost:${p.proxy}`, alice.cookie);
     expect(r.status).toBe(503);
     expect((await get(other, `public.localhost:${p.proxy}`, '')).status).toBe(200);
@@ -212,5 +208,8 @@ function scenario(tls: boolean) {
   }, 120_000);
 }
 
-describe('four roles as four processes over plaintext gRPC', () => scenario(false));
-describe('four roles as four processes over gRPC with TLS (grpc_insecure: false)', () => scenario(true));
+// The two deployments are independent (their own ports, config, provider and processes) and much
+// of their time is waiting (channels finding a service just started, a role restarting): they run
+// side by side, each one's tests in order.
+describe.concurrent('four roles as four processes over plaintext gRPC', () => scenario(false));
+describe.concurrent('four roles as four processes over gRPC with TLS (grpc_insecure: false)', () => scenario(true));

@@ -8,7 +8,7 @@
  * for with generous deadlines, and call counts have upper bounds a slower machine only lowers.
  */
 import { until } from './support.ts';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, it, type TestContext } from 'vitest';
 import { MemoryStore } from '../../runtime/databroker/memory-store.ts';
 import { run, type IdentityManagerTuning, type Running } from '../../runtime/process/run.ts';
 import type { Hop } from '../support/http-browser.ts';
@@ -18,27 +18,32 @@ import { startAuthWorld, type AuthWorld, type AuthWorldOptions } from './auth-su
 
 const last = (hops: Hop[]): Hop => hops[hops.length - 1]!;
 
-/** Waits until `check` holds (polling), or fails with `what` after `timeoutMs`. */
-
 const FAST: IdentityManagerTuning = { scanIntervalMs: 100, leaseTtlMs: 1_000, backOff: { baseMs: 500, maxMs: 2_000 } };
 const STAFF_ROUTE = { name: 'app', from: 'https://app.localhost:PORT', to: 'UPSTREAM', policy: 'allow if groups has "staff"' };
 
-const worlds: AuthWorld[] = [];
-const extra: Running[] = [];
-afterEach(async () => {
-  for (const r of extra.splice(0)) await r.close();
-  for (const w of worlds.splice(0)) await w.close();
-});
-
-async function world(options: Partial<AuthWorldOptions> = {}): Promise<AuthWorld> {
+/**
+ * Starts a world of its own for the test `t`, closed when that test ends (after what the test
+ * registers later: `onTestFinished` runs in reverse order).
+ */
+async function world(t: TestContext, options: Partial<AuthWorldOptions> = {}): Promise<AuthWorld> {
   const w = await startAuthWorld({ routes: [STAFF_ROUTE], identityManager: FAST, ...options });
-  worlds.push(w);
+  t.onTestFinished(() => w.close());
   return w;
 }
 
-describe('identity manager with svc run and the real provider', () => {
-  it('a user removed from a group at the provider loses access at the next directory refresh, still signed in', async () => {
-    const w = await world({ settings: { idp_refresh_directory_interval: '1s' } });
+/** A second svc instance on `configPath`, closed when the test `t` ends (before the world it joins). */
+async function second(t: TestContext, options: Parameters<typeof run>[0]): Promise<Running> {
+  const r = await run(options);
+  t.onTestFinished(() => r.close());
+  return r;
+}
+
+// The tests run side by side, each with a provider and svc of its own: most of their time is
+// waiting for the manager's timers (token lifetimes of seconds, a 4 s outage).
+describe.concurrent('identity manager with svc run and the real provider', () => {
+  it('a user removed from a group at the provider loses access at the next directory refresh, still signed in', async (t) => {
+    const { expect } = t;
+    const w = await world(t, { settings: { idp_refresh_directory_interval: '1s' } });
     const alice = w.browser();
     expect(last(await alice.signIn(`${w.origin('app')}/`, 'alice@example.com')).status).toBe(200);
     const userinfo = w.idp.requests['/me'] ?? 0;
@@ -58,8 +63,9 @@ describe('identity manager with svc run and the real provider', () => {
     await until('alice is allowed again', async () => (await alice.request(`${w.origin('app')}/`)).status === 200);
   });
 
-  it('tokens are refreshed before they expire, in the background, with no request', async () => {
-    const w = await world({ accessTokenTtlSeconds: 3, identityManager: { ...FAST, refreshMarginMs: 2_000 } });
+  it('tokens are refreshed before they expire, in the background, with no request', async (t) => {
+    const { expect } = t;
+    const w = await world(t, { accessTokenTtlSeconds: 3, identityManager: { ...FAST, refreshMarginMs: 2_000 } });
     const alice = w.browser();
     expect(last(await alice.signIn(`${w.origin('app')}/`, 'alice@example.com')).status).toBe(200);
     const before = w.idp.tokenCalls['refresh_token'] ?? 0;
@@ -69,8 +75,9 @@ describe('identity manager with svc run and the real provider', () => {
     expect((await alice.request(`${w.origin('app')}/after`)).status).toBe(200);
   });
 
-  it('a revoked grant ends the session in the background: the next request must sign in', async () => {
-    const w = await world({ accessTokenTtlSeconds: 3, identityManager: { ...FAST, refreshMarginMs: 2_000 } });
+  it('a revoked grant ends the session in the background: the next request must sign in', async (t) => {
+    const { expect } = t;
+    const w = await world(t, { accessTokenTtlSeconds: 3, identityManager: { ...FAST, refreshMarginMs: 2_000 } });
     const alice = w.browser();
     expect(last(await alice.signIn(`${w.origin('app')}/`, 'alice@example.com')).status).toBe(200);
     await w.idp.revokeUser('alice');
@@ -78,8 +85,9 @@ describe('identity manager with svc run and the real provider', () => {
     expect((await alice.request(`${w.origin('app')}/after-revoke`)).status).toBe(302);
   });
 
-  it('provider down: sessions are kept and served, the provider is not hammered, and refreshes resume after', async () => {
-    const w = await world({ accessTokenTtlSeconds: 2, identityManager: { ...FAST, refreshMarginMs: 1_500 } });
+  it('provider down: sessions are kept and served, the provider is not hammered, and refreshes resume after', async (t) => {
+    const { expect } = t;
+    const w = await world(t, { accessTokenTtlSeconds: 2, identityManager: { ...FAST, refreshMarginMs: 1_500 } });
     const alice = w.browser();
     expect(last(await alice.signIn(`${w.origin('app')}/`, 'alice@example.com')).status).toBe(200);
     w.idp.setOutage(503);
@@ -103,58 +111,50 @@ describe('identity manager with svc run and the real provider', () => {
     expect((await alice.request(`${w.origin('app')}/after-outage`)).status).toBe(200);
   });
 
-  it('two svc instances sharing a store: one holds the lease and refreshes; the other takes over when it stops', async () => {
+  it('two svc instances sharing a store: one holds the lease and refreshes; the other takes over when it stops', async (t) => {
+    const { expect } = t;
     const shared = new MemoryStore({ sweepIntervalMs: 0 });
-    try {
-      const tuning = { ...FAST, refreshMarginMs: 2_000 };
-      const a = await world({ accessTokenTtlSeconds: 3, identityManager: tuning, sessionStore: shared });
-      const b = await run({ configPath: a.configPath, watch: false, listen: { host: '127.0.0.1', port: 0 }, grpcListen: { host: '127.0.0.1', port: 0 }, sessionStore: shared, identityManager: tuning });
-      extra.push(b);
-      const managers = [a.svc.identityManager!, b.identityManager!];
-      await until('one instance holds the lease', () => managers.some((m) => m.holdsLease));
-      expect(managers.filter((m) => m.holdsLease)).toHaveLength(1);
-      const alice = a.browser();
-      expect(last(await alice.signIn(`${a.origin('app')}/`, 'alice@example.com')).status).toBe(200);
-      await until('a background refresh', () => managers.some((m) => m.figures().sessionRefreshSuccess > 0));
-      const [holder, other] = managers[0]!.holdsLease ? [managers[0]!, managers[1]!] : [managers[1]!, managers[0]!];
-      expect(other.figures().sessionRefreshSuccess).toBe(0);
-      expect(other.holdsLease).toBe(false);
-      await holder.close();
-      await until('the other instance takes over', () => other.holdsLease);
-      await until('it refreshes', () => other.figures().sessionRefreshSuccess > 0);
-      expect((await alice.request(`${a.origin('app')}/after-takeover`)).status).toBe(200);
-    } finally {
-      for (const r of extra.splice(0)) await r.close();
-      for (const w of worlds.splice(0)) await w.close();
-      await shared.close();
-    }
+    // Closed last: after both instances (onTestFinished runs in reverse order).
+    t.onTestFinished(() => shared.close());
+    const tuning = { ...FAST, refreshMarginMs: 2_000 };
+    const a = await world(t, { accessTokenTtlSeconds: 3, identityManager: tuning, sessionStore: shared });
+    const b = await second(t, { configPath: a.configPath, watch: false, listen: { host: '127.0.0.1', port: 0 }, grpcListen: { host: '127.0.0.1', port: 0 }, sessionStore: shared, identityManager: tuning });
+    const managers = [a.svc.identityManager!, b.identityManager!];
+    await until('one instance holds the lease', () => managers.some((m) => m.holdsLease));
+    expect(managers.filter((m) => m.holdsLease)).toHaveLength(1);
+    const alice = a.browser();
+    expect(last(await alice.signIn(`${a.origin('app')}/`, 'alice@example.com')).status).toBe(200);
+    await until('a background refresh', () => managers.some((m) => m.figures().sessionRefreshSuccess > 0));
+    const [holder, other] = managers[0]!.holdsLease ? [managers[0]!, managers[1]!] : [managers[1]!, managers[0]!];
+    expect(other.figures().sessionRefreshSuccess).toBe(0);
+    expect(other.holdsLease).toBe(false);
+    await holder.close();
+    await until('the other instance takes over', () => other.holdsLease);
+    await until('it refreshes', () => other.figures().sessionRefreshSuccess > 0);
+    expect((await alice.request(`${a.origin('app')}/after-takeover`)).status).toBe(200);
   });
 
   // Two instances, each with its own connections to one real redis-server (docs/scale-out.md): the
   // lease is the Redis key, and a grant revoked at the provider ends the session for both.
   const redisTest = which('redis-server') === undefined && process.env['SVC_TEST_REQUIRE_ALL'] !== '1' ? it.skip : it;
   if (redisTest === it.skip) console.log('skipping the Redis identity-manager test: redis-server is not installed');
-  redisTest('two svc instances on one Redis: one lease holder refreshes; a grant revoked at the provider ends the session in the shared store', async () => {
+  redisTest('two svc instances on one Redis: one lease holder refreshes; a grant revoked at the provider ends the session in the shared store', async (t) => {
+    const { expect } = t;
     const redis = await startRedis({ password: 'test-only-idm-redis-password' });
-    try {
-      const tuning = { ...FAST, refreshMarginMs: 2_000 };
-      const settings = { databroker_storage_type: 'redis', databroker_storage_connection_string: `redis://:test-only-idm-redis-password@127.0.0.1:${redis.port}/6` };
-      const a = await world({ accessTokenTtlSeconds: 3, identityManager: tuning, settings });
-      const b = await run({ configPath: a.configPath, watch: false, listen: { host: '127.0.0.1', port: 0 }, identityManager: tuning, grpcListen: { host: '127.0.0.1', port: 0 } });
-      extra.push(b);
-      const managers = [a.svc.identityManager!, b.identityManager!];
-      await until('one instance holds the lease', () => managers.some((m) => m.holdsLease));
-      expect(managers.filter((m) => m.holdsLease)).toHaveLength(1);
-      const alice = a.browser();
-      expect(last(await alice.signIn(`${a.origin('app')}/`, 'alice@example.com')).status).toBe(200);
-      await a.idp.revokeUser('alice');
-      await until('the lease holder saw the refusal', () => managers.some((m) => m.figures().sessionRefreshError > 0));
-      expect(managers.filter((m) => m.figures().sessionRefreshError > 0)).toHaveLength(1);
-      expect((await alice.request(`${a.origin('app')}/after-revoke`)).status).toBe(302);
-    } finally {
-      for (const r of extra.splice(0)) await r.close();
-      for (const w of worlds.splice(0)) await w.close();
-      await redis.stop();
-    }
+    // Stopped last: after both instances (onTestFinished runs in reverse order).
+    t.onTestFinished(() => redis.stop());
+    const tuning = { ...FAST, refreshMarginMs: 2_000 };
+    const settings = { databroker_storage_type: 'redis', databroker_storage_connection_string: `redis://:test-only-idm-redis-password@127.0.0.1:${redis.port}/6` };
+    const a = await world(t, { accessTokenTtlSeconds: 3, identityManager: tuning, settings });
+    const b = await second(t, { configPath: a.configPath, watch: false, listen: { host: '127.0.0.1', port: 0 }, identityManager: tuning, grpcListen: { host: '127.0.0.1', port: 0 } });
+    const managers = [a.svc.identityManager!, b.identityManager!];
+    await until('one instance holds the lease', () => managers.some((m) => m.holdsLease));
+    expect(managers.filter((m) => m.holdsLease)).toHaveLength(1);
+    const alice = a.browser();
+    expect(last(await alice.signIn(`${a.origin('app')}/`, 'alice@example.com')).status).toBe(200);
+    await a.idp.revokeUser('alice');
+    await until('the lease holder saw the refusal', () => managers.some((m) => m.figures().sessionRefreshError > 0));
+    expect(managers.filter((m) => m.figures().sessionRefreshError > 0)).toHaveLength(1);
+    expect((await alice.request(`${a.origin('app')}/after-revoke`)).status).toBe(302);
   }, 60_000);
 });

@@ -21,6 +21,11 @@ import { configDir, echo, startUpstream, type Upstream } from './support.ts';
 
 const ROLES = ['databroker', 'authorize', 'authenticate', 'proxy'] as const;
 type Role = (typeof ROLES)[number];
+/**
+ * `--shutdown-delay` of every role: long enough for the checks made within it (a few probes,
+ * well under a second), short because the test waits it out before the roles exit.
+ */
+const SHUTDOWN_DELAY_SECONDS = 5;
 
 /** Whether a TCP connection to the port is accepted. */
 function accepts(port: number): Promise<boolean> {
@@ -44,13 +49,11 @@ describeWithCommands(['redis-server'], 'readiness and the graceful stop of the s
   const svc = {} as Record<Role, Svc>;
 
   beforeAll(async () => {
-    redis = await startRedis();
     for (const r of ROLES) {
       port[r] = await freePort();
       metrics[r] = await freePort();
     }
-    idp = await startLocalhostIdp(port.proxy, port.authenticate);
-    up = await startUpstream(echo);
+    [redis, idp, up] = await Promise.all([startRedis(), startLocalhostIdp(port.proxy, port.authenticate), startUpstream(echo)]);
     cfg.writeRaw(
       stringify({
         ...BASE_SETTINGS,
@@ -70,7 +73,7 @@ describeWithCommands(['redis-server'], 'readiness and the graceful stop of the s
       ROLES.map(async (r) => {
         // Every listener on a port of its own, the gRPC one included (the HTTP roles open none here).
         const listen = r === 'databroker' || r === 'authorize' ? ['--grpc-listen', `127.0.0.1:${port[r]}`] : ['--listen', `127.0.0.1:${port[r]}`, '--grpc-listen', '127.0.0.1:0'];
-        svc[r] = await startSvc(cfg.path, { SERVICES: r, METRICS_ADDRESS: `127.0.0.1:${metrics[r]}` }, [...listen, '--shutdown-delay', '10']);
+        svc[r] = await startSvc(cfg.path, { SERVICES: r, METRICS_ADDRESS: `127.0.0.1:${metrics[r]}` }, [...listen, '--shutdown-delay', String(SHUTDOWN_DELAY_SECONDS)]);
       }),
     );
   }, 90_000);
@@ -112,16 +115,16 @@ describeWithCommands(['redis-server'], 'readiness and the graceful stop of the s
     const exits = ROLES.map((r) => new Promise<number | null>((resolve) => svc[r].child.once('exit', (code) => resolve(code))));
     for (const r of ROLES) svc[r].child.kill('SIGTERM');
     for (const r of ROLES) {
-      await expect.poll(() => probe(r, '/readyz'), { timeout: 9_000 }).toBe('503 not ready: draining\n');
+      await expect.poll(() => probe(r, '/readyz'), { timeout: (SHUTDOWN_DELAY_SECONDS - 1) * 1000 }).toBe('503 not ready: draining\n');
       expect(await probe(r, '/healthz')).toMatch(/^200 ok\n/);
     }
-    // Within the 10 s delay: the gRPC roles accept connections, the HTTP roles answer on their
+    // Within the delay: the gRPC roles accept connections, the HTTP roles answer on their
     // main listener (its readiness says draining too).
     expect(await accepts(port.databroker)).toBe(true);
     expect(await accepts(port.authorize)).toBe(true);
     expect(await get(port.proxy, `public.localhost:${port.proxy}`, '', '/.svc/ready')).toMatchObject({ status: 503, body: 'draining' });
     expect(await get(port.authenticate, `authenticate.localhost:${port.authenticate}`, '', '/.svc/ready')).toMatchObject({ status: 503, body: 'draining' });
-    for (const r of ROLES) expect(svc[r].log()).toMatch(/"msg":"stopping","shutdownDelayMs":10000/);
+    for (const r of ROLES) expect(svc[r].log()).toMatch(new RegExp(`"msg":"stopping","shutdownDelayMs":${SHUTDOWN_DELAY_SECONDS * 1000}`));
     expect(await Promise.all(exits)).toEqual([0, 0, 0, 0]);
   }, 120_000);
 });

@@ -1,8 +1,11 @@
 /**
  * The session-store outage grace (docs/scale-out.md "Failure behaviour", runtime/sessions/outage-grace.ts)
  * with a real redis-server and a real OIDC provider: two `svc run` processes share one Redis, A with
- * `--store-outage-grace 12` (one process), B with `--store-outage-grace 0` (two workers). Redis is
- * killed (its data saved first, so it comes back with the sessions):
+ * `--store-outage-grace 6` (one process), B with `--store-outage-grace 0` (two workers). Redis is
+ * killed (its data saved first, so it comes back with the sessions). The provider's access tokens
+ * live 10 s, so a cache entry stops being fresh at the token's expiry (before the cache's own 30 s)
+ * and the outage is waited out in seconds on the same code paths; the steps before the outage take
+ * about 2 s, well inside the tokens' lifetime, so no session is refreshed before Redis dies.
  * - A keeps serving alice past her cache entry (counted in `svc_sessions_served_stale_total`, the
  *   first logged once as a warning), then answers 503 once the grace is over, and never 200 again
  *   until Redis is back;
@@ -24,23 +27,17 @@ import { describeWithCommands } from '../support/system.ts';
 import { freePort, localhostSignInSettings, startLocalhostIdp } from './auth-support.ts';
 import { sample, scrape } from './metrics-support.ts';
 import { startSvcWithEnv, type EnvSvc } from './svc-process.ts';
-import { configDir, echo, getAt, startUpstream, type Upstream } from './support.ts';
+import { configDir, echo, getAt, startUpstream, until, type Upstream } from './support.ts';
 
 /** TEST ONLY password. */
 const PASSWORD = 'test-only-redis-grace-password';
-const GRACE_SECONDS = 12;
+const GRACE_SECONDS = 6;
+/** The provider's access token lifetime: how long a session stays fresh in svc's cache. */
+const TOKEN_TTL_SECONDS = 10;
 /** A and B: same port, different loopback addresses (Linux routes all of 127.0.0.0/8 to lo). */
 const ADDRESSES = ['127.0.0.1', '127.0.0.2'] as const;
 const STALE = 'svc_sessions_served_stale_total';
 const GRACE_WARNING = 'session store unreachable: serving sessions this process verified recently from the outage grace';
-
-async function until(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const started = Date.now();
-  while (!(await check())) {
-    if (Date.now() - started > timeoutMs) throw new Error(`${what}: not in ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 describe('svc run --store-outage-grace', () => {
   it('refuses a value that is not a number of seconds from 0 to 600', async () => {
@@ -86,12 +83,8 @@ describeWithCommands(['redis-server', 'redis-cli'], 'the session-store outage gr
       .filter((l) => l['msg'] === msg);
 
   beforeAll(async () => {
-    port = await freePort();
-    metricsPorts[0] = await freePort();
-    metricsPorts[1] = await freePort();
-    redis = await startRedis({ password: PASSWORD });
-    idp = await startLocalhostIdp(port);
-    up = await startUpstream(echo);
+    [port, metricsPorts[0], metricsPorts[1]] = [await freePort(), await freePort(), await freePort()];
+    [redis, idp, up] = await Promise.all([startRedis({ password: PASSWORD }), startLocalhostIdp(port, port, { accessTokenTtlSeconds: TOKEN_TTL_SECONDS }), startUpstream(echo)]);
     cfg.writeRaw(
       stringify({
         ...BASE_SETTINGS,
@@ -127,13 +120,13 @@ describeWithCommands(['redis-server', 'redis-cli'], 'the session-store outage gr
     const confirm = await bobBrowser.request(`http://${host()}/.svc/signout/`);
     expect(confirm.status).toBe(200);
     expect((await bobBrowser.submitForm(confirm))[0]!.status).toBe(302);
-    await until(async () => (await getAt(ADDRESSES[0], port, host(), bob)).status === 302, 5_000, 'A refuses the signed-out session');
+    await until('A refuses the signed-out session', async () => (await getAt(ADDRESSES[0], port, host(), bob)).status === 302, 5_000);
     expect(await stale(0)).toBe(0);
 
     // Redis dies, its data saved first (the same server comes back with the sessions).
     cli(redis.port, ['SAVE'], PASSWORD);
     await redis.kill();
-    await until(async () => lines(0, 'session store (redis) unreachable').length === 1, 10_000, 'A logs the outage');
+    await until('A logs the outage', async () => lines(0, 'session store (redis) unreachable').length === 1, 10_000);
 
     // A new sign-in stops at svc's own sign-in endpoint with 503 and Retry-After: never sent to the provider.
     for (const via of [0, 1] as const) {
@@ -149,15 +142,15 @@ describeWithCommands(['redis-server', 'redis-cli'], 'the session-store outage gr
 
     // A serves alice all along: from its cache, then (once the entry is stale) from the grace.
     await until(
+      'A serves alice from the grace',
       async () => {
         expect((await getAt(ADDRESSES[0], port, host(), alice)).status).toBe(200);
         return (await stale(0)) > 0;
       },
       45_000,
-      'A serves alice from the grace',
     );
     // (Lines reach standard output within half a second: svc buffers them.)
-    await until(async () => lines(0, GRACE_WARNING).length > 0, 5_000, 'A logs the grace in use');
+    await until('A logs the grace in use', async () => lines(0, GRACE_WARNING).length > 0, 5_000);
     expect(lines(0, GRACE_WARNING)).toHaveLength(1);
     expect(lines(0, GRACE_WARNING)[0]).toMatchObject({ level: 'warn', graceMs: GRACE_SECONDS * 1000 });
 
@@ -173,23 +166,23 @@ describeWithCommands(['redis-server', 'redis-cli'], 'the session-store outage gr
     expect((await getAt(ADDRESSES[0], port, host(), carol)).status).toBe(503);
 
     // The grace ends: 503, and never 200 again while Redis is away.
-    await until(async () => (await getAt(ADDRESSES[0], port, host(), alice)).status === 503, 30_000, 'A answers 503 after the grace');
+    await until('A answers 503 after the grace', async () => (await getAt(ADDRESSES[0], port, host(), alice)).status === 503, 30_000);
     const counted = await stale(0);
     for (let i = 0; i < 5; i++) expect((await getAt(ADDRESSES[0], port, host(), alice)).status).toBe(503);
     expect(await stale(0)).toBe(counted);
     expect(lines(0, GRACE_WARNING)).toHaveLength(1);
 
     // B, grace 0: 503 once its cache entries expired, as before the grace; nothing served stale.
-    await until(async () => (await getAt(ADDRESSES[1], port, host(), alice)).status === 503, 40_000, 'B answers 503');
+    await until('B answers 503', async () => (await getAt(ADDRESSES[1], port, host(), alice)).status === 503, 40_000);
     expect(await stale(1)).toBe(0);
     expect(lines(1, GRACE_WARNING)).toHaveLength(0);
 
     // Redis returns: the sessions work again on both (carol's too: her sign-out was never recorded), a new sign-in completes.
     await redis.restart();
-    for (const a of ADDRESSES) await until(async () => (await getAt(a, port, host(), alice)).status === 200, 20_000, `${a} serves alice again`);
+    for (const a of ADDRESSES) await until(`${a} serves alice again`, async () => (await getAt(a, port, host(), alice)).status === 200, 20_000);
     expect((await getAt(ADDRESSES[0], port, host(), carol)).status).toBe(200);
     expect((await getAt(ADDRESSES[0], port, host(), bob)).status).toBe(302);
-    await until(async () => lines(0, 'session store answers again: sessions are verified again; the outage grace ends').length === 1, 10_000, 'A logs the end of the grace');
+    await until('A logs the end of the grace', async () => lines(0, 'session store answers again: sessions are verified again; the outage grace ends').length === 1, 10_000);
     for (const via of [0, 1] as const) await signedIn(browserVia(() => via));
     for (const instance of instances) expect(instance!.out()).not.toContain(PASSWORD);
   }, 150_000);

@@ -298,8 +298,9 @@ describe('issue 13 §7: header names with `_`', () => {
  * `http2`), the TLS handshake included: `timeout_read` bounds the handshake and each request (head
  * and body, HTTP/1.1 connection or HTTP/2 stream), `timeout_idle` an idle connection or session.
  * Short timeouts; the assertions only say "closed within a generous bound", never how fast.
+ * The tests of one codec run side by side: each on connections of its own, each waiting for svc.
  */
-describe.each(['auto', 'http2', 'http1'] as const)('issue 13 §7: timeouts with codec_type %s', (codec) => {
+describe.concurrent.each(['auto', 'http2', 'http1'] as const)('issue 13 §7: timeouts with codec_type %s', (codec) => {
   const cfg = configDir();
   let up: Upstream;
   let svc: Running;

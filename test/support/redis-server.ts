@@ -117,8 +117,10 @@ export interface SentinelSet {
 /** A master, a replica of it and one sentinel watching them (quorum 1). */
 export async function startSentinelSet(): Promise<SentinelSet> {
   const masterName = 'svcmaster';
-  const master = await startRedis();
-  const replica = await startRedis({ extraArgs: ['--replica-announce-ip', '127.0.0.1'] });
+  // Each may be the master that a replica syncs from (the replica is one after a failover): at once,
+  // not after Redis's default 5 s wait for more replicas to share a diskless sync.
+  const syncAtOnce = ['--repl-diskless-sync-delay', '0'];
+  const [master, replica] = await Promise.all([startRedis({ extraArgs: syncAtOnce }), startRedis({ extraArgs: [...syncAtOnce, '--replica-announce-ip', '127.0.0.1'] })]);
   redisCli(replica.port, ['REPLICAOF', '127.0.0.1', String(master.port)]);
   await waitFor(() => /master_link_status:up/.test(redisCli(replica.port, ['INFO', 'replication'])), 'replica link');
   const dir = mkdtempSync(join(tmpdir(), 'svc-sentinel-'));
