@@ -51,7 +51,9 @@ for (const format of formats) {
     const bytes = result.plan ? Buffer.byteLength(prettyJson(result.plan)) : 0;
     const growth = prev ? `${(ms / n / (prev.ms / prev.n)).toFixed(2)}x` : '-';
     console.log(`${format.padEnd(6)}    ${String(n).padStart(6)}    ${String(text.length).padStart(12)}    ${ms.toFixed(1).padStart(10)}    ${(ms / n).toFixed(3).padStart(8)}    ${String(bytes).padStart(10)}    ${growth}`);
-    if (n === 10000) console.log(`${format}: target 10,000 routes under 2000 ms: ${ms < 2000 ? 'met' : 'NOT met'} (${ms.toFixed(0)} ms)`);
+    // 10,000 routes from YAML under 1 s and from JSON under 0.5 s: `svc compile --check` instant in CI, reloads quick.
+    const target = format === 'yaml' ? 1000 : 500;
+    if (n === 10000) console.log(`${format}: target 10,000 routes under ${target} ms: ${ms < target ? 'met' : 'NOT met'} (${ms.toFixed(0)} ms; bench/compile/stages.ts shows where it goes)`);
     prev = { n, ms };
   }
 }
