@@ -70,7 +70,7 @@ beforeAll(async () => {
   server = await issue(ca, { cn: 'app.example.com', dns: ['app.example.com', 'private.example.com'], usage: 'server' });
 });
 
-describe('issue 13 §7: Expect: 100-continue', () => {
+describe('Expect: 100-continue', () => {
   const cfg = configDir();
   const seen: Seen[] = [];
   let up: Upstream;
@@ -147,7 +147,7 @@ describe('issue 13 §7: Expect: 100-continue', () => {
   });
 });
 
-describe('issue 13 §7: more than 1,000 header fields', () => {
+describe('more than 1,000 header fields', () => {
   const cfg = configDir();
   const seen: Seen[] = [];
   let up: Upstream;
@@ -222,7 +222,7 @@ describe('issue 13 §7: more than 1,000 header fields', () => {
   });
 });
 
-describe('issue 13 §7: header names with `_`', () => {
+describe('header names with `_`', () => {
   const cfg = configDir();
   const seen: Seen[] = [];
   let up: Upstream;
@@ -300,7 +300,7 @@ describe('issue 13 §7: header names with `_`', () => {
  * Short timeouts; the assertions only say "closed within a generous bound", never how fast.
  * The tests of one codec run side by side: each on connections of its own, each waiting for svc.
  */
-describe.concurrent.each(['auto', 'http2', 'http1'] as const)('issue 13 §7: timeouts with codec_type %s', (codec) => {
+describe.concurrent.each(['auto', 'http2', 'http1'] as const)('timeouts with codec_type %s', (codec) => {
   const cfg = configDir();
   let up: Upstream;
   let svc: Running;
