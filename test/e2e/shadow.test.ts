@@ -267,8 +267,20 @@ describe('svc run plan.json --shadow candidate.json --workers 2: a signed-in use
     const alike = planOf('allow if domain is "example.com"', 'alike');
     cfg.file('candidate.json', readFileSync(alike, 'utf8'));
     await until('both workers took the new candidate', () => loaded() >= before + 2);
+    // Loaded is not yet in service: a worker swaps when the primary commits. Probe until each worker
+    // has answered once with the new candidate (a worker never goes back to an older one).
+    const fresh = new Set<string>();
+    let probe = 0;
+    await until('each worker decides with the new candidate', async () => {
+      const path = `/probe${probe++}`;
+      const r = await get(`app.localhost:${port}`, path);
+      await until('the probe line', () => lines(svc!.out(), 'request', path).length === 1);
+      if (lines(svc!.out(), 'request', path)[0]!['shadow'] === undefined) fresh.add(r.worker);
+      return fresh.size === 2;
+    });
     for (let i = 0; i < 6; i++) expect((await get(`app.localhost:${port}`, `/after${i}`)).status).toBe(200);
-    await until('the access lines', () => lines(svc!.out(), 'request', '/after5').length === 1);
+    // Two workers write their own lines: /after5's may come before /after3's, so wait for all six.
+    await until('the access lines', () => [0, 1, 2, 3, 4, 5].every((i) => lines(svc!.out(), 'request', `/after${i}`).length === 1));
     for (let i = 0; i < 6; i++) expect(lines(svc!.out(), 'request', `/after${i}`)[0]!['shadow']).toBeUndefined();
   });
 });
