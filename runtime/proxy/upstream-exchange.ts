@@ -129,13 +129,20 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     sendError(res, kind === 'timeout' ? 504 : 502, this.#requestId, kind === 'timeout' ? 'upstream-timeout' : 'upstream-unreachable', this.#req.headers['accept'], false);
   }
 
-  /** The client's response closed: finished, or cut (the client left, reset its stream, svc stopped). */
+  /**
+   * The client's response closed: finished, or cut (the client left, reset its stream, svc stopped).
+   * A response finished without the upstream's head is not the upstream's: an error svc answered
+   * (already told through onResponseError), or the listener's own 408 to an HTTP/2 request whose body
+   * never came within `timeout_read`; that upstream request is ended, never left waiting on a body
+   * that will not come (it would hold its connection, and a pool closing behind it).
+   */
   protected clientClosed(): void {
-    if (this.delivered(this.#res)) {
+    if (this.#status !== 0 && this.delivered(this.#res)) {
       this.#finish({ status: this.#status });
       if (this.#early && !this.#req.complete) this.#req.destroy();
       return;
     }
+    if (this.#finished) return;
     this.abort('client');
     this.#finish({}); // the client left: nothing learned about the upstream
   }

@@ -306,9 +306,13 @@ describe.concurrent.each(['auto', 'http2', 'http1'] as const)('timeouts with cod
   let svc: Running;
   const port = () => svc.listening.address.port;
   const BOUND_MS = 8_000;
+  /** Upstream connections that carried an upload and were closed (svc ended the request on them). */
+  let uploadsEnded = 0;
 
   beforeAll(async () => {
     up = await startUpstream((req, res) => {
+      // The connection that carried an upload: svc's pool keeps it while the request runs.
+      if (req.url === '/upload') req.socket.once('close', () => uploadsEnded++);
       req.resume();
       req.on('end', () => {
         if (req.url !== '/slow') return res.end('ok');
@@ -408,7 +412,7 @@ describe.concurrent.each(['auto', 'http2', 'http1'] as const)('timeouts with cod
     });
 
   if (codec !== 'http1')
-    it('ends an HTTP/2 stream whose request body does not arrive within timeout_read', async () => {
+    it('S72: ends an HTTP/2 stream whose request body does not arrive within timeout_read, and the upstream request it opened', async () => {
     const session = http2Connect(`https://127.0.0.1:${port()}`, { ca: ca.certPem, servername: 'app.example.com' });
     session.on('error', () => undefined);
     try {
@@ -416,10 +420,16 @@ describe.concurrent.each(['auto', 'http2', 'http1'] as const)('timeouts with cod
       stream.on('error', () => undefined);
       stream.on('data', () => undefined);
       // Keep the session busy (so only the stream's own limit can end it), but never end the body.
+      const before = uploadsEnded;
       const drip = setInterval(() => !stream.destroyed && stream.write('a'), 100);
       const closed = await closesWithinBound(stream);
       clearInterval(drip);
       expect(closed).toBe(true);
+      // svc answered 408 itself: the upstream request it had opened is ended too (its connection with
+      // it), never left holding that connection while it waits for a body that will not come.
+      const started = Date.now();
+      while (uploadsEnded === before && Date.now() - started < 3_000) await new Promise((r) => setTimeout(r, 20));
+      expect(uploadsEnded).toBe(before + 1);
     } finally {
       session.destroy();
     }
