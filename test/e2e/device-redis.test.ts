@@ -5,7 +5,7 @@
  * browser sends its cookie to both: same host name, another port) opens the route on instance B too,
  * and `svc devices revoke` against A sends B's next request to the device page.
  */
-import { launchChromium } from '../support/chromium.ts';
+import { launchChromium, withAuthenticator as withVirtualAuthenticator } from '../support/chromium.ts';
 import { type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { DEV_PASSWORD } from '../../demo/dev-idp.ts';
@@ -57,14 +57,8 @@ describeWithCommands(['chromium', 'redis-server'], 'a device revocation reaches 
   }
 
   it('registered and approved through A, served by B, revoked through A: B refuses it at once', async () => {
-    const context = await browser.newContext();
-    context.setDefaultTimeout(STEP_MS);
-    context.setDefaultNavigationTimeout(STEP_MS);
+    const { context, page } = await withVirtualAuthenticator(browser, 'usb', STEP_MS);
     try {
-      const page = await context.newPage();
-      const cdp = await context.newCDPSession(page);
-      await cdp.send('WebAuthn.enable', { enableUI: false });
-      await cdp.send('WebAuthn.addVirtualAuthenticator', { options: { protocol: 'ctap2', transport: 'usb', hasResidentKey: false, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true } });
       const devA = a.origin('dev.svc');
       const devB = b.origin('dev.svc');
 

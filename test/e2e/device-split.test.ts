@@ -12,12 +12,12 @@
  * again at once.
  */
 import { stringify } from 'yaml';
-import { type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { DEV_PASSWORD, startDevIdp, type DevIdp } from '../../demo/dev-idp.ts';
 import { devicesCommand } from '../../cli/devices-command.ts';
 import { BASE_SETTINGS } from '../support/compile-text.ts';
-import { launchChromium } from '../support/chromium.ts';
+import { launchChromium, withAuthenticator as withVirtualAuthenticator } from '../support/chromium.ts';
 import { describeWithCommands } from '../support/system.ts';
 import { freePort, testSigningKey } from './auth-support.ts';
 import { get, startSvc, stopSvc, until, type Svc } from './role-process.ts';
@@ -95,18 +95,7 @@ describeWithCommands(['chromium'], 'device identity in split mode: four roles ov
     return (JSON.parse(r.out) as { devices: { credentialId: string; user: string; type: string; approved: boolean; counter: number }[] }).devices;
   }
 
-  async function withAuthenticator(): Promise<{ context: BrowserContext; page: Page }> {
-    const context = await browser.newContext();
-    context.setDefaultTimeout(STEP_MS);
-    context.setDefaultNavigationTimeout(STEP_MS);
-    const page = await context.newPage();
-    const cdp = await context.newCDPSession(page);
-    await cdp.send('WebAuthn.enable', { enableUI: false });
-    await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: { protocol: 'ctap2', transport: 'usb', hasResidentKey: false, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
-    });
-    return { context, page };
-  }
+  const withAuthenticator = () => withVirtualAuthenticator(browser, 'usb', STEP_MS);
 
   /** Registers a USB key from the device page `page` is on; resolves the status of the return to `back`. */
   async function register(page: Page, back: string): Promise<number> {

@@ -12,9 +12,9 @@
  * domain, `svc.localhost` (`localhost` is the public suffix under the list's default rule), so one
  * registration serves every route host.
  */
-import { launchChromium } from '../support/chromium.ts';
+import { launchChromium, withAuthenticator as withVirtualAuthenticator } from '../support/chromium.ts';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { type Browser, type BrowserContext, type CDPSession, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
 import { parse, stringify } from 'yaml';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { DEV_PASSWORD } from '../../demo/dev-idp.ts';
@@ -52,18 +52,7 @@ describeWithCommands(['chromium'], 'device identity with WebAuthn in a real brow
   });
 
   /** A browser context whose page has a virtual authenticator of `transport`. */
-  async function withAuthenticator(transport: 'usb' | 'internal'): Promise<{ context: BrowserContext; page: Page; cdp: CDPSession; authenticatorId: string }> {
-    const context = await browser.newContext();
-    context.setDefaultTimeout(STEP_MS);
-    context.setDefaultNavigationTimeout(STEP_MS);
-    const page = await context.newPage();
-    const cdp = await context.newCDPSession(page);
-    await cdp.send('WebAuthn.enable', { enableUI: false });
-    const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: { protocol: 'ctap2', transport, hasResidentKey: false, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
-    });
-    return { context, page, cdp, authenticatorId };
-  }
+  const withAuthenticator = (transport: 'usb' | 'internal') => withVirtualAuthenticator(browser, transport, STEP_MS);
 
   async function signIn(p: Page, login: string): Promise<void> {
     await expect.poll(() => p.title()).toBe(IDP_TITLE);

@@ -6,7 +6,7 @@
  * it against a config that narrows a policy and adds a route shadowing another: the exact counts and
  * groups, and OLD's replay agreeing with every decision svc recorded.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -17,36 +17,13 @@ import type { ReplayReport } from '../../cli/diff/replay/types.ts';
 import { BASE_SETTINGS } from '../support/compile-text.ts';
 import { HttpBrowser } from '../support/http-browser.ts';
 import { freePort, localhostSignInSettings, startLocalhostIdp } from './auth-support.ts';
-import { SVC } from './svc-process.ts';
+import { startSvcWithEnv, SVC, type EnvSvc } from './svc-process.ts';
 import { configDir, echo, startUpstream, type Upstream } from './support.ts';
-
-/** `svc run -config <path> --workers 1` on the port its config names; resolves once it logs `listening`. */
-async function startSvc(path: string): Promise<{ child: ChildProcess; stdout: () => string; stop: () => Promise<void> }> {
-  const child = spawn(process.execPath, [SVC, 'run', '--grpc-listen', '127.0.0.1:0', '-config', path, '--workers', '1', '--shutdown-delay', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', () => {
-      if (out.includes('"msg":"listening"')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`svc exited with ${code}: ${out}`)));
-  });
-  return {
-    child,
-    stdout: () => out,
-    stop: async () => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
-}
 
 describe('svc diff --replay on the access log of a real svc run', () => {
   let idp: DevIdp;
   let up: Upstream;
-  let svc: Awaited<ReturnType<typeof startSvc>> | undefined;
+  let svc: EnvSvc | undefined;
   let port = 0;
   const cfg = configDir();
   let newPath = '';
@@ -68,7 +45,7 @@ describe('svc diff --replay on the access log of a real svc run', () => {
         routes: [www, { name: 'reports-v2', from: app, prefix: '/reports', to: up.url, policy: 'allow if groups has "admins"' }, reports, { name: 'app', from: app, to: up.url, policy: 'allow if domain is "example.com"' }],
       }),
     );
-    svc = await startSvc(cfg.path);
+    svc = await startSvcWithEnv(cfg.path, ['--workers', '1'], {});
   }, 60_000);
 
   afterAll(async () => {
@@ -101,7 +78,7 @@ describe('svc diff --replay on the access log of a real svc run', () => {
     await svc!.stop();
 
     // The log as rotated: the first half compressed (access.log.1.gz), the rest current.
-    const lines = svc!.stdout().split('\n');
+    const lines = svc!.out().split('\n'); // svc's output as it ran: access lines among its own
     const half = Math.floor(lines.length / 2);
     const rotated = cfg.file('access.log.1.gz', '');
     writeFileSync(rotated, gzipSync(`${lines.slice(0, half).join('\n')}\n`));

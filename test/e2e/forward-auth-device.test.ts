@@ -19,7 +19,7 @@ import { type Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { DEV_PASSWORD } from '../../demo/dev-idp.ts';
 import { devicesCommand } from '../../cli/devices-command.ts';
-import { launchChromium } from '../support/chromium.ts';
+import { launchChromium, withAuthenticator as withVirtualAuthenticator } from '../support/chromium.ts';
 import { describeWithCommands } from '../support/system.ts';
 import { freePort, startAuthWorld, testSigningKey, type AuthWorld } from './auth-support.ts';
 import { get } from './role-process.ts';
@@ -119,16 +119,8 @@ describeWithCommands(['chromium', 'caddy'], 'forward auth for a device route: Ca
   }
 
   it('no device: the device page (/: 302, /verify: 401); pending: 450 through Caddy; approved: 200 with identity headers; revoked: 401 at once', async () => {
-    const context = await browser.newContext();
-    context.setDefaultTimeout(STEP_MS);
-    context.setDefaultNavigationTimeout(STEP_MS);
+    const { context, page } = await withVirtualAuthenticator(browser, 'usb', STEP_MS);
     try {
-      const page = await context.newPage();
-      const cdp = await context.newCDPSession(page);
-      await cdp.send('WebAuthn.enable', { enableUI: false });
-      await cdp.send('WebAuthn.addVirtualAuthenticator', {
-        options: { protocol: 'ctap2', transport: 'usb', hasResidentKey: false, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
-      });
       const target = `${app}/hello?x=1`;
       await page.goto(target);
       await expect.poll(() => page.title()).toBe(IDP_TITLE);
