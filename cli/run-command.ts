@@ -27,11 +27,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { pino } from 'pino';
 import type { Diagnostic } from '../compiler/index.ts';
 import type { PlanEnvelope, PlanSettings } from '../compiler/plan/types.ts';
 import { SvcError } from '../runtime/core/errors.ts';
 import { partialUses } from '../runtime/plan/capabilities.ts';
+import { chunkedDestination } from '../runtime/observe/log/chunked-destination.ts';
 import { createRunLog } from '../runtime/observe/log/run-log.ts';
 import { loadGrpcModule, logGrpcLibraryThrough } from '../runtime/grpc/library-log.ts';
 import { createTracingSwitch } from '../runtime/observe/trace/tracing.ts';
@@ -96,9 +96,9 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
     io.err(`error: --store-outage-grace \`${opts.storeOutageGrace}\` is not a number of seconds (0-${MAX_STORE_OUTAGE_GRACE_MS / 1000})\n`);
     return 2;
   }
-  // Buffered, asynchronous writes (4 KiB): one write(2) per request line would cost more than the
-  // proxying itself. Flushed when svc stops.
-  const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });
+  // Buffered, asynchronous writes (16 KiB chunks): one write(2) per request line would cost more
+  // than the proxying itself. Flushed on a timer and when svc stops.
+  const destination = chunkedDestination(1);
   const logs = createRunLog(destination, { color: process.stdout.isTTY === true && !process.env['NO_COLOR'] });
   process.once('exit', () => logs.flushSync());
   logGrpcLibraryThrough(logs.log);
