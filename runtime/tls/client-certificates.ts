@@ -25,12 +25,37 @@
  */
 import { X509Certificate } from 'node:crypto';
 import type { TLSSocket } from 'node:tls';
-import { AsnConvert } from '@peculiar/asn1-schema';
-import { BasicConstraints, Certificate } from '@peculiar/asn1-x509';
 import type { PlanBody, Route } from '../../compiler/plan/types.ts';
+import { loadFeature } from '../core/load-feature.ts';
 import { TlsMaterialError } from './errors.ts';
 import { pemBlocks, readPemSource } from './pem.ts';
-import { x509 } from './x509.ts';
+import type { x509 } from './x509.ts';
+
+/** The ASN.1 and X.509 libraries the checks read extensions and CRLs with. */
+interface CertificateLibraries {
+  readonly asn: typeof import('@peculiar/asn1-schema');
+  readonly schemas: typeof import('@peculiar/asn1-x509');
+  readonly x509: typeof x509;
+}
+let libraries: CertificateLibraries | undefined;
+
+/**
+ * Loads the libraries (about 200 modules) the first time a CRL is read or a trust is built: a plan
+ * without client CAs never loads them. Every path to {@link readFacts} goes through a trust, which
+ * awaits this first, so the per-request checks stay synchronous.
+ */
+async function loadLibraries(): Promise<CertificateLibraries> {
+  libraries ??= await loadFeature('client certificates', async () => {
+    const [asn, schemas, lib] = await Promise.all([import('@peculiar/asn1-schema'), import('@peculiar/asn1-x509'), import('./x509.ts')]);
+    return { asn, schemas, x509: lib.x509 };
+  });
+  return libraries;
+}
+
+function loaded(): CertificateLibraries {
+  if (!libraries) throw new Error('bug: client-certificate libraries used before a trust loaded them');
+  return libraries;
+}
 
 export type ClientCertificateReason =
   /** No certificate was presented. */
@@ -116,6 +141,7 @@ function factsOf(cert: X509Certificate): IssuerFacts {
 }
 
 function readFacts(cert: X509Certificate): IssuerFacts {
+  const { asn: { AsnConvert }, schemas: { BasicConstraints, Certificate } } = loaded();
   const extensions = AsnConvert.parse(cert.raw, Certificate).tbsCertificate.extensions ?? [];
   const bcExt = extensions.find((e) => e.extnID === EXT.basicConstraints);
   const bc = bcExt ? AsnConvert.parse(bcExt.extnValue, BasicConstraints) : undefined;
@@ -151,12 +177,13 @@ function parseCertificates(pem: string, what: string): X509Certificate[] {
   });
 }
 
-export function parseCrls(pem: string, what: string): x509.X509Crl[] {
+export async function parseCrls(pem: string, what: string): Promise<x509.X509Crl[]> {
   const blocks = pemBlocks(pem, 'X509 CRL');
   if (blocks.length === 0) throw new TlsMaterialError(what, 'no `-----BEGIN X509 CRL-----` block');
+  const { x509: lib } = await loadLibraries();
   return blocks.map((b) => {
     try {
-      return new x509.X509Crl(b);
+      return new lib.X509Crl(b);
     } catch (e) {
       throw new TlsMaterialError(what, `not a CRL: ${(e as Error).message}`, { cause: e });
     }
@@ -165,7 +192,7 @@ export function parseCrls(pem: string, what: string): x509.X509Crl[] {
 
 /** Whether `crl` is signed by `ca` (issuer name and signature). */
 async function crlSignedBy(crl: x509.X509Crl, ca: X509Certificate): Promise<boolean> {
-  const issuer = new x509.X509Certificate(ca.raw);
+  const issuer = new (loaded().x509.X509Certificate)(ca.raw);
   if (issuer.subject !== crl.issuer) return false;
   try {
     return await crl.verify({ publicKey: issuer });
@@ -196,6 +223,7 @@ export class ClientTrust {
    * `TlsMaterialError` for unparsable material.
    */
   static async create(caPems: readonly string[], crls: readonly x509.X509Crl[], what = 'client_ca'): Promise<ClientTrust> {
+    await loadLibraries();
     const certs = caPems.flatMap((p) => parseCertificates(p, what));
     const matched = new Set<number>();
     const anchors: Anchor[] = [];
@@ -318,7 +346,7 @@ export class ClientCertificatePolicy {
    */
   static async create(body: PlanBody): Promise<ClientCertificatePolicy> {
     const tls = body.settings.tls;
-    const crls = tls.clientCrl ? parseCrls(readPemSource(tls.clientCrl, 'client_crl'), 'client_crl') : [];
+    const crls = tls.clientCrl ? await parseCrls(readPemSource(tls.clientCrl, 'client_crl'), 'client_crl') : [];
     const matched = new Set<number>();
     const global = tls.clientCa ? await ClientTrust.create([readPemSource(tls.clientCa, 'client_ca')], crls, 'client_ca') : null;
     for (const i of global?.crlsMatched ?? []) matched.add(i);

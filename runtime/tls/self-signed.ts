@@ -5,7 +5,8 @@
  * certificate depends on nothing but its name.
  */
 import { randomBytes, webcrypto } from 'node:crypto';
-import { EC_P256, x509 } from './x509.ts';
+import { loadFeature } from '../core/load-feature.ts';
+import type { x509 as X509 } from './x509.ts';
 
 export interface GeneratedCertificate {
   readonly name: string;
@@ -17,6 +18,9 @@ const DAY_MS = 86_400_000;
 
 /** Generates a certificate for `name` (subject CN and the only DNS SAN), valid for one year. */
 export async function generateSelfSigned(name: string, now: Date = new Date()): Promise<GeneratedCertificate> {
+  // The X.509 library (about 200 modules) is loaded by the first certificate generated, never by a
+  // process that needs none.
+  const { EC_P256, x509 } = await loadFeature('self-signed certificates', () => import('./x509.ts'));
   const keys = (await webcrypto.subtle.generateKey(EC_P256, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
   // Serial: 16 random bytes with the top bit cleared, so the DER integer stays positive.
   const serial = randomBytes(16);
@@ -26,7 +30,7 @@ export async function generateSelfSigned(name: string, now: Date = new Date()): 
     name: [{ CN: [name] }, { O: ['svc self-signed'] }],
     notBefore: new Date(now.getTime() - DAY_MS),
     notAfter: new Date(now.getTime() + 365 * DAY_MS),
-    keys: keys as unknown as x509.X509CertificateCreateSelfSignedParams['keys'],
+    keys: keys as unknown as X509.X509CertificateCreateSelfSignedParams['keys'],
     signingAlgorithm: EC_P256,
     extensions: [
       new x509.SubjectAlternativeNameExtension([{ type: 'dns', value: name }]),

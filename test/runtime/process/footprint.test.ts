@@ -2,7 +2,8 @@
  * A serving process loads only what its plan uses (docs/architecture.md §5 "Lazy feature loading"):
  * OpenTelemetry only with tracing on, ioredis only with Redis sessions, acme-client only with
  * autocert, the gRPC stack (@grpc/grpc-js, @grpc/proto-loader, protobufjs) only with a gRPC
- * listener, client or health check. Two checks: the static import graph (no chain of static
+ * listener, client or health check, the X.509 and ASN.1 libraries (@peculiar/*, tsyringe) only to
+ * generate a certificate or to check client certificates. Two checks: the static import graph (no chain of static
  * imports from the entry of `svc run`, a cluster worker or the single process reaches those
  * packages, except through the lazy loaders named below), and real `svc run plan.json` processes
  * whose loaded modules are recorded (bench/modules/record-modules.mjs): a public-only plan loads
@@ -23,7 +24,7 @@ import { SVC } from '../../e2e/svc-process.ts';
 const ROOT = join(import.meta.dirname, '../../..');
 
 /** The packages a serving process loads only for a plan that uses them (a trailing `/`: a scope). */
-const LAZY_PACKAGES = ['@opentelemetry/', 'ioredis', 'acme-client', '@grpc/', 'protobufjs', '@simplewebauthn/'];
+const LAZY_PACKAGES = ['@opentelemetry/', 'ioredis', 'acme-client', '@grpc/', 'protobufjs', '@simplewebauthn/', '@peculiar/', 'tsyringe', 'reflect-metadata'];
 const isLazy = (pkg: string) => LAZY_PACKAGES.some((p) => (p.endsWith('/') ? pkg.startsWith(p) : pkg === p || pkg.startsWith(`${p}/`)));
 
 /**
@@ -73,7 +74,7 @@ function lazyChains(entry: string): string[] {
 }
 
 describe('what a serving process loads statically', () => {
-  it('no static import chain from svc run, a worker, the single process or the primary reaches OpenTelemetry, ioredis, acme-client, the gRPC stack or the WebAuthn library', () => {
+  it('no static import chain from svc run, a worker, the single process or the primary reaches OpenTelemetry, ioredis, acme-client, the gRPC stack, the WebAuthn library or the X.509 libraries', () => {
     for (const entry of ENTRIES) expect(lazyChains(entry), entry).toEqual([]);
   });
 
@@ -83,6 +84,7 @@ describe('what a serving process loads statically', () => {
     expect(lazyChains('runtime/databroker/redis-store.ts').some((c) => c.endsWith('ioredis'))).toBe(true);
     expect(lazyChains('runtime/tls/acme/manager.ts').some((c) => c.endsWith('acme-client'))).toBe(true);
     expect(lazyChains('runtime/process/grpc-databroker.ts').some((c) => c.endsWith('@grpc/grpc-js'))).toBe(true);
+    expect(lazyChains('runtime/tls/x509.ts').some((c) => c.endsWith('@peculiar/x509'))).toBe(true);
     // `import { type A }` loads the module.
     expect(isLazy('@grpc/proto-loader') && isLazy('ioredis') && !isLazy('ioredis-mock') && !isLazy('undici')).toBe(true);
   });

@@ -180,7 +180,7 @@ describe('ClientCertificatePolicy', () => {
 describe('ClientTrust.verify', () => {
   /** A chain checked against CA and CRL PEM documents, with a trust built for it. */
   const verifyClientCertificate = async (chain: readonly X509Certificate[], caPems: readonly string[], crlPems: readonly string[] = []): Promise<ClientCertificateResult> =>
-    (await ClientTrust.create(caPems, crlPems.flatMap((p) => parseCrls(p, 'client_crl')))).verify(chain);
+    (await ClientTrust.create(caPems, (await Promise.all(crlPems.map((p) => parseCrls(p, 'client_crl')))).flat())).verify(chain);
   const chainOf = (...i: Issued[]) => i.map((x) => new X509Certificate(x.certPem));
 
   it('verifies a chain against CA and CRL PEM documents', async () => {
@@ -201,7 +201,7 @@ describe('ClientTrust.verify', () => {
 
   it('fails closed once the CRL is past its nextUpdate', async () => {
     const stale = await makeCrl(caA, [], new Date(Date.now() - 1000));
-    const trust = await ClientTrust.create([caA.certPem], parseCrls(stale, 'client_crl'));
+    const trust = await ClientTrust.create([caA.certPem], await parseCrls(stale, 'client_crl'));
     expect(trust.verify(chainOf(client['good']!))).toMatchObject({ valid: false, reason: 'crl-expired' });
   });
 
