@@ -36,6 +36,7 @@ import { managerSettings, type IdentityManagerSettings } from '../sessions/ident
 import type { ConnectionMessage, ToPrimary, ToWorker } from './worker.ts';
 import { bind } from '../tls/bind.ts';
 import { SvcError } from '../core/errors.ts';
+import { workerExecArgv } from './young-generation.ts';
 
 export interface ClusterOptions extends RunOptions {
   /** Workers to run; default: one per core. */
@@ -88,7 +89,8 @@ export async function runPrimary(
   const ephemeralKey = lazyEphemeralKey(options.log);
   const keyFor = (p: PlanEnvelope) => (p.body.settings.identity.signingKey ? {} : { ephemeralKey: exportEphemeralKey(ephemeralKey()) });
   // Default ('json') IPC serialization: session records are JSON values (see ipc-store.ts).
-  cluster.setupPrimary({ args: [...workerArgs], silent: false });
+  // A worker's young generation is sized for proxy load (young-generation.ts) unless the operator chose.
+  cluster.setupPrimary({ args: [...workerArgs], execArgv: workerExecArgv(process.execArgv, process.env['NODE_OPTIONS']), silent: false });
 
   // Workers that take connections, in turn; connections wait here while none does (at start, or
   // while the only one is being replaced).
