@@ -81,12 +81,26 @@ export function applyIdentityHeaders(headers: OutgoingHeaders, edits: IdentityHe
  * a claim the identity lacks gives no header. Never `Host`: that is the route's host rule's.
  */
 export function claimHeaders(headers: readonly (readonly [string, string])[], identity: Identity, out: Record<string, string | string[] | undefined>): void {
-  for (const [header, claim] of headers) {
-    if (header === 'host') continue;
-    const value = claimHeaderValue(identity, claim);
-    if (value !== undefined) out[header] = value;
+  let known = claimHeaderCache.get(identity);
+  if (known === undefined || known.headers !== headers) {
+    const values: (readonly [string, string])[] = [];
+    for (const [header, claim] of headers) {
+      if (header === 'host') continue;
+      const value = claimHeaderValue(identity, claim);
+      if (value !== undefined) values.push([header, value]);
+    }
+    known = { headers, values };
+    claimHeaderCache.set(identity, known);
   }
+  for (const [header, value] of known.values) out[header] = value;
 }
+
+/**
+ * The claim headers of an identity, computed once per identity and plan's header list: a cached
+ * session hands every request the same identity object, which never changes (a refresh makes a new
+ * one), so its headers are the same on every request.
+ */
+const claimHeaderCache = new WeakMap<Identity, { readonly headers: readonly (readonly [string, string])[]; readonly values: readonly (readonly [string, string])[] }>();
 
 /** The value of a claim header (docs/decisions.md §6 step 5), or undefined when the claim is missing. */
 export function claimHeaderValue(identity: Identity, claim: string): string | undefined {
