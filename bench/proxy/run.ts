@@ -884,6 +884,25 @@ interface DistributedFigures {
   readonly oneConnection: WrkResult;
 }
 
+/**
+ * The garbage-collection pauses V8 printed (`--node-flags --trace-gc`) into a process's output
+ * after byte `from`: how many of each kind, their total and the longest, in ms of the main
+ * thread. Undefined when the output has no such line (no --trace-gc, or not a Node target).
+ */
+function gcPauses(file: string, from: number): string | undefined {
+  if (!existsSync(file)) return undefined;
+  const text = readFileSync(file).subarray(from).toString('latin1');
+  const byKind = new Map<string, number[]>();
+  for (const m of text.matchAll(/ms: (Scavenge|Mark-Compact|Minor Mark-Sweep|Mark-Sweep)\b[^\n]*?MB, (?:pooled: [\d.]+ MB, )?([\d.]+) \/ [\d.]+ ms/g)) {
+    const list = byKind.get(m[1]!) ?? [];
+    list.push(Number(m[2]));
+    byKind.set(m[1]!, list);
+  }
+  if (byKind.size === 0) return undefined;
+  const kinds = [...byKind].map(([kind, ms]) => `${ms.length} ${kind} (total ${ms.reduce((a, b) => a + b, 0).toFixed(0)} ms, longest ${Math.max(...ms).toFixed(1)} ms)`);
+  return `GC pauses in the measured run (--trace-gc): ${kinds.join(', ')}`;
+}
+
 interface Row {
   readonly label: string;
   readonly kind: 'direct' | 'nginx' | 'node-floor' | 'svc' | 'nginx-authreq' | 'apache-oidc' | 'apache-oidc-cookie' | 'svc-auth' | 'svc-auth-baseline' | 'svc-auth-redis' | 'svc-auth-shadow' | 'svc-traced' | 'svc-distributed' | 'svc-distributed-uncached';
@@ -1008,8 +1027,10 @@ async function main(): Promise<number> {
     const startRss = sample(roots).rssTotal;
     if (opts.warmupS > 0) await wrk(wrkBin, port, opts.warmup, opts.connections, wrkCpus, roots, join(dir, 'wrk.out'), headers, host);
     await around?.afterWarmup();
+    const logBefore = existsSync(logFile) ? statSync(logFile).size : 0;
     const result = await wrk(wrkBin, port, opts.duration, opts.connections, wrkCpus, roots, join(dir, 'wrk.out'), headers, host);
     await around?.afterMeasured();
+    const gc = gcPauses(logFile, logBefore);
     const placement = `wrk ${result.wrkCores}, upstream ${processTree(upstream.pid!).map(coresOf).join('/')}, ${kind === 'direct' ? 'server' : 'proxy'} ${placementProxy}`;
     const row: Row = { label, kind, cores, ...(routes !== undefined ? { routes } : {}), placement, result, startRss, logFile };
     rows.push(row);
@@ -1018,6 +1039,7 @@ async function main(): Promise<number> {
     const cpu = result.cpuByProcess.map((p) => `${p.comm} ${p.cores.toFixed(2)}`).join(' + ');
     console.log(`  ${label.padEnd(30)} ${fmtRps(w.rps).padStart(8)} req/s  p50 ${fmtMs(w.p50Ms)}  p99 ${fmtMs(w.p99Ms)}  errors ${errs}`);
     console.log(`  ${''.padEnd(30)} RSS at start ${fmtMb(startRss)}, end of load ${describe(result.end)}; CPU ${cpu} cores; ${placement}`);
+    if (gc !== undefined) console.log(`  ${''.padEnd(30)} ${gc}`);
     return row;
   };
 
