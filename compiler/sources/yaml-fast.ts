@@ -39,6 +39,18 @@ const SCALAR_TAGS = LIBRARY_DOC.schema.tags.filter((t): t is ScalarTag => !('col
 const STRING_TAG = SCALAR_TAGS.find((t) => t.tag === 'tag:yaml.org,2002:str');
 
 /**
+ * One test that matches a text exactly when some scalar tag's own test does (their union), so
+ * that text no tag can claim resolves to itself without trying each tag; the string tag resolves
+ * a text to itself. Undefined, and every tag tried, should a test carry flags or the string tag
+ * not be the identity.
+ */
+const ANY_TAG_TEST = (() => {
+  const tests = SCALAR_TAGS.flatMap((t) => (t.test === undefined ? [] : [t.test]));
+  if (tests.some((t) => t.flags !== '') || STRING_TAG?.resolve('x', () => {}, LIBRARY_DOC.options) !== 'x') return undefined;
+  return new RegExp(tests.map((t) => `(?:${t.source})`).join('|'));
+})();
+
+/**
  * Characters and lines the fast path leaves to the library: tabs, carriage returns, control
  * characters, line and paragraph separators, BOMs, noncharacters and lone surrogates, lines that
  * start with a document marker or a directive, and lines that start with more indentation and
@@ -87,6 +99,12 @@ export function readYamlFast(source: SourceFile): Node | undefined {
   return reader.root();
 }
 
+/** Up to this many keys, a map is searched for a duplicate key entry by entry; beyond, through a set. */
+const FEW_KEYS = 16;
+
+/** A plain or quoted scalar on one line, as read. */
+type ScalarBuilt = Extract<Built, { t: 'plain' | 'quoted' }>;
+
 /** What one node read by js-yaml became. */
 type Built =
   /** Nothing was read: an empty value, or js-yaml's attempt at a key where a map had ended. */
@@ -116,9 +134,6 @@ class FastReader {
   /** Nodes read whose parent is still open, in order. */
   private readonly built: Built[] = [];
   private top: Built | undefined;
-  /** Plain scalars already resolved (configs repeat keys and values a lot). */
-  private readonly resolvedValues = new Map<string, ScalarValue>();
-  private readonly checkedKeys = new Set<string>();
 
   constructor(private readonly source: SourceFile) {
     this.text = source.text;
@@ -139,8 +154,9 @@ class FastReader {
     const open = this.opens.pop();
     const first = this.firstKid.pop();
     if (open === undefined || first === undefined) throw NOT_MINE;
-    const kids = first === this.built.length ? NO_KIDS : this.built.splice(first);
+    const kids = first === this.built.length ? NO_KIDS : this.built.slice(first);
     const built = this.build(open, kids, state);
+    this.built.length = first;
     if (this.opens.length > 0) this.built.push(built);
     else if (this.top === undefined) this.top = built;
     else throw NOT_MINE;
@@ -302,20 +318,22 @@ class FastReader {
   }
 
   private blockMap(start: number, position: number, kids: readonly Built[], result: unknown): Built {
-    const n = this.entryCount(result);
-    if (n === 0 || !(kids.length === 2 * n || (kids.length === 2 * n + 1 && kids[2 * n]!.t === 'none'))) throw NOT_MINE;
+    // Each key is followed by its value (js-yaml reads a value, maybe empty, after every `key:`);
+    // an odd one out at the end is js-yaml's attempt at a key where the map ended.
+    const n = kids.length >> 1;
+    if (n === 0 || ((kids.length & 1) === 1 && kids[kids.length - 1]!.t !== 'none')) throw NOT_MINE;
+    if (typeof result !== 'object' || result === null || Array.isArray(result)) throw NOT_MINE;
     const text = this.text;
     const column = start - this.lineStart(start);
     const entries: MapEntry[] = [];
-    const seen = new Set<string>();
+    const index = n > FEW_KEYS ? new Set<string>() : undefined;
     let end = start;
     let lastIsEmpty = false;
     for (let e = 0; e < n; e++) {
-      const k = kids[2 * e]!;
+      const k = this.key(kids[2 * e]!, entries, index);
       const v = kids[2 * e + 1]!;
-      const key = this.key(k, seen);
       // A key starts its line, or follows the `- ` of a list item it is the first key of.
-      const before = this.previousNonSpace(key.span.start);
+      const before = this.previousNonSpace(k.start);
       if (!(before < 0 || text.charCodeAt(before) === NEWLINE || text.charCodeAt(before) === 0x2d)) throw NOT_MINE;
       let value: Node;
       if (v.t === 'none') {
@@ -332,7 +350,7 @@ class FastReader {
         end = this.endOf(v);
         lastIsEmpty = false;
       }
-      entries.push({ key: key.key, keySpan: key.span, value });
+      entries.push({ key: k.value, keySpan: this.span(k.start, k.end), value });
     }
     this.checkTrailingComments(end, position, lastIsEmpty);
     return { t: 'block-collection', node: mapNode(entries, this.span(start, end)), end, result };
@@ -355,48 +373,44 @@ class FastReader {
     if (kids.length !== 2 * n) throw NOT_MINE;
     this.checkFlowEnd(start, end, 0x7d); // }
     const entries: MapEntry[] = [];
-    const seen = new Set<string>();
+    const index = n > FEW_KEYS ? new Set<string>() : undefined;
     for (let e = 0; e < n; e++) {
-      const k = kids[2 * e]!;
+      const k = this.key(kids[2 * e]!, entries, index);
       const v = kids[2 * e + 1]!;
-      const key = this.key(k, seen);
-      this.expectBefore(key.span.start, 0x7b, 0x2c); // { ,
+      this.expectBefore(k.start, 0x7b, 0x2c); // { ,
       if (v.t === 'none' || v.t === 'block' || v.t === 'block-collection') throw NOT_MINE;
       this.expectBefore(this.startOf(v), 0x3a, 0x3a); // :
-      entries.push({ key: key.key, keySpan: key.span, value: this.valueNode(v, -1) });
+      entries.push({ key: k.value, keySpan: this.span(k.start, k.end), value: this.valueNode(v, -1) });
     }
     return { t: 'flow', node: mapNode(entries, this.span(start, end)), end, result };
   }
 
-  /** A map key: a plain or quoted scalar on one line, followed by its `:`, new in its map. */
-  private key(k: Built, seen: Set<string>): { key: string; span: Span } {
+  /**
+   * A map key: a plain or quoted scalar on one line, followed by its `:`, not yet in `entries`
+   * (the map's entries so far; `index` holds their keys once there are many).
+   */
+  private key(k: Built, entries: readonly MapEntry[], index: Set<string> | undefined): ScalarBuilt {
     if (k.t !== 'plain' && k.t !== 'quoted') throw NOT_MINE;
     if (k.t === 'plain') {
       if (k.value === '<<') throw NOT_MINE; // a merge key
-      if (!this.checkedKeys.has(k.value)) {
-        resolvePlain(k.value, true);
-        this.checkedKeys.add(k.value);
-      }
+      resolvePlain(k.value, true); // a key keeps its text; resolving it only checks it resolves
     }
     let colon = k.end;
     while (this.text.charCodeAt(colon) === SPACE) colon++;
     if (this.text.charCodeAt(colon) !== 0x3a || colon - k.start > MAX_KEY_RUN) throw NOT_MINE;
-    if (seen.has(k.value)) throw NOT_MINE; // a duplicate key: the library reader reports it
-    seen.add(k.value);
-    return { key: k.value, span: this.span(k.start, k.end) };
+    // A duplicate key: the library reader reports it.
+    if (index !== undefined) {
+      if (index.has(k.value)) throw NOT_MINE;
+      index.add(k.value);
+    } else for (const e of entries) if (e.key === k.value) throw NOT_MINE;
+    return k;
   }
 
   /** The node a built value stands for inside a collection whose entries start at `column` (-1 in flow). */
   private valueNode(b: Built, column: number): Node {
     switch (b.t) {
-      case 'plain': {
-        let value = this.resolvedValues.get(b.value);
-        if (value === undefined) {
-          value = resolvePlain(b.value, false);
-          this.resolvedValues.set(b.value, value);
-        }
-        return scalar(value, this.span(b.start, b.end));
-      }
+      case 'plain':
+        return scalar(resolvePlain(b.value, false), this.span(b.start, b.end));
       case 'quoted':
         return scalar(b.value, this.span(b.start, b.end));
       case 'block':
@@ -522,8 +536,8 @@ class FastReader {
   }
 
   private hasNewline(start: number, end: number): boolean {
-    const nl = this.text.indexOf('\n', start);
-    return nl >= 0 && nl < end;
+    for (let p = start; p < end; p++) if (this.text.charCodeAt(p) === NEWLINE) return true;
+    return false;
   }
 
   private span(start: number, end: number): Span {
@@ -542,6 +556,8 @@ function resolveScalarText(token: CST.FlowScalar | CST.BlockScalar): string {
 
 /** A plain scalar's value under the library's core schema, found as its composer finds it. */
 function resolvePlain(text: string, atKey: boolean): ScalarValue {
+  // Most plain scalars are text: one test tells them apart from those some tag may claim.
+  if (ANY_TAG_TEST !== undefined && !ANY_TAG_TEST.test(text)) return text;
   const tag =
     SCALAR_TAGS.find((t) => (t.default === true || (atKey && t.default === 'key')) && t.test?.test(text)) ?? STRING_TAG;
   if (tag === undefined) throw NOT_MINE;

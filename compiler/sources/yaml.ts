@@ -16,6 +16,13 @@
  *   earlier merge sources.
  * - An empty document (or one holding only comments) is an empty map.
  * - A tree is returned only when the text was read without errors; otherwise `undefined`.
+ *
+ * How it is read: first by the fast path (yaml-fast.ts, js-yaml underneath), which reads the
+ * common shape of a config several times faster and returns a tree only where it is the very tree
+ * this file's reader would return, with the same spans and no diagnostic; for any other text it
+ * declines, and the reader below (the `yaml` library's document, walked) reads it. Every
+ * diagnostic therefore comes from the reader below, which is also callable on its own
+ * (`parseYamlWithLibrary`).
  */
 import { isAlias, isMap, isScalar, isSeq, parseDocument, type Document } from 'yaml';
 import {
