@@ -319,10 +319,10 @@ class FastReader {
 
   private blockMap(start: number, position: number, kids: readonly Built[], result: unknown): Built {
     // Each key is followed by its value (js-yaml reads a value, maybe empty, after every `key:`);
-    // an odd one out at the end is js-yaml's attempt at a key where the map ended.
-    const n = kids.length >> 1;
-    if (n === 0 || ((kids.length & 1) === 1 && kids[kids.length - 1]!.t !== 'none')) throw NOT_MINE;
-    if (typeof result !== 'object' || result === null || Array.isArray(result)) throw NOT_MINE;
+    // an odd one out at the end is js-yaml's attempt at a key where the map ended. The count of
+    // js-yaml's own entries must agree: an explicit key (`?`) may stand without a value.
+    const n = this.entryCount(result);
+    if (n === 0 || !(kids.length === 2 * n || (kids.length === 2 * n + 1 && kids[2 * n]!.t === 'none'))) throw NOT_MINE;
     const text = this.text;
     const column = start - this.lineStart(start);
     const entries: MapEntry[] = [];
@@ -478,6 +478,7 @@ class FastReader {
    * After an empty last value, any comment may be counted in.
    */
   private checkTrailingComments(from: number, to: number, lastIsEmpty: boolean): void {
+    if (to < from) throw NOT_MINE; // js-yaml ended the collection before its last value ended
     const text = this.text;
     let nextIndent = -1;
     for (let p = from; p < to; p++) {

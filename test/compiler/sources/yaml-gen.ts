@@ -220,7 +220,7 @@ function block(n: GenNode, indent: number, out: string[]): void {
   } else blockValue(n, indent, out, pad.slice(0, -1) || '', false);
 }
 
-export interface Edit {
+interface Edit {
   readonly at: number;
   readonly del: number;
   readonly insert: string;
@@ -231,6 +231,20 @@ const edit: fc.Arbitrary<Edit> = fc.record({
   del: fc.constantFrom(0, 0, 1, 2),
   insert: fc.constantFrom('', ' ', '\n', ':', '- ', '#', '"', "'", '[', ']', '{', '}', ',', '|', '>', '\t', '&a ', '*a', '!', '? ', '  ', '\n  ', '---\n', '\r'),
 });
+
+function applyEdits(text: string, edits: readonly Edit[]): string {
+  let out = text;
+  for (const e of edits) {
+    const at = out.length === 0 ? 0 : e.at % (out.length + 1);
+    out = out.slice(0, at) + e.insert + out.slice(at + e.del);
+  }
+  return out;
+}
+
+/** One of `texts` with one to three small edits (a character or a few inserted or deleted). */
+export function edited(texts: readonly string[]): fc.Arbitrary<string> {
+  return fc.tuple(fc.constantFrom(...texts), fc.array(edit, { minLength: 1, maxLength: 3 })).map(([t, e]) => applyEdits(t, e));
+}
 
 /** A whole document: usually a map, with now and then a BOM, CRLF line ends, `---`, or edits. */
 function document(wild: boolean): fc.Arbitrary<string> {
@@ -258,11 +272,7 @@ function document(wild: boolean): fc.Arbitrary<string> {
     let text = out.join('\n') + (finalNewline ? '\n' : '');
     if (wrap === 'crlf') text = text.replace(/\n/g, '\r\n');
     else if (wrap !== 'anchored') text = wrap + text;
-    for (const e of edits) {
-      const at = text.length === 0 ? 0 : e.at % (text.length + 1);
-      text = text.slice(0, at) + e.insert + text.slice(at + e.del);
-    }
-    return text;
+    return applyEdits(text, edits);
   });
 }
 
