@@ -22,7 +22,7 @@
  */
 import { FAILSAFE_SCHEMA, load, type LoaderState } from 'js-yaml';
 import { CST, Document, isScalar, type ScalarTag } from 'yaml';
-import { span, type SourceFile, type Span } from '../source/source-file.ts';
+import type { SourceFile, Span } from '../source/source-file.ts';
 import { listNode, mapNode, scalar, type MapEntry, type Node, type ScalarValue } from '../source/tree.ts';
 
 /** How the library reader reads YAML; the fast path resolves scalars with the same schema and options. */
@@ -131,8 +131,13 @@ class FastReader {
   /** Per node being read (innermost last): where it opened, and where its children start in `built`. */
   private readonly opens: number[] = [];
   private readonly firstKid: number[] = [];
-  /** Nodes read whose parent is still open, in order. */
+  /** Nodes read whose parent is still open, in order: the first `count` of `built`. */
   private readonly built: Built[] = [];
+  private count = 0;
+  /** The last gap `deepestComment` looked at, and its answer. */
+  private gapFrom = -1;
+  private gapTo = -1;
+  private gapDeepest = -1;
   private top: Built | undefined;
 
   constructor(private readonly source: SourceFile) {
@@ -147,17 +152,17 @@ class FastReader {
 
   open(position: number): void {
     this.opens.push(position);
-    this.firstKid.push(this.built.length);
+    this.firstKid.push(this.count);
   }
 
   close(state: LoaderState): void {
     const open = this.opens.pop();
     const first = this.firstKid.pop();
     if (open === undefined || first === undefined) throw NOT_MINE;
-    const kids = first === this.built.length ? NO_KIDS : this.built.slice(first);
+    const kids = first === this.count ? NO_KIDS : this.built.slice(first, this.count);
     const built = this.build(open, kids, state);
-    this.built.length = first;
-    if (this.opens.length > 0) this.built.push(built);
+    this.count = first;
+    if (this.opens.length > 0) this.built[this.count++] = built;
     else if (this.top === undefined) this.top = built;
     else throw NOT_MINE;
   }
@@ -211,7 +216,10 @@ class FastReader {
     // The library reads a plain scalar on one line as its text, and refuses one starting with a
     // character js-yaml refuses too; the check keeps the two in step should either change.
     if (PLAIN_BAD_START.has(text.charCodeAt(start))) throw NOT_MINE;
-    return { t: 'plain', start, end, value: text.slice(start, end), result };
+    // js-yaml's reading of a plain scalar on one line is its text, from the same start: no new
+    // string is needed.
+    if (result.length !== end - start || result.charCodeAt(0) !== text.charCodeAt(start)) throw NOT_MINE;
+    return { t: 'plain', start, end, value: result, result };
   }
 
   private quoted(start: number, end: number, result: string): Built {
@@ -479,17 +487,34 @@ class FastReader {
    */
   private checkTrailingComments(from: number, to: number, lastIsEmpty: boolean): void {
     if (to < from) throw NOT_MINE; // js-yaml ended the collection before its last value ended
+    const deepest = this.deepestComment(from, to);
+    if (deepest < 0) return;
+    if (lastIsEmpty || deepest > (to >= this.len ? 0 : to - this.lineStart(to))) throw NOT_MINE;
+  }
+
+  /**
+   * The indentation of the most indented comment in `[from, to)` (white space and comments only),
+   * or -1. Collections that end together share their gap: the last answer is kept.
+   */
+  private deepestComment(from: number, to: number): number {
+    if (from === this.gapFrom && to === this.gapTo) return this.gapDeepest;
     const text = this.text;
-    let nextIndent = -1;
+    let deepest = -1;
+    let lineStart = this.lineStart(from);
     for (let p = from; p < to; p++) {
-      if (text.charCodeAt(p) !== HASH) continue;
-      if (lastIsEmpty) throw NOT_MINE;
-      if (nextIndent < 0) nextIndent = to >= this.len ? 0 : to - this.lineStart(to);
-      if (p - this.lineStart(p) > nextIndent) throw NOT_MINE;
-      const eol = text.indexOf('\n', p);
-      if (eol < 0) return;
-      p = eol;
+      const c = text.charCodeAt(p);
+      if (c === NEWLINE) lineStart = p + 1;
+      else if (c === HASH) {
+        deepest = Math.max(deepest, p - lineStart);
+        const eol = text.indexOf('\n', p);
+        if (eol < 0) break;
+        p = eol - 1;
+      }
     }
+    this.gapFrom = from;
+    this.gapTo = to;
+    this.gapDeepest = deepest;
+    return deepest;
   }
 
   /** A flow collection: on one line, closed by `close`, and not followed straight by a comment. */
@@ -536,13 +561,16 @@ class FastReader {
     return at <= 0 ? 0 : this.text.lastIndexOf('\n', at - 1) + 1;
   }
 
+  /** Looks at `[start, end)` only: searching on to the line's end would make a long line of flow items quadratic. */
   private hasNewline(start: number, end: number): boolean {
-    for (let p = start; p < end; p++) if (this.text.charCodeAt(p) === NEWLINE) return true;
+    const text = this.text;
+    for (let p = start; p < end; p++) if (text.charCodeAt(p) === NEWLINE) return true;
     return false;
   }
 
+  /** A span of the source; offsets here are always within it (as `span` from source-file.ts would make them). */
   private span(start: number, end: number): Span {
-    return span(this.source, start, end);
+    return { source: this.source, start, end };
   }
 }
 

@@ -229,7 +229,10 @@ interface Edit {
 const edit: fc.Arbitrary<Edit> = fc.record({
   at: fc.nat(),
   del: fc.constantFrom(0, 0, 1, 2),
-  insert: fc.constantFrom('', ' ', '\n', ':', '- ', '#', '"', "'", '[', ']', '{', '}', ',', '|', '>', '\t', '&a ', '*a', '!', '? ', '  ', '\n  ', '---\n', '\r'),
+  insert: fc.constantFrom(
+    '', ' ', '\n', ':', '- ', '#', '"', "'", '[', ']', '{', '}', ',', '|', '>', '\t', '&a ', '*a', '!', '? ', '  ', '\n  ', '---\n', '\r',
+    ' # c', '\n# c\n', '\n    # c', '-', '~', '""', '<<: ', ': ', '\n- ', '0', '.', '|-\n', '\n\n', 'x: ',
+  ),
 });
 
 function applyEdits(text: string, edits: readonly Edit[]): string {
