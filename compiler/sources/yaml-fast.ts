@@ -1,8 +1,8 @@
 /**
- * The YAML fast path: reads the common shape of a config (block and flow maps and lists, plain,
- * quoted and block scalars on one line each, comments) with js-yaml, about ten times faster than
- * the `yaml` library, and builds the same tree as the library reader in yaml.ts, with the same
- * spans to the character.
+ * The YAML fast path: reads the common shape of a config (block and flow maps and lists, plain and
+ * quoted scalars on one line, block scalars, comments) with js-yaml, several times faster than the
+ * `yaml` library, and builds the same tree as the library reader in yaml.ts, with the same spans to
+ * the character.
  *
  * Contract: `readYamlFast` returns a tree only where the library reader would return that very
  * tree without any diagnostic; for anything else it returns `undefined` ("not mine") and the

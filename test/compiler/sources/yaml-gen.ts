@@ -28,7 +28,7 @@ interface Filler {
   readonly text: '' | 'comment' | 'spaces';
 }
 
-export type GenNode =
+type GenNode =
   | { readonly k: 'map'; readonly entries: readonly (readonly [string, GenNode])[]; readonly style: Style }
   | { readonly k: 'list'; readonly items: readonly GenNode[]; readonly style: Style }
   | { readonly k: 'scalar'; readonly text: string; readonly style: Style }
@@ -44,7 +44,9 @@ function arbitraries(wild: boolean) {
     '+.INF', '.nan', '.NaN', '1e999', '-1e999', '012', '0b1', '12345678901234567890', '1:20', '2001-12-14', '0.0', '-0', '+.5',
   );
 
-  const typedWords = fc.constantFrom('true', 'True', 'TRUE', 'false', 'False', 'yes', 'no', 'on', 'off', 'y', 'null', 'Null', 'NULL', '~', 'nul', 'tRUE');
+  const typedWords = fc.constantFrom(
+    'true', 'True', 'TRUE', 'false', 'False', 'yes', 'no', 'on', 'off', 'y', 'null', 'Null', 'NULL', '~', 'nul', 'tRUE',
+  );
 
   const oddPlain = fc.constantFrom(
     'a b', 'x-y', 'http://h:8/p?q=1&r=2', 'https://app.example.com/a#frag', '-a', 'a:b', 'a#b', 'a #b', ':x', '?x', '-', '<<', '=', 'a,b',
@@ -57,24 +59,36 @@ function arbitraries(wild: boolean) {
     'a  b', 'é', '^/items/[0-9]+$', 'public, max-age=60', '10.0.0.1:8080', 'user@example.com', '--', '.', '-.5', '1e', 'tru', '0o', 'x!', 'a*b',
   );
 
-  const plainText = fc.oneof({ weight: 8, arbitrary: words }, { weight: 3, arbitrary: numbers }, { weight: 2, arbitrary: typedWords }, { weight: 1, arbitrary: wild ? oddPlain : safePlain });
+  const plainText = fc.oneof(
+    { weight: 8, arbitrary: words },
+    { weight: 3, arbitrary: numbers },
+    { weight: 2, arbitrary: typedWords },
+    { weight: 1, arbitrary: wild ? oddPlain : safePlain },
+  );
 
   const dqChar = fc.oneof(
     { weight: 6, arbitrary: fc.constantFrom('a', 'b', ' ', 'é', '日', '😀', ':', '#', "'", ',', '[', '}') },
     {
       weight: 3,
-      arbitrary: fc.constantFrom('\\n', '\\t', '\\"', '\\\\', '\\/', '\\x41', '\\u00e9', '\\U0001F600', '\\0', '\\a', '\\e', '\\N', '\\_', '\\L', '\\ ', '\\q', '\\x4'),
+      arbitrary: fc.constantFrom(
+        '\\n', '\\t', '\\"', '\\\\', '\\/', '\\x41', '\\u00e9', '\\U0001F600', '\\0', '\\a', '\\e', '\\N', '\\_', '\\L', '\\ ', '\\q', '\\x4',
+      ),
     },
     { weight: wild ? 1 : 0, arbitrary: fc.constantFrom('\t', '\n', '\n  ', '\\\n  ', '\u0085', '\u2028', '\u0001', '\u007f') },
   );
   const doubleQuoted = fc.array(dqChar, { maxLength: 6 }).map((cs) => `"${cs.join('')}"`);
-  const sqChar = wild ? fc.constantFrom('a', ' ', "''", '"', '\\', '#', ':', 'é', '\n', '\n\n  ') : fc.constantFrom('a', ' ', "''", '"', '\\', '#', ':', 'é');
+  const sqChar = wild
+    ? fc.constantFrom('a', ' ', "''", '"', '\\', '#', ':', 'é', '\n', '\n\n  ')
+    : fc.constantFrom('a', ' ', "''", '"', '\\', '#', ':', 'é');
   const singleQuoted = fc.array(sqChar, { maxLength: 6 }).map((cs) => `'${cs.join('')}'`);
 
   const scalarText = fc.oneof({ weight: 6, arbitrary: plainText }, { weight: 2, arbitrary: doubleQuoted }, { weight: 2, arbitrary: singleQuoted });
 
   /** Node properties and aliases, now and then. */
-  const property = fc.oneof({ weight: 30, arbitrary: fc.constant('') }, { weight: wild ? 1 : 0, arbitrary: fc.constantFrom('&a ', '!!str ', '!x ', '!!int ', '! ', '&b !!str ', '!!map ') });
+  const property = fc.oneof(
+    { weight: 30, arbitrary: fc.constant('') },
+    { weight: wild ? 1 : 0, arbitrary: fc.constantFrom('&a ', '!!str ', '!x ', '!!int ', '! ', '&b !!str ', '!!map ') },
+  );
 
   const keyText = fc.oneof(
     { weight: 8, arbitrary: words },
@@ -82,7 +96,10 @@ function arbitraries(wild: boolean) {
     { weight: 1, arbitrary: typedWords },
     { weight: 2, arbitrary: fc.oneof(doubleQuoted, singleQuoted).filter((q) => !q.includes('\n')) },
     { weight: 1, arbitrary: fc.constantFrom('k ', '"q"  ', 'a b', '-k', 'y'.repeat(1000), '"<<"', 'a#b', 'x.y', '/path') },
-    { weight: wild ? 1 : 0, arbitrary: fc.constantFrom('<<', '"<<"', '? x', 'a b', '-k', 'k:', 'x'.repeat(1030), 'y'.repeat(1000), '[a]', '{a: 1}', '*a', '&a k', '!!str k', '', '"a', "'a") },
+    {
+      weight: wild ? 1 : 0,
+      arbitrary: fc.constantFrom('<<', '? x', 'k:', 'x'.repeat(1030), '[a]', '{a: 1}', '*a', '&a k', '!!str k', '', '"a', "'a"),
+    },
   );
 
   const filler = fc.record({ indent: fc.nat(8), text: fc.constantFrom<Filler['text']>('', 'comment', 'comment', 'spaces') });
@@ -114,10 +131,22 @@ function arbitraries(wild: boolean) {
     : fc.tuple(blockContent, fc.array(blockLine, { maxLength: 3 })).map(([first, rest]) => [first, ...rest]);
 
   const genNode: fc.Arbitrary<GenNode> = fc.letrec<{ node: GenNode; map: GenNode; list: GenNode; leaf: GenNode }>((tie) => ({
-    node: fc.oneof({ depthSize: 'small', withCrossShrink: true }, { weight: 5, arbitrary: tie('leaf') }, { weight: 2, arbitrary: tie('map') }, { weight: 2, arbitrary: tie('list') }),
+    node: fc.oneof(
+      { depthSize: 'small', withCrossShrink: true },
+      { weight: 5, arbitrary: tie('leaf') },
+      { weight: 2, arbitrary: tie('map') },
+      { weight: 2, arbitrary: tie('list') },
+    ),
     leaf: fc.oneof(
       { weight: 8, arbitrary: fc.record({ k: fc.constant('scalar' as const), text: fc.tuple(property, scalarText).map(([p, t]) => p + t), style }) },
-      { weight: 1, arbitrary: fc.record({ k: fc.constant('scalar' as const), text: wild ? fc.constantFrom('*a', '*b', '*nope', '"x"', "'y'") : fc.constantFrom('"x"', "'y'", '"<<"', "''"), style }) },
+      {
+        weight: 1,
+        arbitrary: fc.record({
+          k: fc.constant('scalar' as const),
+          text: wild ? fc.constantFrom('*a', '*b', '*nope', '"x"', "'y'") : fc.constantFrom('"x"', "'y'", '"<<"', "''"),
+          style,
+        }),
+      },
       { weight: 2, arbitrary: fc.record({ k: fc.constant('empty' as const), style }) },
       { weight: 2, arbitrary: fc.record({ k: fc.constant('block' as const), header: blockHeader, lines: blockLines, style }) },
     ),
@@ -253,33 +282,38 @@ export function edited(texts: readonly string[]): fc.Arbitrary<string> {
 function document(wild: boolean): fc.Arbitrary<string> {
   const { genNode, filler } = arbitraries(wild);
   return fc
-  .record({
-    root: fc.oneof({ weight: 6, arbitrary: genNode.filter((n) => n.k === 'map' || n.k === 'list') }, { weight: 1, arbitrary: genNode }),
-    lead: fc.array(filler, { maxLength: 2 }),
-    tail: fc.array(filler, { maxLength: 2 }),
-    indent: fc.constantFrom(0, 0, 0, 0, 1, 2),
-    finalNewline: fc.constantFrom(true, true, false),
-    wrap: fc.oneof({ weight: 12, arbitrary: fc.constant('') }, { weight: wild ? 1 : 0, arbitrary: fc.constantFrom('---\n', '\ufeff', 'crlf', '%YAML 1.2\n---\n', 'anchored', '--- # doc\n', '...\n') }),
-    edits: wild ? fc.oneof({ weight: 2, arbitrary: fc.constant([]) }, { weight: 1, arbitrary: fc.array(edit, { minLength: 1, maxLength: 2 }) }) : fc.constant([]),
-  })
-  .map(({ root, lead, tail, indent, finalNewline, wrap, edits }) => {
-    const out: string[] = [];
-    fillers(lead, out);
-    if (wrap === 'anchored') out.push('base: &a', '  k: v', 'b2: &b [1, 2]');
-    if (root.k === 'map' || root.k === 'list') {
-      if (root.style.flow) out.push(' '.repeat(indent) + flow(root, indent));
-      else block(root, indent, out);
-    } else if (root.k === 'scalar') out.push(root.text);
-    else if (root.k === 'block') out.push(root.header, ...root.lines.map((l) => `  ${l}`));
-    fillers(tail, out);
-    let text = out.join('\n') + (finalNewline ? '\n' : '');
-    if (wrap === 'crlf') text = text.replace(/\n/g, '\r\n');
-    else if (wrap !== 'anchored') text = wrap + text;
-    return applyEdits(text, edits);
-  });
+    .record({
+      root: fc.oneof({ weight: 6, arbitrary: genNode.filter((n) => n.k === 'map' || n.k === 'list') }, { weight: 1, arbitrary: genNode }),
+      lead: fc.array(filler, { maxLength: 2 }),
+      tail: fc.array(filler, { maxLength: 2 }),
+      indent: fc.constantFrom(0, 0, 0, 0, 1, 2),
+      finalNewline: fc.constantFrom(true, true, false),
+      wrap: fc.oneof(
+        { weight: 12, arbitrary: fc.constant('') },
+        { weight: wild ? 1 : 0, arbitrary: fc.constantFrom('---\n', '\ufeff', 'crlf', '%YAML 1.2\n---\n', 'anchored', '--- # doc\n', '...\n') },
+      ),
+      edits: wild
+        ? fc.oneof({ weight: 2, arbitrary: fc.constant([]) }, { weight: 1, arbitrary: fc.array(edit, { minLength: 1, maxLength: 2 }) })
+        : fc.constant([]),
+    })
+    .map(({ root, lead, tail, indent, finalNewline, wrap, edits }) => {
+      const out: string[] = [];
+      fillers(lead, out);
+      if (wrap === 'anchored') out.push('base: &a', '  k: v', 'b2: &b [1, 2]');
+      if (root.k === 'map' || root.k === 'list') {
+        if (root.style.flow) out.push(' '.repeat(indent) + flow(root, indent));
+        else block(root, indent, out);
+      } else if (root.k === 'scalar') out.push(root.text);
+      else if (root.k === 'block') out.push(root.header, ...root.lines.map((l) => `  ${l}`));
+      fillers(tail, out);
+      let text = out.join('\n') + (finalNewline ? '\n' : '');
+      if (wrap === 'crlf') text = text.replace(/\n/g, '\r\n');
+      else if (wrap !== 'anchored') text = wrap + text;
+      return applyEdits(text, edits);
+    });
 }
 
-/** YAML documents of the shape configs have, mostly valid and mostly the fast path's to read. */
+/** YAML documents of the shape configs have: mostly valid, a good share of them the fast path's to read. */
 export const genCleanYaml = document(false);
 
 /** YAML documents with everything the fast path gives up on, and broken text. */
