@@ -1,8 +1,8 @@
 /**
  * bench/compile: compile time and plan size for generated configs of 100, 1,000 and 10,000 routes
  * (mixed hosts, exact paths, prefixes, regexes, policies in both surfaces, legacy allow-lists).
- * Each config is compiled as YAML and as JSON: parsing is a large share of the time, and the yaml
- * library reads ~1.5 MB/s where the JSON reader is several times faster. Prints a table and the
+ * Each config is compiled as YAML and as JSON: the two formats are read by different readers (YAML
+ * by a js-yaml fast path, with the `yaml` library behind it). Prints a table and the
  * growth per route between sizes (n log n would be ~1.15x per 10x on top of linear). Run:
  * `npm run bench:compile` (`--sizes 100,1000` and `--formats yaml` choose what runs).
  */

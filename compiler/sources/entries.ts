@@ -14,6 +14,37 @@ import type { MapEntry, Node } from '../source/tree.ts';
 export const MAX_DEPTH = 128;
 
 /**
+ * A line whose leading indentation and block indicators (`- `, `? `, `: `) run longer than this is
+ * refused before a YAML reader sees it: very deep compact sequences (`- - - … x`) can exhaust
+ * V8 fatally inside the `yaml` library, which no `catch` can recover from.
+ */
+const MAX_LEADING_INDICATORS = 1000;
+
+/** The offset of a line that starts with too long a run of indentation and indicators, if any. */
+export function deepLineOffset(text: string): number | undefined {
+  let run = 0;
+  let lineStart = 0;
+  let leading = true;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 10) {
+      run = 0;
+      leading = true;
+      lineStart = i + 1;
+      continue;
+    }
+    if (!leading) continue;
+    const next = text.charCodeAt(i + 1);
+    const isSpace = c === 32 || c === 9;
+    const isIndicator = (c === 45 || c === 63 || c === 58) && (next === 32 || next === 9); // - ? :
+    if (isSpace || isIndicator) {
+      if (++run > MAX_LEADING_INDICATORS) return lineStart;
+    } else leading = false;
+  }
+  return undefined;
+}
+
+/**
  * Collects the entries of one map in source order. A key given twice is reported as
  * `duplicate-key` at the second key, and the second entry is dropped.
  */

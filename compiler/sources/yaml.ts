@@ -16,6 +16,13 @@
  *   earlier merge sources.
  * - An empty document (or one holding only comments) is an empty map.
  * - A tree is returned only when the text was read without errors; otherwise `undefined`.
+ *
+ * How it is read: first by the fast path (yaml-fast.ts, js-yaml underneath), which reads the
+ * common shape of a config several times faster and returns a tree only where it is the very tree
+ * this file's reader would return, with the same spans and no diagnostic; for any other text it
+ * declines, and the reader below (the `yaml` library's document, walked) reads it. Every
+ * diagnostic therefore comes from the reader below, which is also callable on its own
+ * (`parseYamlWithLibrary`).
  */
 import { isAlias, isMap, isScalar, isSeq, parseDocument, type Document } from 'yaml';
 import {
@@ -32,7 +39,8 @@ import {
 import type { Reporter } from '../diagnostics/diagnostic.ts';
 import { span, wholeSpan, type SourceFile, type Span } from '../source/source-file.ts';
 import { listNode, mapNode, scalar, type MapEntry, type Node } from '../source/tree.ts';
-import { EntryList, MAX_DEPTH, tidyMessage } from './entries.ts';
+import { deepLineOffset, EntryList, MAX_DEPTH, tidyMessage } from './entries.ts';
+import { LIBRARY_OPTIONS, readYamlFast } from './yaml-fast.ts';
 
 /** Tags of the YAML 1.2 core schema, plus `!` (the non-specific tag, which means "string"). */
 const CORE_TAGS: ReadonlySet<string> = new Set(
@@ -42,27 +50,19 @@ const CORE_TAGS: ReadonlySet<string> = new Set(
 /** How many values alias resolution may produce in one document. */
 export const MAX_ALIAS_EXPANSION = 10_000;
 
-/**
- * A line whose leading indentation and block indicators (`- `, `? `, `: `) run longer than this is
- * refused before the `yaml` library sees it: very deep compact sequences (`- - - … x`) can exhaust
- * V8 fatally inside the library, which no `catch` can recover from.
- */
-const MAX_LEADING_INDICATORS = 1000;
-
 /** Parses YAML text into a tree; reports problems to `r` and returns `undefined` after any error. */
 export function parseYaml(source: SourceFile, r: Reporter): Node | undefined {
+  return readYamlFast(source) ?? parseYamlWithLibrary(source, r);
+}
+
+/** The reader behind the fast path, and the one every diagnostic comes from: the `yaml` library's document, walked. */
+export function parseYamlWithLibrary(source: SourceFile, r: Reporter): Node | undefined {
   const deep = deepLineOffset(source.text);
   if (deep !== undefined) {
     r.report(NestingTooDeep, span(source, deep, deep + 1), { limit: MAX_DEPTH });
     return undefined;
   }
-  const doc = parseDocument(source.text, {
-    version: '1.2',
-    schema: 'core',
-    uniqueKeys: false, // we report duplicates ourselves, at the second key
-    merge: false, // `<<` is resolved by the reader below, with spans
-    prettyErrors: false,
-  });
+  const doc = parseDocument(source.text, LIBRARY_OPTIONS);
   const errorsBefore = r.errorCount;
   for (const e of doc.errors) {
     const sp = span(source, e.pos[0], e.pos[1]);
@@ -82,30 +82,6 @@ export function parseYaml(source: SourceFile, r: Reporter): Node | undefined {
   const reader = new YamlReader(source, doc, r, reportedTags);
   const root = doc.contents === null ? mapNode([], wholeSpan(source)) : reader.node(doc.contents, 0, wholeSpan(source));
   return r.errorCount > errorsBefore ? undefined : root;
-}
-
-/** The offset of a line that starts with too long a run of indentation and indicators, if any. */
-function deepLineOffset(text: string): number | undefined {
-  let run = 0;
-  let lineStart = 0;
-  let leading = true;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 10) {
-      run = 0;
-      leading = true;
-      lineStart = i + 1;
-      continue;
-    }
-    if (!leading) continue;
-    const next = text.charCodeAt(i + 1);
-    const isSpace = c === 32 || c === 9;
-    const isIndicator = (c === 45 || c === 63 || c === 58) && (next === 32 || next === 9); // - ? :
-    if (isSpace || isIndicator) {
-      if (++run > MAX_LEADING_INDICATORS) return lineStart;
-    } else leading = false;
-  }
-  return undefined;
 }
 
 /** The parts of a `yaml` node the reader uses (the library's node classes share them). */
