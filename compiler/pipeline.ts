@@ -151,7 +151,7 @@ export const STAGES: readonly Stage[] = [
     name: 'validate',
     does: 'run every validation rule; all errors are reported',
     run: (w, r) => {
-      const body: PlanBody = { settings: w.settings!, routes: w.loweredRoutes! };
+      const body: PlanBody = { routes: w.loweredRoutes!, settings: w.settings! };
       w.body = body;
       // Only for a config that is otherwise sound: after an error the missing routes are noise.
       if (w.routeInputs!.length === 0 && r.errorCount === 0) {

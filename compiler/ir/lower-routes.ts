@@ -86,6 +86,38 @@ function hostRuleOf(r: Raw): HostRule {
   return { kind: 'upstream' };
 }
 
+/** A header map with its keys inserted in sorted order (the order of the plan's canonical JSON). */
+function sortedHeaders(headers: Readonly<Record<string, string>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of Object.keys(headers).sort()) {
+    // An own `__proto__` member stays data: define it, never set the prototype.
+    if (name === '__proto__') Object.defineProperty(out, name, { value: headers[name], enumerable: true, writable: true, configurable: true });
+    else out[name] = headers[name]!;
+  }
+  return out;
+}
+
+/** The global response headers in sorted order, made once per settings object and shared by its routes. */
+const sortedGlobalHeaders = new WeakMap<object, Record<string, string>>();
+
+/**
+ * A route's response headers: the global ones, each replaced by a route header of the same name
+ * (case-insensitively), keys in sorted order. Routes without headers of their own share one map.
+ */
+function responseHeaders(global: Readonly<Record<string, string>>, own: Readonly<Record<string, string>>): Record<string, string> {
+  if (Object.keys(own).length === 0) {
+    let shared = sortedGlobalHeaders.get(global);
+    if (shared === undefined) sortedGlobalHeaders.set(global, (shared = sortedHeaders(global)));
+    return shared;
+  }
+  const response: Record<string, string> = { ...global };
+  for (const [k, v] of Object.entries(own)) {
+    for (const existing of Object.keys(response)) if (existing.toLowerCase() === k.toLowerCase()) delete response[existing];
+    response[k] = v;
+  }
+  return sortedHeaders(response);
+}
+
 /** Lowers every route; routes with schema errors were dropped before. */
 export function lowerRoutes(routes: readonly Raw[], paths: readonly string[], indexes: readonly number[], settings: PlanSettings, cx: LowerCtx): Route[] {
   const taken = new Set<string>();
@@ -144,11 +176,11 @@ function lowerRoute(r: Raw, path: string, index: number, settings: PlanSettings,
     const w = weight !== undefined && /^\d+$/.test(weight) ? Number(weight) : 1;
     const defaultPort = scheme === 'https' ? 443 : scheme === 'http' ? 80 : 0;
     upstreams.push({
-      url: u.href,
-      scheme: scheme as Upstream['scheme'],
       host: u.hostname.toLowerCase(),
-      port: u.port === '' ? defaultPort : Number(u.port),
       path: scheme === 'tcp' ? '' : u.pathname,
+      port: u.port === '' ? defaultPort : Number(u.port),
+      scheme: scheme as Upstream['scheme'],
+      url: u.href,
       weight: w,
     });
   });
@@ -158,13 +190,13 @@ function lowerRoute(r: Raw, path: string, index: number, settings: PlanSettings,
     ? {
         kind: 'redirect',
         redirect: {
-          httpsRedirect: redirectRaw['https_redirect'] === true,
-          scheme: (redirectRaw['scheme_redirect'] as string | undefined) ?? null,
           host: (redirectRaw['host_redirect'] as string | undefined) ?? null,
-          port: (redirectRaw['port_redirect'] as number | undefined) ?? null,
+          httpsRedirect: redirectRaw['https_redirect'] === true,
           path: (redirectRaw['path_redirect'] as string | undefined) ?? null,
+          port: (redirectRaw['port_redirect'] as number | undefined) ?? null,
           prefixRewrite: (redirectRaw['prefix_rewrite'] as string | undefined) ?? null,
           responseCode: (redirectRaw['response_code'] as number | undefined) ?? 301,
+          scheme: (redirectRaw['scheme_redirect'] as string | undefined) ?? null,
           stripQuery: redirectRaw['strip_query'] === true,
         },
       }
@@ -204,11 +236,7 @@ function lowerRoute(r: Raw, path: string, index: number, settings: PlanSettings,
 
   const setReq = headerMap((r['set_request_headers'] as Record<string, string> | undefined) ?? {}, `${path}.set_request_headers`, cx, isHostOrPseudoHeader);
   const setRes = headerMap((r['set_response_headers'] as Record<string, string> | undefined) ?? {}, `${path}.set_response_headers`, cx);
-  const response: Record<string, string> = { ...settings.headers.response };
-  for (const [k, v] of Object.entries(setRes)) {
-    for (const existing of Object.keys(response)) if (existing.toLowerCase() === k.toLowerCase()) delete response[existing];
-    response[k] = v;
-  }
+  const response = responseHeaders(settings.headers.response, setRes);
 
   const lbPolicy = (r['lb_policy'] as Route['lb']['policy'] | undefined) ?? 'ROUND_ROBIN';
   const lr = r['least_request_lb_config'] as Raw | undefined;
@@ -219,69 +247,83 @@ function lowerRoute(r: Raw, path: string, index: number, settings: PlanSettings,
   const token = get(`${path}.orchestrator_service_account_token`);
   const tokenFile = get(`${path}.orchestrator_service_account_token_file`);
 
+  // Values whose lowering reports or reads files, in the order their fields were always lowered
+  // (diagnostics at one place keep that order).
+  const id = routeId(name, `${from.scheme}://${from.host}${from.port === null ? '' : `:${from.port}`}`, match, taken, index);
+  const prefixRewrite = str('prefix_rewrite');
+  const serverName = str('tls_server_name');
+  const customCa = pem('tls_custom_ca');
+  const downstreamClientCa = pem('tls_downstream_client_ca');
+  const clientCert = pemSource(`${path}.tls_client_cert`, `${path}.tls_client_cert_file`, 'certificate', cx, get)?.source ?? null;
+  const healthChecks = ((r['health_checks'] as Raw[] | undefined) ?? []).map((h, j) => lowerHealthCheck(h, `${path}.health_checks[${j}]`, cx));
+  const outlierDetection = r['outlier_detection'] ? lowerOutlier(r['outlier_detection'] as Raw, `${path}.outlier_detection`, cx) : null;
+  const orchestratorServiceAccountToken = token
+    ? secretFromValue(token.value, `${path}.orchestrator_service_account_token`, token.at, cx)
+    : tokenFile
+      ? { fingerprint: fileFingerprint(tokenFile.value, cx, tokenFile.at, `${path}.orchestrator_service_account_token_file`), ref: `file:${tokenFile.value}` }
+      : null;
+
+  // Keys in sorted order, here and in every object of the route: the plan's canonical JSON is then
+  // the route as it is (compiler/plan/canonical-json.ts), with no sorted copy to make.
   return {
-    id: routeId(name, `${from.scheme}://${from.host}${from.port === null ? '' : `:${from.port}`}`, match, taken, index),
-    index,
-    name,
-    from: { url: fromText, scheme: from.scheme === 'tcp+https' ? 'tcp+https' : 'https', host: from.host, port: from.port },
-    match,
     action,
+    allowEncodedPathCharacters: bool('allow_encoded_path_characters'),
+    allowPathParameters: bool('allow_path_parameters'),
+    allowSpdy: bool('allow_spdy'),
+    allowUnderscoresInHeaders: bool('allow_underscores_in_headers'),
+    allowWebsockets: bool('allow_websockets'),
+    from: { host: from.host, port: from.port, scheme: from.scheme === 'tcp+https' ? 'tcp+https' : 'https', url: fromText },
+    healthChecks,
+    host: hostRuleOf(r),
+    hostedcloudServerlessAuthentication: bool('enable_hostedcloud_serverless_authentication'),
+    id,
+    idleTimeoutMs,
+    index,
+    lb: {
+      leastRequest: lr ? { activeRequestBias: (lr['active_request_bias'] as number | undefined) ?? 1, choiceCount: (lr['choice_count'] as number | undefined) ?? 2 } : null,
+      maglev: mg ? { tableSize: (mg['table_size'] as number | undefined) ?? 65537 } : null,
+      policy: lbPolicy,
+      ringHash: rh
+        ? {
+            hashFunction: (rh['hash_function'] as 'XX_HASH' | 'MURMUR_HASH_2' | undefined) ?? 'XX_HASH',
+            maximumRingSize: (rh['maximum_ring_size'] as number | undefined) ?? 8388608,
+            minimumRingSize: (rh['minimum_ring_size'] as number | undefined) ?? 1024,
+          }
+        : null,
+    },
+    match,
+    name,
+    orchestratorServiceAccountToken,
+    outlierDetection,
+    passIdentityHeaders: bool('pass_identity_headers'),
+    pathCase: (r['path_case'] as Route['pathCase'] | undefined) ?? 'sensitive',
     policy,
     public: bool('allow_public_unauthenticated_access'),
-    rewrite: {
-      prefixRewrite: str('prefix_rewrite'),
-      regex:
-        typeof r['regex_rewrite_pattern'] === 'string'
-          ? { pattern: r['regex_rewrite_pattern'], substitution: String(r['regex_rewrite_substitution'] ?? '') }
-          : null,
-    },
-    host: hostRuleOf(r),
-    requestHeaders: { set: setReq, remove: ((r['remove_request_headers'] as string[] | undefined) ?? []).slice() },
+    requestHeaders: { remove: ((r['remove_request_headers'] as string[] | undefined) ?? []).slice(), set: setReq },
     responseHeaders: {
-      set: response,
       rewrite: ((r['rewrite_response_headers'] as Raw[] | undefined) ?? []).map((h) => ({
         header: String(h['header']),
         prefix: String(h['prefix'] ?? ''),
         value: String(h['value']),
       })),
+      set: response,
+    },
+    rewrite: {
+      prefixRewrite,
+      regex:
+        typeof r['regex_rewrite_pattern'] === 'string'
+          ? { pattern: r['regex_rewrite_pattern'], substitution: String(r['regex_rewrite_substitution'] ?? '') }
+          : null,
     },
     timeoutMs,
-    idleTimeoutMs,
-    passIdentityHeaders: bool('pass_identity_headers'),
     tls: {
-      skipVerify: bool('tls_skip_verify'),
-      serverName: str('tls_server_name'),
-      customCa: pem('tls_custom_ca'),
-      downstreamClientCa: pem('tls_downstream_client_ca'),
-      clientCert: pemSource(`${path}.tls_client_cert`, `${path}.tls_client_cert_file`, 'certificate', cx, get)?.source ?? null,
+      clientCert,
       clientKey: clientKey?.secret ?? null,
+      customCa,
+      downstreamClientCa,
+      serverName,
+      skipVerify: bool('tls_skip_verify'),
     },
-    allowWebsockets: bool('allow_websockets'),
-    allowSpdy: bool('allow_spdy'),
-    allowEncodedPathCharacters: bool('allow_encoded_path_characters'),
-    allowPathParameters: bool('allow_path_parameters'),
-    pathCase: (r['path_case'] as Route['pathCase'] | undefined) ?? 'sensitive',
-    allowUnderscoresInHeaders: bool('allow_underscores_in_headers'),
-    lb: {
-      policy: lbPolicy,
-      leastRequest: lr ? { choiceCount: (lr['choice_count'] as number | undefined) ?? 2, activeRequestBias: (lr['active_request_bias'] as number | undefined) ?? 1 } : null,
-      ringHash: rh
-        ? {
-            minimumRingSize: (rh['minimum_ring_size'] as number | undefined) ?? 1024,
-            maximumRingSize: (rh['maximum_ring_size'] as number | undefined) ?? 8388608,
-            hashFunction: (rh['hash_function'] as 'XX_HASH' | 'MURMUR_HASH_2' | undefined) ?? 'XX_HASH',
-          }
-        : null,
-      maglev: mg ? { tableSize: (mg['table_size'] as number | undefined) ?? 65537 } : null,
-    },
-    healthChecks: ((r['health_checks'] as Raw[] | undefined) ?? []).map((h, j) => lowerHealthCheck(h, `${path}.health_checks[${j}]`, cx)),
-    outlierDetection: r['outlier_detection'] ? lowerOutlier(r['outlier_detection'] as Raw, `${path}.outlier_detection`, cx) : null,
-    hostedcloudServerlessAuthentication: bool('enable_hostedcloud_serverless_authentication'),
-    orchestratorServiceAccountToken: token
-      ? secretFromValue(token.value, `${path}.orchestrator_service_account_token`, token.at, cx)
-      : tokenFile
-        ? { ref: `file:${tokenFile.value}`, fingerprint: fileFingerprint(tokenFile.value, cx, tokenFile.at, `${path}.orchestrator_service_account_token_file`) }
-        : null,
   };
 }
 
@@ -301,38 +343,47 @@ function lowerHealthCheck(h: Raw, path: string, cx: LowerCtx): HealthCheck {
   let check: HealthCheck['check'];
   if (http)
     check = {
-      kind: 'http',
-      host: (http['host'] as string | undefined) ?? null,
-      path: (http['path'] as string | undefined) ?? '/',
-      expectedStatuses: ((http['expected_statuses'] as { start: number; end: number }[] | undefined) ?? [{ start: 200, end: 300 }]).map((s) => ({ start: s.start, end: s.end })),
       codec: (http['codec_client_type'] as 'HTTP1' | 'HTTP2' | undefined) ?? 'HTTP1',
+      expectedStatuses: ((http['expected_statuses'] as { start: number; end: number }[] | undefined) ?? [{ start: 200, end: 300 }]).map((s) => ({ end: s.end, start: s.start })),
+      host: (http['host'] as string | undefined) ?? null,
+      kind: 'http',
+      path: (http['path'] as string | undefined) ?? '/',
     };
-  else if (grpc) check = { kind: 'grpc', serviceName: (grpc['service_name'] as string | undefined) ?? null, authority: (grpc['authority'] as string | undefined) ?? null };
+  else if (grpc) check = { authority: (grpc['authority'] as string | undefined) ?? null, kind: 'grpc', serviceName: (grpc['service_name'] as string | undefined) ?? null };
   else
     check = {
       kind: 'tcp',
-      send: ((tcp?.['send'] as Raw | undefined)?.['text'] as string | undefined) ?? null,
       receive: ((tcp?.['receive'] as Raw[] | undefined) ?? []).map((x) => String(x['text'] ?? '')),
+      send: ((tcp?.['send'] as Raw | undefined)?.['text'] as string | undefined) ?? null,
     };
+  // Durations in the order they were always lowered (their diagnostics keep that order).
+  const timeoutMs = ms(h['timeout'], `${path}.timeout`, cx, 5000);
+  const intervalMs = ms(h['interval'], `${path}.interval`, cx, 10_000);
+  const initialJitterMs = ms(h['initial_jitter'], `${path}.initial_jitter`, cx, 0);
+  const intervalJitterMs = ms(h['interval_jitter'], `${path}.interval_jitter`, cx, 0);
   return {
-    timeoutMs: ms(h['timeout'], `${path}.timeout`, cx, 5000),
-    intervalMs: ms(h['interval'], `${path}.interval`, cx, 10_000),
-    initialJitterMs: ms(h['initial_jitter'], `${path}.initial_jitter`, cx, 0),
-    intervalJitterMs: ms(h['interval_jitter'], `${path}.interval_jitter`, cx, 0),
-    unhealthyThreshold: (h['unhealthy_threshold'] as number | undefined) ?? 3,
-    healthyThreshold: (h['healthy_threshold'] as number | undefined) ?? 2,
     check,
+    healthyThreshold: (h['healthy_threshold'] as number | undefined) ?? 2,
+    initialJitterMs,
+    intervalJitterMs,
+    intervalMs,
+    timeoutMs,
+    unhealthyThreshold: (h['unhealthy_threshold'] as number | undefined) ?? 3,
   };
 }
 
 function lowerOutlier(o: Raw, path: string, cx: LowerCtx): OutlierDetection {
+  // Durations in the order they were always lowered (their diagnostics keep that order).
+  const intervalMs = ms(o['interval'], `${path}.interval`, cx, 10_000);
+  const baseEjectionTimeMs = ms(o['base_ejection_time'], `${path}.base_ejection_time`, cx, 30_000);
+  const maxEjectionTimeMs = ms(o['max_ejection_time'], `${path}.max_ejection_time`, cx, 300_000);
   return {
+    baseEjectionTimeMs,
     consecutive5xx: (o['consecutive_5xx'] as number | undefined) ?? 5,
     consecutiveGatewayFailure: (o['consecutive_gateway_failure'] as number | undefined) ?? null,
-    intervalMs: ms(o['interval'], `${path}.interval`, cx, 10_000),
-    baseEjectionTimeMs: ms(o['base_ejection_time'], `${path}.base_ejection_time`, cx, 30_000),
-    maxEjectionTimeMs: ms(o['max_ejection_time'], `${path}.max_ejection_time`, cx, 300_000),
-    maxEjectionPercent: (o['max_ejection_percent'] as number | undefined) ?? 10,
     enforcingConsecutive5xx: (o['enforcing_consecutive_5xx'] as number | undefined) ?? 100,
+    intervalMs,
+    maxEjectionPercent: (o['max_ejection_percent'] as number | undefined) ?? 10,
+    maxEjectionTimeMs,
   };
 }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { canonicalCopy, canonicalJson, INDEX_KEY, NO_JSON_FORM } from './canonical-json.ts';
+import { canonicalJson } from './canonical-json.ts';
 import type { PlanBody, PlanEnvelope, SourceMap } from './types.ts';
 import { deepFreeze } from './deep-freeze.ts';
 
@@ -16,13 +16,12 @@ export function checksumOf(body: PlanBody): string {
  * is exactly what is written and loaded (no undefined, no prototype, key order irrelevant).
  */
 export function seal(body: PlanBody, inputs: readonly string[], sourceMap: SourceMap): PlanEnvelope {
-  // The body kept is the canonical copy whose JSON is checksummed, so what is checksummed is
-  // exactly what is written and loaded. A body the fast copy cannot order goes through its
-  // canonical text instead (canonical JSON is a fixed point of parse-then-canonicalize).
-  // The copy is frozen as it is built; deepFreeze below then stops at the frozen body.
-  const copy = canonicalCopy(body, true);
-  const text = copy === INDEX_KEY || copy === NO_JSON_FORM ? canonicalJson(body) : JSON.stringify(copy);
-  const canonical = (copy === INDEX_KEY || copy === NO_JSON_FORM ? JSON.parse(text) : copy) as PlanBody;
+  // The body kept is parsed from the canonical JSON that is checksummed, so what is checksummed is
+  // exactly what is written and loaded, and none of the caller's objects is kept (canonical JSON
+  // is a fixed point of parse-then-canonicalize). It is frozen as parsed; deepFreeze below then
+  // stops at the frozen body.
+  const text = canonicalJson(body);
+  const canonical = freezeParsed(JSON.parse(text)) as PlanBody;
   return deepFreeze({
     formatVersion: FORMAT_VERSION,
     generator: GENERATOR,
@@ -31,4 +30,25 @@ export function seal(body: PlanBody, inputs: readonly string[], sourceMap: Sourc
     sourceMap,
     body: canonical,
   });
+}
+
+/**
+ * Freezes what JSON.parse just returned, deeply. Such a value holds only plain objects and arrays
+ * whose own enumerable string keys are all their keys, so this walk is leaner than deepFreeze's.
+ */
+function freezeParsed(value: unknown): unknown {
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      if (typeof item === 'object' && item !== null) freezeParsed(item);
+    }
+  } else {
+    const obj = value as Record<string, unknown>;
+    for (const key in obj) {
+      if (!Object.hasOwn(obj, key)) continue;
+      const member = obj[key];
+      if (typeof member === 'object' && member !== null) freezeParsed(member);
+    }
+  }
+  return Object.freeze(value);
 }
