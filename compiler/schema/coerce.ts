@@ -1,18 +1,12 @@
-import type { Span } from '../source/source-file.ts';
 import type { Node } from '../source/tree.ts';
+import { pathIndex, type PathIndex } from './path-index.ts';
 
 type Schema = Record<string, unknown>;
-
-/** Where a config path's value and key were read from. */
-export interface Located {
-  readonly node: Node;
-  readonly keySpan: Span | undefined;
-}
 
 /** Plain data of the merged tree plus, for every config path, the node it came from. */
 export interface Coerced {
   readonly data: Record<string, unknown>;
-  readonly index: ReadonlyMap<string, Located>;
+  readonly index: PathIndex;
 }
 
 /** Joins a config path: `routes[0].from`. */
@@ -48,10 +42,8 @@ function types(schema: Schema | undefined, root: Schema): string[] {
  * untyped JSON text (`[...]`, `{...}`), which is parsed as for any list or map.
  */
 export function coerce(root: Node, schema: Schema, commaLists: ReadonlySet<string> = new Set()): Coerced {
-  const index = new Map<string, Located>();
-  const walk = (node: Node, s: Schema | undefined, path: string, keySpan: Span | undefined): unknown => {
+  const walk = (node: Node, s: Schema | undefined, path: string): unknown => {
     const sch = resolve(s, schema);
-    index.set(path, { node, keySpan });
     switch (node.kind) {
       case 'map': {
         const out: Record<string, unknown> = {};
@@ -59,13 +51,13 @@ export function coerce(root: Node, schema: Schema, commaLists: ReadonlySet<strin
         const addl = sch?.['additionalProperties'];
         for (const e of node.entries) {
           const child = props[e.key] ?? (typeof addl === 'object' ? (addl as Schema) : undefined);
-          out[e.key] = walk(e.value, child, childPath(path, e.key), e.keySpan);
+          out[e.key] = walk(e.value, child, childPath(path, e.key));
         }
         return out;
       }
       case 'list': {
         const items = sch?.['items'] as Schema | undefined;
-        return node.items.map((n, i) => walk(n, items, childPath(path, i), undefined));
+        return node.items.map((n, i) => walk(n, items, childPath(path, i)));
       }
       case 'scalar': {
         const v = node.value;
@@ -88,8 +80,8 @@ export function coerce(root: Node, schema: Schema, commaLists: ReadonlySet<strin
       }
     }
   };
-  const data = walk(root, schema, '', undefined);
-  return { data: (data && typeof data === 'object' && !Array.isArray(data) ? data : {}) as Record<string, unknown>, index };
+  const data = walk(root, schema, '');
+  return { data: (data && typeof data === 'object' && !Array.isArray(data) ? data : {}) as Record<string, unknown>, index: pathIndex(root) };
 }
 
 /** The value of a comma-list setting written as a string: untyped JSON text parsed, else its items. */
