@@ -86,24 +86,44 @@ export function fieldList(fields: readonly string[]): string {
   return `${quoted.slice(0, -1).join(', ')} and ${quoted[quoted.length - 1]!}`;
 }
 
-/** Parses a route's `from` the way lowering does; undefined when it does not parse (lowering reported it). */
-export function parseFromUrl(from: string): URL | undefined {
+/** What the rules read of a parsed URL. */
+export interface ParsedUrl {
+  /** The scheme without its colon, lower-cased. */
+  readonly scheme: string;
+  readonly hostname: string;
+  readonly port: string;
+  readonly pathname: string;
+}
+
+/**
+ * Parses a URL that must name a host, as lowering parses a route's `from` and `to`; undefined when
+ * it does not parse or names no host (lowering reported it).
+ */
+export function parseHostUrl(text: string): ParsedUrl | undefined {
   try {
-    const u = new URL(from);
-    return u.hostname === '' ? undefined : u;
+    const u = new URL(text);
+    return u.hostname === '' ? undefined : Object.freeze({ scheme: u.protocol.slice(0, -1).toLowerCase(), hostname: u.hostname, port: u.port, pathname: u.pathname });
   } catch {
     return undefined;
   }
 }
 
-/** The scheme of a parsed URL without its colon, lower-cased. */
-export function schemeOf(u: URL): string {
-  return u.protocol.slice(0, -1).toLowerCase();
+/** The parsed `from` of each route, parsed once for all the rules that read it. */
+const fromUrls = new WeakMap<RouteInput, ParsedUrl | null>();
+
+/**
+ * The route's `from` as `parseHostUrl` parses it, with the text it was parsed from; undefined when
+ * `from` is absent, not a string, holds a control character, or does not parse.
+ */
+export function fromUrlOf(route: RouteInput): { readonly from: string; readonly url: ParsedUrl } | undefined {
+  const from = strField(route.raw, 'from');
+  if (from === undefined) return undefined;
+  let url = fromUrls.get(route);
+  if (url === undefined) fromUrls.set(route, (url = parseHostUrl(from) ?? null));
+  return url === null ? undefined : { from, url };
 }
 
 /** True when the route's `from` is a `tcp+https` URL (as written, whether or not it lowered). */
 export function isTcpRoute(route: RouteInput): boolean {
-  const from = strField(route.raw, 'from');
-  const u = from === undefined ? undefined : parseFromUrl(from);
-  return u !== undefined && schemeOf(u) === 'tcp+https';
+  return fromUrlOf(route)?.url.scheme === 'tcp+https';
 }
