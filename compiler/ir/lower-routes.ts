@@ -4,7 +4,7 @@
  * the validate stage reports the mistake, so every error is reported once, by its own rule.
  * Value syntax (URLs, durations, PEM) is reported here.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import * as D from '../diagnostics/codes/settings.ts';
 import { legacyRules } from '../policy/legacy.ts';
 import { lowerPolicyNode } from '../policy/lower-document.ts';
@@ -71,7 +71,7 @@ function matchText(m: PathMatch): string {
 }
 
 function routeId(name: string | null, from: string, m: PathMatch, taken: Set<string>, index: number): string {
-  let id = name ?? `r-${createHash('sha256').update(`${from}\0${matchText(m)}`).digest('hex').slice(0, 12)}`;
+  let id = name ?? `r-${hash('sha256', `${from}\0${matchText(m)}`).slice(0, 12)}`;
   if (taken.has(id)) id = `${id}-${index}`;
   taken.add(id);
   return id;
@@ -204,8 +204,8 @@ function lowerRoute(r: Raw, path: string, index: number, settings: PlanSettings,
 
   // Policy: the route's `policy` (either surface) plus the deprecated list-style options.
   const rules: Rule[] = [];
-  const policyLoc = cx.index.get(`${path}.policy`);
-  if (policyLoc && r['policy'] !== undefined) {
+  const policyLoc = r['policy'] === undefined ? undefined : cx.index.get(`${path}.policy`);
+  if (policyLoc) {
     const ir = lowerPolicyNode(policyLoc.node, cx.r, `${path}.policy`);
     if (ir) rules.push(...ir.rules);
   }
