@@ -249,7 +249,7 @@ function buildSourceMap(c: Coerced, routes: readonly RouteInput[]): SourceMap {
       .filter((ri) => ri.lowered)
       .map((ri) => {
         const fields: Record<string, string> = {};
-        for (const f of Object.keys(ri.raw).sort()) {
+        for (const f of sortedKeys(ri.raw)) {
           const loc = c.index.get(`${ri.path}.${f}`);
           if (loc) fields[f] = formatLocation(loc.node.span);
         }
@@ -259,3 +259,17 @@ function buildSourceMap(c: Coerced, routes: readonly RouteInput[]): SourceMap {
   };
 }
 
+/**
+ * `Object.keys(o).sort()`, sorted in place by insertion: a route has a few keys, and Array sort
+ * allocates a work copy each time (10,000 routes, 10,000 copies).
+ */
+function sortedKeys(o: object): string[] {
+  const keys = Object.keys(o);
+  for (let i = 1; i < keys.length; i++) {
+    const key = keys[i]!;
+    let j = i - 1;
+    for (; j >= 0 && keys[j]! > key; j--) keys[j + 1] = keys[j]!;
+    keys[j + 1] = key;
+  }
+  return keys;
+}

@@ -17,6 +17,7 @@ const SCAN_LIMIT = 16;
 
 const DOT = 46; // '.'
 const OPEN = 91; // '['
+const CLOSE = 93; // ']'
 
 /**
  * The index of a tree's config paths. It answers as a map from every path of the tree to its node
@@ -60,7 +61,11 @@ class Search {
       if (end !== 0 && path.charCodeAt(end) !== DOT) return;
       const start = end === 0 ? 0 : end + 1;
       if (node.entries.length <= SCAN_LIMIT) {
-        for (const e of node.entries) if (path.startsWith(e.key, start)) this.visitEntry(e, start + e.key.length);
+        const first = path.charCodeAt(start);
+        for (const e of node.entries) {
+          // The first code unit rules most keys out before startsWith is asked.
+          if (e.key.length === 0 || (e.key.charCodeAt(0) === first && path.startsWith(e.key, start))) this.visitEntry(e, start + e.key.length);
+        }
       } else {
         for (const [i, keyEnd] of entriesByKey(this.keyTable(node), path, start)) this.visitEntry(node.entries[i]!, keyEnd);
       }
@@ -97,12 +102,18 @@ class Search {
 /** The item `[i]` that `path` names at `end`, and where its path ends; `i` written as `childPath` writes it. */
 function listItem(path: string, end: number, length: number): { index: number; end: number } | undefined {
   if (path.charCodeAt(end) !== OPEN) return undefined;
-  const close = path.indexOf(']', end + 1);
-  if (close < 0) return undefined;
-  const digits = path.slice(end + 1, close);
-  if (!/^(?:0|[1-9]\d{0,15})$/.test(digits)) return undefined;
-  const index = Number(digits);
-  return index < length ? { index, end: close + 1 } : undefined;
+  // Decimal digits, no leading zero but in `0` itself, then `]`.
+  let index = 0;
+  let i = end + 1;
+  for (; i < path.length; i++) {
+    const c = path.charCodeAt(i);
+    if (c < 48 || c > 57) break;
+    if (i > end + 1 && index === 0) return undefined;
+    index = index * 10 + (c - 48);
+    if (index >= length) return undefined;
+  }
+  if (i === end + 1 || path.charCodeAt(i) !== CLOSE) return undefined;
+  return { index, end: i + 1 };
 }
 
 /**
