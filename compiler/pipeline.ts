@@ -12,7 +12,7 @@ import { lowerRoutes } from './ir/lower-routes.ts';
 import { lowerSettings } from './ir/lower-settings.ts';
 import { mergeLayers } from './merge/merge.ts';
 import { checkConsistency } from './plan/consistency.ts';
-import { seal } from './plan/seal.ts';
+import { sealBuilt } from './plan/seal.ts';
 import type { PlanBody, PlanEnvelope, PlanSettings, Route, SourceMap } from './plan/types.ts';
 import { schemaCheck } from './schema/check.ts';
 import { coerce, type Coerced } from './schema/coerce.ts';
@@ -186,7 +186,8 @@ export const STAGES: readonly Stage[] = [
     name: 'seal',
     does: 'canonical JSON, checksum, deep freeze',
     run: (w) => {
-      w.plan = seal(w.body!, [...w.files], w.sourceMap!);
+      // The body was built for this plan and nothing reads it after: sealed in place where it can be.
+      w.plan = sealBuilt(w.body!, [...w.files], w.sourceMap!);
       return 'continue';
     },
   },
@@ -237,26 +238,29 @@ function withoutBadSettings(c: Coerced, bad: ReadonlySet<string>): Record<string
   return out;
 }
 
+/** The source map, frozen as it is built (the sealed plan is frozen deeply; deepFreeze stops at it). */
 function buildSourceMap(c: Coerced, routes: readonly RouteInput[]): SourceMap {
   const settings: Record<string, string> = {};
   for (const key of Object.keys(c.data).sort()) {
     const loc = c.index.get(key);
     if (loc) settings[key] = formatLocation(loc.node.span);
   }
-  return {
-    settings,
-    routes: routes
-      .filter((ri) => ri.lowered)
-      .map((ri) => {
-        const fields: Record<string, string> = {};
-        for (const f of sortedKeys(ri.raw)) {
-          const loc = c.index.get(`${ri.path}.${f}`);
-          if (loc) fields[f] = formatLocation(loc.node.span);
-        }
-        const loc = c.index.get(ri.path);
-        return { at: loc ? formatLocation(loc.node.span) : ri.path, fields };
-      }),
-  };
+  return Object.freeze({
+    settings: Object.freeze(settings),
+    routes: Object.freeze(
+      routes
+        .filter((ri) => ri.lowered)
+        .map((ri) => {
+          const fields: Record<string, string> = {};
+          for (const f of sortedKeys(ri.raw)) {
+            const loc = c.index.get(`${ri.path}.${f}`);
+            if (loc) fields[f] = formatLocation(loc.node.span);
+          }
+          const loc = c.index.get(ri.path);
+          return Object.freeze({ at: loc ? formatLocation(loc.node.span) : ri.path, fields: Object.freeze(fields) });
+        }),
+    ),
+  });
 }
 
 /**

@@ -43,6 +43,26 @@ function isArrayIndex(key: string): boolean {
  * `NO_JSON_FORM` when some value cannot be written.
  */
 export function canonicalView(value: unknown): unknown {
+  return view(value, false);
+}
+
+/**
+ * As `canonicalView`, but the value given is also what parsing the canonical JSON gives back, key
+ * order included: members JSON leaves out are left out, array items it writes as `null` (holes,
+ * `undefined`) are `null`, `-0` is `0`, and an array is a plain `Array`. `value` itself where it
+ * already is such data. Accessors, non-enumerable and symbol-keyed properties are not looked for:
+ * plain data has none.
+ */
+export function canonicalData(value: unknown): unknown {
+  return view(value, true);
+}
+
+/** Whether `c`, the view of `member`, differs from it (`-0` and its view `0` differ in strict views). */
+function differs(c: unknown, member: unknown, strict: boolean): boolean {
+  return c !== member || (strict && member === 0 && Object.is(member, -0));
+}
+
+function view(value: unknown, strict: boolean): unknown {
   if (value === null) return null;
   switch (typeof value) {
     case 'string':
@@ -50,49 +70,65 @@ export function canonicalView(value: unknown): unknown {
       return value;
     case 'number':
       // JSON.stringify writes -0 as `0`, as canonical JSON does.
-      return Number.isFinite(value) ? value : NO_JSON_FORM;
+      if (!Number.isFinite(value)) return NO_JSON_FORM;
+      return strict && value === 0 ? 0 : value;
     case 'object': {
       const withToJson = value as { toJSON?: unknown };
-      if (typeof withToJson.toJSON === 'function') return canonicalView((withToJson.toJSON as () => unknown).call(value));
-      if (Array.isArray(value)) return arrayView(value as unknown[]);
+      if (typeof withToJson.toJSON === 'function') return view((withToJson.toJSON as () => unknown).call(value), strict);
+      if (Array.isArray(value)) return arrayView(value as unknown[], strict);
       const obj = value as Record<string, unknown>;
       const keys = Object.keys(obj);
       // Only a plain object is written as its own keys: JSON.stringify unboxes `new Number(1)` and
       // writes `JSON.rawJSON` objects as their text, where canonical JSON has their keys.
-      if (Object.getPrototypeOf(obj) !== Object.prototype) return objectCopy(obj, keys.sort());
-      for (let i = 1; i < keys.length; i++) if (keys[i - 1]! > keys[i]!) return objectCopy(obj, keys.sort());
-      return sortedObjectView(obj, keys);
+      if (Object.getPrototypeOf(obj) !== Object.prototype) return objectCopy(obj, keys.sort(), strict);
+      for (let i = 1; i < keys.length; i++) if (keys[i - 1]! > keys[i]!) return objectCopy(obj, keys.sort(), strict);
+      return sortedObjectView(obj, keys, strict);
     }
     default:
       return NO_JSON_FORM;
   }
 }
 
-function arrayView(arr: readonly unknown[]): unknown {
+function arrayView(arr: readonly unknown[], strict: boolean): unknown {
   let out: unknown[] | undefined;
+  if (strict && Object.getPrototypeOf(arr) !== Array.prototype) out = new Array<unknown>(arr.length);
   for (let i = 0; i < arr.length; i++) {
     const item: unknown = arr[i];
-    // JSON.stringify writes `null` for these, as canonical JSON does.
-    if (omitted(item)) continue;
-    const c = canonicalView(item);
-    if (c === INDEX_KEY || c === NO_JSON_FORM) return c;
-    if (c !== item) out ??= arr.slice();
+    let c: unknown;
+    if (omitted(item)) {
+      // JSON.stringify writes `null` for these (and for holes), as canonical JSON does.
+      if (!strict) continue;
+      c = null;
+    } else {
+      c = view(item, strict);
+      if (c === INDEX_KEY || c === NO_JSON_FORM) return c;
+    }
+    if (out === undefined && differs(c, item, strict)) {
+      out = new Array<unknown>(arr.length);
+      for (let j = 0; j < i; j++) out[j] = arr[j];
+    }
     if (out !== undefined) out[i] = c;
   }
   return out ?? arr;
 }
 
 /** The view of a plain object whose keys are in sorted order: itself, unless a member's view differs. */
-function sortedObjectView(obj: Record<string, unknown>, keys: readonly string[]): unknown {
+function sortedObjectView(obj: Record<string, unknown>, keys: readonly string[], strict: boolean): unknown {
   let out: Record<string, unknown> | undefined;
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]!;
     const member = obj[key];
-    if (omitted(member)) continue;
-    if (isArrayIndex(key)) return INDEX_KEY;
-    const c = canonicalView(member);
-    if (c === INDEX_KEY || c === NO_JSON_FORM) return c;
-    if (out === undefined && c !== member) {
+    let c: unknown;
+    if (omitted(member)) {
+      // JSON.stringify leaves it out; a strict view does too.
+      if (!strict) continue;
+      c = member;
+    } else {
+      if (isArrayIndex(key)) return INDEX_KEY;
+      c = view(member, strict);
+      if (c === INDEX_KEY || c === NO_JSON_FORM) return c;
+    }
+    if (out === undefined && (differs(c, member, strict) || omitted(c))) {
       // The members before this one are their own views.
       out = {};
       for (let j = 0; j < i; j++) {
@@ -100,19 +136,19 @@ function sortedObjectView(obj: Record<string, unknown>, keys: readonly string[])
         if (!omitted(earlier)) setMember(out, keys[j]!, earlier);
       }
     }
-    if (out !== undefined) setMember(out, key, c);
+    if (out !== undefined && !omitted(c)) setMember(out, key, c);
   }
   return out ?? obj;
 }
 
 /** A plain-object copy of `obj` holding the views of its members, inserted in the order of `sortedKeys`. */
-function objectCopy(obj: Record<string, unknown>, sortedKeys: readonly string[]): unknown {
+function objectCopy(obj: Record<string, unknown>, sortedKeys: readonly string[], strict: boolean): unknown {
   const out: Record<string, unknown> = {};
   for (const key of sortedKeys) {
     const member = obj[key];
     if (omitted(member)) continue;
     if (isArrayIndex(key)) return INDEX_KEY;
-    const c = canonicalView(member);
+    const c = view(member, strict);
     if (c === INDEX_KEY || c === NO_JSON_FORM) return c;
     setMember(out, key, c);
   }

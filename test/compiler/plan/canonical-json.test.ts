@@ -2,7 +2,7 @@
 import { createRequire } from 'node:module';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, canonicalView, INDEX_KEY, NO_JSON_FORM } from '../../../compiler/plan/canonical-json.ts';
+import { canonicalData, canonicalJson, canonicalView, INDEX_KEY, NO_JSON_FORM } from '../../../compiler/plan/canonical-json.ts';
 
 // CommonJS with a default-export typing NodeNext cannot call; load it through require.
 const reference = createRequire(import.meta.url)('canonicalize') as (value: unknown) => string | undefined;
@@ -71,6 +71,53 @@ describe('canonicalView', () => {
       ...(rawJson ? [{ r: rawJson('12') }] : []),
     ];
     for (const v of values) expect(canonicalJson(v)).toBe(reference(v));
+  });
+});
+
+/** The value with every object's keys listed in their order, so that toStrictEqual also compares key order. */
+function withKeyOrder(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(withKeyOrder);
+  if (v !== null && typeof v === 'object') return Object.keys(v).map((k) => [k, withKeyOrder((v as Record<string, unknown>)[k])]);
+  return v;
+}
+
+/** Data as lowering may build it: JSON, plus `undefined` members and items, `-0`, holes. */
+const loose = fc.letrec((tie) => ({
+  value: fc.oneof(
+    { depthSize: 'small' },
+    fc.jsonValue({ maxDepth: 1 }),
+    fc.constant(undefined),
+    fc.constant(-0),
+    fc.sparseArray(tie('value'), { maxLength: 4 }),
+    fc.array(tie('value'), { maxLength: 4 }),
+    fc.dictionary(fc.constantFrom('a', 'b', 'c', 'Z', '__proto__', 'é'), tie('value'), { maxKeys: 4 }),
+  ),
+})).value;
+
+describe('canonicalData', () => {
+  it('is what parsing the canonical JSON gives back, key order, -0 and nulls included', () => {
+    fc.assert(
+      fc.property(loose, (v) => {
+        const data = canonicalData(v);
+        if (data === INDEX_KEY || data === NO_JSON_FORM) return;
+        const parsed: unknown = JSON.parse(canonicalJson(v));
+        expect(withKeyOrder(data)).toStrictEqual(withKeyOrder(parsed));
+        expect(JSON.stringify(data)).toBe(canonicalJson(v));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('is the value itself when it already is such data, and never changes its input', () => {
+    const parsed: unknown = JSON.parse(canonicalJson({ b: [1, { d: null, c: 'x' }], a: { y: 1, x: [] } }));
+    expect(canonicalData(parsed)).toBe(parsed);
+    const loose = { a: [1, undefined, -0], b: { c: undefined, d: 1 } };
+    const data = canonicalData(loose) as { a: unknown[]; b: object };
+    expect(data.a).toEqual([1, null, 0]);
+    expect(Object.is(data.a[2], 0)).toBe(true);
+    expect(Object.keys(data.b)).toEqual(['d']);
+    expect(loose.a).toEqual([1, undefined, -0]);
+    expect(Object.keys(loose.b)).toEqual(['c', 'd']);
   });
 });
 

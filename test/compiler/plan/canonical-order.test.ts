@@ -1,6 +1,6 @@
 /**
  * Lowering builds every route with its keys in canonical order, so sealing writes the routes as
- * they are instead of sorted copies of them (compiler/plan/canonical-json.ts `canonicalView`).
+ * they are, frozen in place, instead of copies of them (compiler/plan/seal.ts `sealBuilt`).
  * A route built out of order still seals to the same bytes, only slower: this test keeps it fast.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readFromDisk } from '../../../cli/node-input.ts';
 import { Reporter } from '../../../compiler/diagnostics/diagnostic.ts';
-import { canonicalView } from '../../../compiler/plan/canonical-json.ts';
+import { canonicalData } from '../../../compiler/plan/canonical-json.ts';
 import { STAGES, type Work } from '../../../compiler/pipeline.ts';
 import { configFileOf } from '../../support/compile-dir.ts';
 
@@ -35,7 +35,7 @@ describe('lowered routes', () => {
       const w = workBeforeSeal(join(CASES, name));
       expect(w?.body, name).toBeDefined();
       w!.body!.routes.forEach((route, i) => {
-        if (canonicalView(route) !== route) outOfOrder.push(`${name} routes[${i}]`);
+        if (canonicalData(route) !== route) outOfOrder.push(`${name} routes[${i}]`);
       });
     }
     expect(outOfOrder).toEqual([]);
