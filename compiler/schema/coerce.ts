@@ -42,8 +42,22 @@ function types(schema: Schema | undefined, root: Schema): string[] {
  * untyped JSON text (`[...]`, `{...}`), which is parsed as for any list or map.
  */
 export function coerce(root: Node, schema: Schema, commaLists: ReadonlySet<string> = new Set()): Coerced {
-  const walk = (node: Node, s: Schema | undefined, path: string): unknown => {
-    const sch = resolve(s, schema);
+  // `$ref`s resolved once each (a route field's schema is asked for once per route).
+  const resolved = new Map<Schema, Schema | undefined>();
+  const resolveRef = (s: Schema | undefined): Schema | undefined => {
+    if (!s || typeof s['$ref'] !== 'string') return s;
+    let r = resolved.get(s);
+    if (r === undefined && !resolved.has(s)) resolved.set(s, (r = resolve(s, schema)));
+    return r;
+  };
+  // A node's path is kept only on the way to a comma list (no other node needs it): the path of
+  // every node under a node starts with that node's path.
+  const onTheWay = (path: string): string | undefined => {
+    for (const c of commaLists) if (c.startsWith(path)) return path;
+    return undefined;
+  };
+  const walk = (node: Node, s: Schema | undefined, path: string | undefined): unknown => {
+    const sch = resolveRef(s);
     switch (node.kind) {
       case 'map': {
         const out: Record<string, unknown> = {};
@@ -51,17 +65,17 @@ export function coerce(root: Node, schema: Schema, commaLists: ReadonlySet<strin
         const addl = sch?.['additionalProperties'];
         for (const e of node.entries) {
           const child = props[e.key] ?? (typeof addl === 'object' ? (addl as Schema) : undefined);
-          out[e.key] = walk(e.value, child, childPath(path, e.key));
+          out[e.key] = walk(e.value, child, path === undefined ? undefined : onTheWay(childPath(path, e.key)));
         }
         return out;
       }
       case 'list': {
         const items = sch?.['items'] as Schema | undefined;
-        return node.items.map((n, i) => walk(n, items, childPath(path, i)));
+        return node.items.map((n, i) => walk(n, items, path === undefined ? undefined : onTheWay(childPath(path, i))));
       }
       case 'scalar': {
         const v = node.value;
-        if (typeof v === 'string' && commaLists.has(path)) return commaListValue(v, node.untyped);
+        if (typeof v === 'string' && path !== undefined && commaLists.has(path)) return commaListValue(v, node.untyped);
         if (!node.untyped || typeof v !== 'string') return v;
         const t = types(sch, schema);
         if (t.includes('string') || t.length === 0) return v;
