@@ -35,8 +35,16 @@ export function toEntries(route: Raw): string[] {
   return typeof to === 'string' ? [to] : Array.isArray(to) ? to.filter((t): t is string => typeof t === 'string') : [];
 }
 
+/** A route's `from` as lowering reads it. */
+export interface ParsedFrom {
+  readonly url: URL;
+  readonly scheme: string;
+  readonly host: string;
+  readonly port: number | null;
+}
+
 /** Parses `from` leniently: scheme, lower-cased host, explicit port. Undefined when it does not parse. */
-export function parseFrom(from: string): { url: URL; scheme: string; host: string; port: number | null } | undefined {
+export function parseFrom(from: string): ParsedFrom | undefined {
   let u: URL;
   try {
     u = new URL(from);
@@ -121,15 +129,23 @@ function responseHeaders(global: Readonly<Record<string, string>>, own: Readonly
 /** Lowers every route; routes with schema errors were dropped before. */
 export function lowerRoutes(routes: readonly Raw[], paths: readonly string[], indexes: readonly number[], settings: PlanSettings, cx: LowerCtx): Route[] {
   const taken = new Set<string>();
+  // Routes share their `from` (several paths of one host): each is parsed once.
+  const froms = new Map<string, ParsedFrom | undefined>();
+  const fromOf = (text: string): ParsedFrom | undefined => {
+    if (!froms.has(text)) froms.set(text, parseFrom(text));
+    return froms.get(text);
+  };
   const out: Route[] = [];
   routes.forEach((r, i) => {
-    const route = lowerRoute(r, paths[i]!, indexes[i]!, settings, cx, taken);
+    const route = lowerRoute(r, paths[i]!, indexes[i]!, settings, cx, taken, fromOf);
     if (route) out.push(route);
   });
   return out;
 }
 
-function lowerRoute(r: Raw, path: string, index: number, settings: PlanSettings, cx: LowerCtx, taken: Set<string>): Route | undefined {
+function lowerRoute(
+  r: Raw, path: string, index: number, settings: PlanSettings, cx: LowerCtx, taken: Set<string>, fromOf: (text: string) => ParsedFrom | undefined,
+): Route | undefined {
   const at = (field: string): Span | undefined => spanAt(cx, `${path}.${field}`) ?? spanAt(cx, path);
   const str = (field: string): string | null => {
     const v = r[field];
@@ -145,11 +161,13 @@ function lowerRoute(r: Raw, path: string, index: number, settings: PlanSettings,
     const v = str(field.slice(path.length + 1));
     return v === null || v === '' ? undefined : { value: v, at: at(field.slice(path.length + 1)) };
   };
-  const pem = (f: string) => pemSource(`${path}.${f}`, `${path}.${f}_file`, 'certificate', cx, get)?.source ?? null;
+  // A pair of fields the route does not give lowers to nothing: their keys are not even joined.
+  const givesEither = (a: string, b: string) => r[a] !== undefined || r[b] !== undefined;
+  const pem = (f: string, file: string) => (givesEither(f, file) ? (pemSource(`${path}.${f}`, `${path}.${file}`, 'certificate', cx, get)?.source ?? null) : null);
 
   const fromText = str('from');
   if (fromText === null) return undefined;
-  const from = parseFrom(fromText);
+  const from = fromOf(fromText);
   if (!from) {
     cx.r.report(D.InvalidUrl, at('from'), { key: `${path}.from`, value: fromText, problem: /^[a-z][a-z0-9+.-]*:/i.test(fromText) ? 'has no host name' : 'has no scheme' }, `${path}.from`);
     return undefined;
@@ -243,18 +261,18 @@ function lowerRoute(r: Raw, path: string, index: number, settings: PlanSettings,
   const rh = r['ring_hash_lb_config'] as Raw | undefined;
   const mg = r['maglev_lb_config'] as Raw | undefined;
 
-  const clientKey = keySource(`${path}.tls_client_key`, `${path}.tls_client_key_file`, cx, get);
-  const token = get(`${path}.orchestrator_service_account_token`);
-  const tokenFile = get(`${path}.orchestrator_service_account_token_file`);
+  const clientKey = givesEither('tls_client_key', 'tls_client_key_file') ? keySource(`${path}.tls_client_key`, `${path}.tls_client_key_file`, cx, get) : null;
+  const token = r['orchestrator_service_account_token'] === undefined ? undefined : get(`${path}.orchestrator_service_account_token`);
+  const tokenFile = r['orchestrator_service_account_token_file'] === undefined ? undefined : get(`${path}.orchestrator_service_account_token_file`);
 
   // Values whose lowering reports or reads files, in the order their fields were always lowered
   // (diagnostics at one place keep that order).
   const id = routeId(name, `${from.scheme}://${from.host}${from.port === null ? '' : `:${from.port}`}`, match, taken, index);
   const prefixRewrite = str('prefix_rewrite');
   const serverName = str('tls_server_name');
-  const customCa = pem('tls_custom_ca');
-  const downstreamClientCa = pem('tls_downstream_client_ca');
-  const clientCert = pemSource(`${path}.tls_client_cert`, `${path}.tls_client_cert_file`, 'certificate', cx, get)?.source ?? null;
+  const customCa = pem('tls_custom_ca', 'tls_custom_ca_file');
+  const downstreamClientCa = pem('tls_downstream_client_ca', 'tls_downstream_client_ca_file');
+  const clientCert = pem('tls_client_cert', 'tls_client_cert_file');
   const healthChecks = ((r['health_checks'] as Raw[] | undefined) ?? []).map((h, j) => lowerHealthCheck(h, `${path}.health_checks[${j}]`, cx));
   const outlierDetection = r['outlier_detection'] ? lowerOutlier(r['outlier_detection'] as Raw, `${path}.outlier_detection`, cx) : null;
   const orchestratorServiceAccountToken = token
