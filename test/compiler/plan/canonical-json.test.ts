@@ -35,7 +35,7 @@ describe('canonicalView', () => {
       fc.property(fc.jsonValue({ maxDepth: 4 }), (v) => {
         const view = canonicalView(v);
         if (view === INDEX_KEY) return;
-        expect(view).toEqual(JSON.parse(canonicalJson(v)));
+        // Only its JSON is canonical: a -0 in it stays -0 (written `0`); canonicalData is the one equal to the parsed JSON.
         expect(JSON.stringify(view)).toBe(reference(v));
       }),
     );
