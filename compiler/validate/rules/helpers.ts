@@ -19,16 +19,29 @@ export function strField(raw: Raw, field: string): string | undefined {
   return typeof v === 'string' && !hasControlChar(v) ? v : undefined;
 }
 
-/** The `to` entries of a route as written, each with its config path; control-character entries are left out. */
-export function toEntriesOf(route: RouteInput): { text: string; path: string }[] {
+/** A `to` entry of a route as written: its text, and its position in the `to` list (none for a `to` string). */
+export interface ToEntry {
+  readonly text: string;
+  readonly item: number | undefined;
+}
+
+/** The `to` entries of a route as written; control-character entries are left out. */
+export function toEntriesOf(route: RouteInput): ToEntry[] {
   const to = route.raw['to'];
-  const items =
-    typeof to === 'string'
-      ? [{ text: to, path: `${route.path}.to` }]
-      : Array.isArray(to)
-        ? to.flatMap((t: unknown, j) => (typeof t === 'string' ? [{ text: t, path: `${route.path}.to[${j}]` }] : []))
-        : [];
-  return items.filter((i) => !hasControlChar(i.text));
+  const out: ToEntry[] = [];
+  if (typeof to === 'string') {
+    if (!hasControlChar(to)) out.push({ text: to, item: undefined });
+  } else if (Array.isArray(to)) {
+    to.forEach((t: unknown, j) => {
+      if (typeof t === 'string' && !hasControlChar(t)) out.push({ text: t, item: j });
+    });
+  }
+  return out;
+}
+
+/** The config path of a `to` entry: `routes[2].to`, `routes[2].to[1]` (joined only for a report). */
+export function toEntryPath(route: RouteInput, e: ToEntry): string {
+  return e.item === undefined ? `${route.path}.to` : `${route.path}.to[${e.item}]`;
 }
 
 /** The object value of `field` (a map), or undefined when absent or not a map. */

@@ -57,7 +57,8 @@ export const routeRestrictedPrefixVariants: ValidationRule = {
         const path = route.public ? undefined : matchedPath(route.match);
         if (path === undefined) return;
         const vs = variants(route, path);
-        for (const later of routes.slice(i + 1)) {
+        for (let j = i + 1; j < routes.length; j++) {
+          const later = routes[j]!;
           if (!later.route.public) continue;
           const v = vs.find((x) => answers(later.route, x));
           if (v === undefined) continue;
