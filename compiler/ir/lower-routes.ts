@@ -9,7 +9,7 @@ import * as D from '../diagnostics/codes/settings.ts';
 import { legacyRules } from '../policy/legacy.ts';
 import { lowerPolicyNode } from '../policy/lower-document.ts';
 import type { PolicyIR, Rule } from '../policy/ir.ts';
-import type { HealthCheck, HostRule, OutlierDetection, PathMatch, PlanSettings, Route, Upstream } from '../plan/types.ts';
+import type { HealthCheck, HostRule, OutlierDetection, PathMatch, PemSource, PlanSettings, Route, Upstream } from '../plan/types.ts';
 import type { Span } from '../source/source-file.ts';
 import { headerMap } from './headers.ts';
 import { spanAt, type LowerCtx } from './lower-ctx.ts';
@@ -135,45 +135,83 @@ export function lowerRoutes(routes: readonly Raw[], paths: readonly string[], in
     if (!froms.has(text)) froms.set(text, parseFrom(text));
     return froms.get(text);
   };
+  const fields = new RouteFields(cx);
   const out: Route[] = [];
   routes.forEach((r, i) => {
-    const route = lowerRoute(r, paths[i]!, indexes[i]!, settings, cx, taken, fromOf);
+    const route = lowerRoute(r, paths[i]!, indexes[i]!, settings, cx, taken, fromOf, fields);
     if (route) out.push(route);
   });
   return out;
 }
 
-function lowerRoute(
-  r: Raw, path: string, index: number, settings: PlanSettings, cx: LowerCtx, taken: Set<string>, fromOf: (text: string) => ParsedFrom | undefined,
-): Route | undefined {
-  const at = (field: string): Span | undefined => spanAt(cx, `${path}.${field}`) ?? spanAt(cx, path);
-  const str = (field: string): string | null => {
-    const v = r[field];
+/**
+ * Reads the fields of one route at a time: one reader serves a whole lowering run, so no closures
+ * are made per route. `begin` points it at the next route.
+ */
+class RouteFields {
+  private r: Raw = {};
+  private path = '';
+
+  constructor(private readonly cx: LowerCtx) {}
+
+  begin(r: Raw, path: string): this {
+    this.r = r;
+    this.path = path;
+    return this;
+  }
+
+  /** The span of a field's value, falling back to the route's. */
+  at(field: string): Span | undefined {
+    return spanAt(this.cx, `${this.path}.${field}`) ?? spanAt(this.cx, this.path);
+  }
+
+  /** A string field; null when absent, not a string, or holding a control character (reported). */
+  str(field: string): string | null {
+    const v = this.r[field];
     if (typeof v !== 'string') return null;
     if (hasControlChar(v)) {
-      cx.r.report(D.ControlCharacter, at(field), { key: `${path}.${field}` }, `${path}.${field}`);
+      this.cx.r.report(D.ControlCharacter, this.at(field), { key: `${this.path}.${field}` }, `${this.path}.${field}`);
       return null;
     }
     return v;
-  };
-  const bool = (field: string) => r[field] === true;
-  const get = (field: string) => {
-    const v = str(field.slice(path.length + 1));
-    return v === null || v === '' ? undefined : { value: v, at: at(field.slice(path.length + 1)) };
-  };
-  // A pair of fields the route does not give lowers to nothing: their keys are not even joined.
-  const givesEither = (a: string, b: string) => r[a] !== undefined || r[b] !== undefined;
-  const pem = (f: string, file: string) => (givesEither(f, file) ? (pemSource(`${path}.${f}`, `${path}.${file}`, 'certificate', cx, get)?.source ?? null) : null);
+  }
 
-  const fromText = str('from');
+  bool(field: string): boolean {
+    return this.r[field] === true;
+  }
+
+  /** A non-empty string field by its config path (`routes[0].tls_custom_ca`), for material.ts. */
+  readonly get = (key: string): { value: string; at: Span | undefined } | undefined => {
+    const field = key.slice(this.path.length + 1);
+    const v = this.str(field);
+    return v === null || v === '' ? undefined : { value: v, at: this.at(field) };
+  };
+
+  /** Whether the route gives either field of a pair: one it does not give lowers to nothing, its keys not even joined. */
+  givesEither(a: string, b: string): boolean {
+    return this.r[a] !== undefined || this.r[b] !== undefined;
+  }
+
+  /** A certificate given inline or as a file. */
+  pem(f: string, file: string): PemSource | null {
+    return this.givesEither(f, file) ? (pemSource(`${this.path}.${f}`, `${this.path}.${file}`, 'certificate', this.cx, this.get)?.source ?? null) : null;
+  }
+}
+
+function lowerRoute(
+  r: Raw, path: string, index: number, settings: PlanSettings, cx: LowerCtx, taken: Set<string>, fromOf: (text: string) => ParsedFrom | undefined, fields: RouteFields,
+): Route | undefined {
+  const rf = fields.begin(r, path);
+
+  const fromText = rf.str('from');
   if (fromText === null) return undefined;
   const from = fromOf(fromText);
   if (!from) {
-    cx.r.report(D.InvalidUrl, at('from'), { key: `${path}.from`, value: fromText, problem: /^[a-z][a-z0-9+.-]*:/i.test(fromText) ? 'has no host name' : 'has no scheme' }, `${path}.from`);
+    cx.r.report(D.InvalidUrl, rf.at('from'), { key: `${path}.from`, value: fromText, problem: /^[a-z][a-z0-9+.-]*:/i.test(fromText) ? 'has no host name' : 'has no scheme' }, `${path}.from`);
     return undefined;
   }
   const match = pathMatchOf(r);
-  const name = str('name');
+  const name = rf.str('name');
 
   // Upstreams (weights are validated by a rule; here an absent or bad weight is 1).
   const upstreams: Upstream[] = [];
@@ -183,12 +221,12 @@ function lowerRoute(
     try {
       u = new URL(url);
     } catch {
-      cx.r.report(D.InvalidUrl, spanAt(cx, `${path}.to[${j}]`) ?? at('to'), { key: `${path}.to`, value: url, problem: /^[a-z][a-z0-9+.-]*:/i.test(url) ? 'does not parse' : 'has no scheme' }, `${path}.to`);
+      cx.r.report(D.InvalidUrl, spanAt(cx, `${path}.to[${j}]`) ?? rf.at('to'), { key: `${path}.to`, value: url, problem: /^[a-z][a-z0-9+.-]*:/i.test(url) ? 'does not parse' : 'has no scheme' }, `${path}.to`);
       return;
     }
     const scheme = u.protocol.slice(0, -1).toLowerCase();
     if (u.hostname === '') {
-      cx.r.report(D.InvalidUrl, spanAt(cx, `${path}.to[${j}]`) ?? at('to'), { key: `${path}.to`, value: url, problem: 'has no host name' }, `${path}.to`);
+      cx.r.report(D.InvalidUrl, spanAt(cx, `${path}.to[${j}]`) ?? rf.at('to'), { key: `${path}.to`, value: url, problem: 'has no host name' }, `${path}.to`);
       return;
     }
     const w = weight !== undefined && /^\d+$/.test(weight) ? Number(weight) : 1;
@@ -234,9 +272,9 @@ function lowerRoute(
       ...(Array.isArray(r['allowed_domains']) ? { allowedDomains: r['allowed_domains'] as string[] } : {}),
       ...(Array.isArray(r['allowed_groups']) ? { allowedGroups: r['allowed_groups'] as string[] } : {}),
       ...(claims && typeof claims === 'object' ? { allowedIdpClaims: claims as Record<string, unknown> } : {}),
-      ...(bool('allow_public_unauthenticated_access') ? { allowPublicUnauthenticatedAccess: true } : {}),
-      ...(bool('allow_any_authenticated_user') ? { allowAnyAuthenticatedUser: true } : {}),
-      ...(bool('cors_allow_preflight') ? { corsAllowPreflight: true } : {}),
+      ...(rf.bool('allow_public_unauthenticated_access') ? { allowPublicUnauthenticatedAccess: true } : {}),
+      ...(rf.bool('allow_any_authenticated_user') ? { allowAnyAuthenticatedUser: true } : {}),
+      ...(rf.bool('cors_allow_preflight') ? { corsAllowPreflight: true } : {}),
     }),
   );
   const policy: PolicyIR = { rules };
@@ -246,11 +284,11 @@ function lowerRoute(
   const idleRaw = r['idle_timeout'];
   const timeoutMs =
     timeoutRaw !== undefined
-      ? (lowerDuration(timeoutRaw, `${path}.timeout`, at('timeout'), cx.r) ?? settings.server.defaultUpstreamTimeoutMs)
+      ? (lowerDuration(timeoutRaw, `${path}.timeout`, rf.at('timeout'), cx.r) ?? settings.server.defaultUpstreamTimeoutMs)
       : idleRaw !== undefined
         ? 0
         : settings.server.defaultUpstreamTimeoutMs;
-  const idleTimeoutMs = idleRaw !== undefined ? (lowerDuration(idleRaw, `${path}.idle_timeout`, at('idle_timeout'), cx.r) ?? 300_000) : 300_000;
+  const idleTimeoutMs = idleRaw !== undefined ? (lowerDuration(idleRaw, `${path}.idle_timeout`, rf.at('idle_timeout'), cx.r) ?? 300_000) : 300_000;
 
   const setReq = headerMap((r['set_request_headers'] as Record<string, string> | undefined) ?? {}, `${path}.set_request_headers`, cx, isHostOrPseudoHeader);
   const setRes = headerMap((r['set_response_headers'] as Record<string, string> | undefined) ?? {}, `${path}.set_response_headers`, cx);
@@ -261,18 +299,18 @@ function lowerRoute(
   const rh = r['ring_hash_lb_config'] as Raw | undefined;
   const mg = r['maglev_lb_config'] as Raw | undefined;
 
-  const clientKey = givesEither('tls_client_key', 'tls_client_key_file') ? keySource(`${path}.tls_client_key`, `${path}.tls_client_key_file`, cx, get) : null;
-  const token = r['orchestrator_service_account_token'] === undefined ? undefined : get(`${path}.orchestrator_service_account_token`);
-  const tokenFile = r['orchestrator_service_account_token_file'] === undefined ? undefined : get(`${path}.orchestrator_service_account_token_file`);
+  const clientKey = rf.givesEither('tls_client_key', 'tls_client_key_file') ? keySource(`${path}.tls_client_key`, `${path}.tls_client_key_file`, cx, rf.get) : null;
+  const token = r['orchestrator_service_account_token'] === undefined ? undefined : rf.get(`${path}.orchestrator_service_account_token`);
+  const tokenFile = r['orchestrator_service_account_token_file'] === undefined ? undefined : rf.get(`${path}.orchestrator_service_account_token_file`);
 
   // Values whose lowering reports or reads files, in the order their fields were always lowered
   // (diagnostics at one place keep that order).
   const id = routeId(name, `${from.scheme}://${from.host}${from.port === null ? '' : `:${from.port}`}`, match, taken, index);
-  const prefixRewrite = str('prefix_rewrite');
-  const serverName = str('tls_server_name');
-  const customCa = pem('tls_custom_ca', 'tls_custom_ca_file');
-  const downstreamClientCa = pem('tls_downstream_client_ca', 'tls_downstream_client_ca_file');
-  const clientCert = pem('tls_client_cert', 'tls_client_cert_file');
+  const prefixRewrite = rf.str('prefix_rewrite');
+  const serverName = rf.str('tls_server_name');
+  const customCa = rf.pem('tls_custom_ca', 'tls_custom_ca_file');
+  const downstreamClientCa = rf.pem('tls_downstream_client_ca', 'tls_downstream_client_ca_file');
+  const clientCert = rf.pem('tls_client_cert', 'tls_client_cert_file');
   const healthChecks = ((r['health_checks'] as Raw[] | undefined) ?? []).map((h, j) => lowerHealthCheck(h, `${path}.health_checks[${j}]`, cx));
   const outlierDetection = r['outlier_detection'] ? lowerOutlier(r['outlier_detection'] as Raw, `${path}.outlier_detection`, cx) : null;
   const orchestratorServiceAccountToken = token
@@ -285,15 +323,15 @@ function lowerRoute(
   // the route as it is (compiler/plan/canonical-json.ts), with no sorted copy to make.
   return {
     action,
-    allowEncodedPathCharacters: bool('allow_encoded_path_characters'),
-    allowPathParameters: bool('allow_path_parameters'),
-    allowSpdy: bool('allow_spdy'),
-    allowUnderscoresInHeaders: bool('allow_underscores_in_headers'),
-    allowWebsockets: bool('allow_websockets'),
+    allowEncodedPathCharacters: rf.bool('allow_encoded_path_characters'),
+    allowPathParameters: rf.bool('allow_path_parameters'),
+    allowSpdy: rf.bool('allow_spdy'),
+    allowUnderscoresInHeaders: rf.bool('allow_underscores_in_headers'),
+    allowWebsockets: rf.bool('allow_websockets'),
     from: { host: from.host, port: from.port, scheme: from.scheme === 'tcp+https' ? 'tcp+https' : 'https', url: fromText },
     healthChecks,
     host: hostRuleOf(r),
-    hostedcloudServerlessAuthentication: bool('enable_hostedcloud_serverless_authentication'),
+    hostedcloudServerlessAuthentication: rf.bool('enable_hostedcloud_serverless_authentication'),
     id,
     idleTimeoutMs,
     index,
@@ -313,10 +351,10 @@ function lowerRoute(
     name,
     orchestratorServiceAccountToken,
     outlierDetection,
-    passIdentityHeaders: bool('pass_identity_headers'),
+    passIdentityHeaders: rf.bool('pass_identity_headers'),
     pathCase: (r['path_case'] as Route['pathCase'] | undefined) ?? 'sensitive',
     policy,
-    public: bool('allow_public_unauthenticated_access'),
+    public: rf.bool('allow_public_unauthenticated_access'),
     requestHeaders: { remove: ((r['remove_request_headers'] as string[] | undefined) ?? []).slice(), set: setReq },
     responseHeaders: {
       rewrite: ((r['rewrite_response_headers'] as Raw[] | undefined) ?? []).map((h) => ({
@@ -340,7 +378,7 @@ function lowerRoute(
       customCa,
       downstreamClientCa,
       serverName,
-      skipVerify: bool('tls_skip_verify'),
+      skipVerify: rf.bool('tls_skip_verify'),
     },
   };
 }

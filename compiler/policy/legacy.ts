@@ -32,32 +32,30 @@ export interface LegacyOptions {
  *   `authenticated_user`; `cors_allow_preflight` → `cors_preflight`.
  */
 export function legacyRules(o: LegacyOptions): Rule[] {
-  const rules: Rule[] = [];
-  const allow = (when: Expr): void => {
-    rules.push({ action: 'allow', when });
-  };
+  // The condition of each option given, in this order; each becomes one `allow` rule.
+  const when: Expr[] = [];
   const users = o.allowedUsers ?? [];
   if (users.length > 0) {
-    allow(orOf([
+    when.push(orOf([
       { match: { op: 'in', values: [...users] }, name: 'user', op: 'criterion' },
       { match: { op: 'in', values: [...users] }, name: 'email', op: 'criterion' },
     ]));
   }
   const domains = o.allowedDomains ?? [];
-  if (domains.length > 0) allow({ match: { op: 'in', values: [...domains] }, name: 'domain', op: 'criterion' });
+  if (domains.length > 0) when.push({ match: { op: 'in', values: [...domains] }, name: 'domain', op: 'criterion' });
   const groups = o.allowedGroups ?? [];
-  if (groups.length > 0) allow(orOf(groups.map((g): Criterion => ({ match: { op: 'has', value: g }, name: 'groups', op: 'criterion' }))));
+  if (groups.length > 0) when.push(orOf(groups.map((g): Criterion => ({ match: { op: 'has', value: g }, name: 'groups', op: 'criterion' }))));
   if (o.allowedIdpClaims !== undefined) {
     const leaves: Criterion[] = [];
     for (const [claim, values] of flattenClaims(o.allowedIdpClaims)) {
       for (const value of values) leaves.push({ claim, match: { op: 'has', value }, name: 'claim', op: 'criterion' });
     }
-    if (leaves.length > 0) allow(orOf(leaves));
+    if (leaves.length > 0) when.push(orOf(leaves));
   }
-  if (o.allowPublicUnauthenticatedAccess === true) allow({ name: 'accept', op: 'criterion' });
-  if (o.allowAnyAuthenticatedUser === true) allow({ name: 'authenticated_user', op: 'criterion' });
-  if (o.corsAllowPreflight === true) allow({ name: 'cors_preflight', op: 'criterion' });
-  return rules;
+  if (o.allowPublicUnauthenticatedAccess === true) when.push({ name: 'accept', op: 'criterion' });
+  if (o.allowAnyAuthenticatedUser === true) when.push({ name: 'authenticated_user', op: 'criterion' });
+  if (o.corsAllowPreflight === true) when.push({ name: 'cors_preflight', op: 'criterion' });
+  return when.map((w): Rule => ({ action: 'allow', when: w }));
 }
 
 /**

@@ -88,8 +88,14 @@ export function fieldKeySpan(input: RuleInput, route: RouteInput, field: string)
 
 /** The fields of `fields` that a route gives, in the order they are written in the config. */
 export function writtenOrder(input: RuleInput, route: RouteInput, fields: readonly string[]): string[] {
-  const start = (f: string): number => fieldKeySpan(input, route, f)?.start ?? Number.MAX_SAFE_INTEGER;
-  return fields.filter((f) => route.raw[f] !== undefined).sort((a, b) => start(a) - start(b) || fields.indexOf(a) - fields.indexOf(b));
+  return fields
+    .filter((f) => route.raw[f] !== undefined)
+    .sort((a, b) => writtenAt(input, route, a) - writtenAt(input, route, b) || fields.indexOf(a) - fields.indexOf(b));
+}
+
+/** Where a route field's key is written (last when unknown). */
+function writtenAt(input: RuleInput, route: RouteInput, field: string): number {
+  return fieldKeySpan(input, route, field)?.start ?? Number.MAX_SAFE_INTEGER;
 }
 
 /** Joins field names for a message: `` `a` and `b` ``, `` `a`, `b` and `c` ``. */

@@ -1,5 +1,5 @@
 import { RouteIncompletePair } from '../../diagnostics/codes/routes.ts';
-import type { ValidationRule } from '../rule.ts';
+import type { RouteInput, ValidationRule } from '../rule.ts';
 import { fieldKeySpan, fieldPath, isGiven } from './helpers.ts';
 
 /**
@@ -13,6 +13,11 @@ const PAIRS: readonly (readonly [readonly string[], readonly string[]])[] = [
   [['tls_client_cert', 'tls_client_cert_file'], ['tls_client_key', 'tls_client_key_file']],
 ];
 
+/** Whether a route gives a field of a pair: an empty substitution (`""`) counts, it deletes the match. */
+function given(route: RouteInput, f: string): boolean {
+  return f.endsWith('_substitution') ? typeof route.raw[f] === 'string' : isGiven(route.raw, f);
+}
+
 /**
  * `route-incomplete-pair`: one half of a pair without the other (`regex_rewrite_pattern` and
  * `_substitution`, the host path-regex pair, the upstream client certificate and key). Reported at
@@ -22,11 +27,10 @@ export const routeIncompletePair: ValidationRule = {
   reports: [RouteIncompletePair],
   check(input, r) {
     for (const route of input.routes) {
-      const given = (f: string) => (f.endsWith('_substitution') ? typeof route.raw[f] === 'string' : isGiven(route.raw, f));
       for (const [a, b] of PAIRS) {
         for (const [mine, other] of [[a, b], [b, a]] as const) {
-          const set = mine.find(given);
-          if (set === undefined || other.some(given)) continue;
+          const set = mine.find((f) => given(route, f));
+          if (set === undefined || other.some((f) => given(route, f))) continue;
           const missing = set.endsWith('_file') ? (other.find((f) => f.endsWith('_file')) ?? other[0]!) : other[0]!;
           r.report(RouteIncompletePair, fieldKeySpan(input, route, set), { set, missing }, fieldPath(route, set));
         }
