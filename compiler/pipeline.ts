@@ -21,7 +21,7 @@ import { dropRemovedKeys } from './schema/removed.ts';
 import { envKeySpecs } from './settings/env-keys.ts';
 import { COMMA_LIST_SETTINGS } from './settings/table.ts';
 import { formatLocation, sourceFile, span, type SourceFile } from './source/source-file.ts';
-import type { MapNode } from './source/tree.ts';
+import type { MapEntry, MapNode } from './source/tree.ts';
 import { envLayer } from './sources/env.ts';
 import { parseConfigText } from './sources/read.ts';
 import { reportReservedKeys } from './sources/reserved-keys.ts';
@@ -251,12 +251,18 @@ function buildSourceMap(c: Coerced, routes: readonly RouteInput[]): SourceMap {
       routes
         .filter((ri) => ri.lowered)
         .map((ri) => {
-          const fields: Record<string, string> = {};
-          for (const f of sortedKeys(ri.raw)) {
-            const loc = c.index.get(`${ri.path}.${f}`);
-            if (loc) fields[f] = formatLocation(loc.node.span);
-          }
           const loc = c.index.get(ri.path);
+          const fields: Record<string, string> = {};
+          if (c.index.distinct && loc?.node.kind === 'map') {
+            // No two nodes share a path: each field's node is the route's entry of that key, and
+            // the route's keys are its entries' (none written twice).
+            for (const e of entriesByKey(loc.node.entries)) fields[e.key] = formatLocation(e.value.span);
+          } else {
+            for (const f of sortedKeys(ri.raw)) {
+              const at = c.index.get(`${ri.path}.${f}`);
+              if (at) fields[f] = formatLocation(at.node.span);
+            }
+          }
           return Object.freeze({ at: loc ? formatLocation(loc.node.span) : ri.path, fields: Object.freeze(fields) });
         }),
     ),
@@ -276,4 +282,16 @@ function sortedKeys(o: object): string[] {
     keys[j + 1] = key;
   }
   return keys;
+}
+
+/** A map's entries in the order of their keys (as `Object.keys(o).sort()` orders them), sorted by insertion. */
+function entriesByKey(entries: readonly MapEntry[]): MapEntry[] {
+  const out = entries.slice();
+  for (let i = 1; i < out.length; i++) {
+    const e = out[i]!;
+    let j = i - 1;
+    for (; j >= 0 && out[j]!.key > e.key; j--) out[j + 1] = out[j]!;
+    out[j + 1] = e;
+  }
+  return out;
 }

@@ -56,6 +56,8 @@ export function coerce(root: Node, schema: Schema, commaLists: ReadonlySet<strin
     for (const c of commaLists) if (c.startsWith(path)) return path;
     return undefined;
   };
+  // Whether no two nodes can share a path (PathIndex.distinct): every key is checked on the way.
+  let distinct = true;
   const walk = (node: Node, s: Schema | undefined, path: string | undefined): unknown => {
     const sch = resolveRef(s);
     switch (node.kind) {
@@ -64,6 +66,8 @@ export function coerce(root: Node, schema: Schema, commaLists: ReadonlySet<strin
         const props = (sch?.['properties'] ?? {}) as Record<string, Schema>;
         const addl = sch?.['additionalProperties'];
         for (const e of node.entries) {
+          const k = e.key;
+          if (distinct && (k === '' || k === '__proto__' || k.includes('.') || k.includes('[') || Object.hasOwn(out, k))) distinct = false;
           const child = props[e.key] ?? (typeof addl === 'object' ? (addl as Schema) : undefined);
           out[e.key] = walk(e.value, child, path === undefined ? undefined : onTheWay(childPath(path, e.key)));
         }
@@ -95,7 +99,7 @@ export function coerce(root: Node, schema: Schema, commaLists: ReadonlySet<strin
     }
   };
   const data = walk(root, schema, '');
-  return { data: (data && typeof data === 'object' && !Array.isArray(data) ? data : {}) as Record<string, unknown>, index: pathIndex(root) };
+  return { data: (data && typeof data === 'object' && !Array.isArray(data) ? data : {}) as Record<string, unknown>, index: pathIndex(root, distinct) };
 }
 
 /** The value of a comma-list setting written as a string: untyped JSON text parsed, else its items. */

@@ -10,6 +10,12 @@ export interface Located {
 /** Finds where a config path (`routes[0].from`, as `childPath` joins them) was read from. */
 export interface PathIndex {
   get(path: string): Located | undefined;
+  /**
+   * True when no two nodes of the tree can share a path: no map key is empty, `__proto__`, holds
+   * `.` or `[`, or is written twice in its map. Then the node of a map's path joined with one of
+   * its keys is that entry's value, and a caller holding the map may read its entries directly.
+   */
+  readonly distinct: boolean;
 }
 
 /** Maps with more entries than this are searched through a key table, not entry by entry. */
@@ -26,9 +32,9 @@ const CLOSE = 93; // ']'
  * share one), but it walks the tree down the path asked for instead of holding such a map: a
  * compile asks for a small share of the paths (a 10,000-route config has ~90,000).
  */
-export function pathIndex(root: Node): PathIndex {
+export function pathIndex(root: Node, distinct: boolean): PathIndex {
   const search = new Search(root);
-  return { get: (path) => search.find(path) };
+  return { get: (path) => search.find(path), distinct };
 }
 
 /** One search at a time (`find` is not reentrant): the path asked for and the last node found with it. */

@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { childPath } from '../../../compiler/schema/coerce.ts';
+import { childPath, coerce } from '../../../compiler/schema/coerce.ts';
 import { pathIndex, type Located } from '../../../compiler/schema/path-index.ts';
 import { sourceFile, span } from '../../../compiler/source/source-file.ts';
 import { listNode, mapNode, scalar, type MapEntry, type Node } from '../../../compiler/source/tree.ts';
@@ -44,10 +44,11 @@ const small = fc.letrec<{ node: Shape }>((tie) => ({
 /** Small trees, or a large map of them (more keys than a map is scanned for). */
 const shape: fc.Arbitrary<Shape> = fc.oneof(small, fc.record({ map: fc.array(fc.tuple(key, small), { minLength: 17, maxLength: 30 }) }));
 
-function build(s: Shape): Node {
+/** The tree of a shape; with `plainKeys`, keys without `.` or `[` (so that some trees are distinct). */
+function build(s: Shape, plainKeys = false): Node {
   if ('leaf' in s) return scalar('v', sp());
-  if ('list' in s) return listNode(s.list.map(build), sp());
-  return mapNode(s.map.map(([k, v]): MapEntry => ({ key: k, keySpan: sp(), value: build(v) })), sp());
+  if ('list' in s) return listNode(s.list.map((x) => build(x, plainKeys)), sp());
+  return mapNode(s.map.map(([k, v]): MapEntry => ({ key: plainKeys ? k.replace(/[.[]/g, '_') : k, keySpan: sp(), value: build(v, plainKeys) })), sp());
 }
 
 /** Paths the tree has, and near misses of them: prefixes, extensions, other indexes. */
@@ -70,7 +71,7 @@ describe('pathIndex', () => {
       fc.property(shape, (s) => {
         const root = build({ map: 'map' in s ? s.map : [['a', s]] });
         const reference = referenceIndex(root);
-        const index = pathIndex(root);
+        const index = pathIndex(root, false);
         for (const p of probes([...reference.keys()])) {
           const want = reference.get(p);
           const got = index.get(p);
@@ -86,10 +87,31 @@ describe('pathIndex', () => {
     const routes = Array.from({ length: 10_000 }, () => mapNode([{ key: 'from', keySpan: sp(), value: scalar('https://a', sp()) }], sp()));
     const shared = scalar('literal key', sp());
     const root = mapNode([{ key: 'routes', keySpan: sp(), value: listNode(routes, sp()) }, { key: 'routes[9999].from', keySpan: sp(), value: shared }], sp());
-    const index = pathIndex(root);
+    const index = pathIndex(root, false);
     expect(index.get('routes[1234].from')?.node).toBe(routes[1234]!.entries[0]!.value);
     expect(index.get('routes[9999].from')?.node).toBe(shared);
     expect(index.get('routes[10000]')).toBeUndefined();
     expect(index.get('routes[01]')).toBeUndefined();
   });
+
+  it('is distinct, as coerce finds it, only when no two nodes of the tree share a path', () => {
+    let distinctSeen = 0;
+    fc.assert(
+      fc.property(shape, fc.boolean(), (s, plainKeys) => {
+        const root = build({ map: 'map' in s ? s.map : [['a', s]] }, plainKeys);
+        const nodes = countNodes(root);
+        const { index } = coerce(root, {});
+        if (index.distinct) distinctSeen++;
+        if (index.distinct) expect(referenceIndex(root).size).toBe(nodes);
+      }),
+      { numRuns: 300 },
+    );
+    expect(distinctSeen).toBeGreaterThan(20);
+  });
 });
+
+function countNodes(node: Node): number {
+  if (node.kind === 'map') return 1 + node.entries.reduce((n, e) => n + countNodes(e.value), 0);
+  if (node.kind === 'list') return 1 + node.items.reduce((n, item) => n + countNodes(item), 0);
+  return 1;
+}
