@@ -1,5 +1,6 @@
 import { RouteIncompletePair } from '../../diagnostics/codes/routes.ts';
-import type { RouteInput, ValidationRule } from '../rule.ts';
+import type { Reporter } from '../../diagnostics/diagnostic.ts';
+import type { RouteInput, RuleInput, ValidationRule } from '../rule.ts';
 import { fieldKeySpan, fieldPath, isGiven } from './helpers.ts';
 
 /**
@@ -13,9 +14,18 @@ const PAIRS: readonly (readonly [readonly string[], readonly string[]])[] = [
   [['tls_client_cert', 'tls_client_cert_file'], ['tls_client_key', 'tls_client_key_file']],
 ];
 
-/** Whether a route gives a field of a pair: an empty substitution (`""`) counts, it deletes the match. */
-function given(route: RouteInput, f: string): boolean {
-  return f.endsWith('_substitution') ? typeof route.raw[f] === 'string' : isGiven(route.raw, f);
+/** The first field of `fields` the route gives, if any: an empty substitution (`""`) counts, it deletes the match. */
+function firstGiven(route: RouteInput, fields: readonly string[]): string | undefined {
+  for (const f of fields) if (f.endsWith('_substitution') ? typeof route.raw[f] === 'string' : isGiven(route.raw, f)) return f;
+  return undefined;
+}
+
+/** Reports the route's side `mine` of a pair when it gives it without a field of `other`. */
+function checkSide(input: RuleInput, r: Reporter, route: RouteInput, mine: readonly string[], other: readonly string[]): void {
+  const set = firstGiven(route, mine);
+  if (set === undefined || firstGiven(route, other) !== undefined) return;
+  const missing = set.endsWith('_file') ? (other.find((f) => f.endsWith('_file')) ?? other[0]!) : other[0]!;
+  r.report(RouteIncompletePair, fieldKeySpan(input, route, set), { set, missing }, fieldPath(route, set));
 }
 
 /**
@@ -28,12 +38,8 @@ export const routeIncompletePair: ValidationRule = {
   check(input, r) {
     for (const route of input.routes) {
       for (const [a, b] of PAIRS) {
-        for (const [mine, other] of [[a, b], [b, a]] as const) {
-          const set = mine.find((f) => given(route, f));
-          if (set === undefined || other.some((f) => given(route, f))) continue;
-          const missing = set.endsWith('_file') ? (other.find((f) => f.endsWith('_file')) ?? other[0]!) : other[0]!;
-          r.report(RouteIncompletePair, fieldKeySpan(input, route, set), { set, missing }, fieldPath(route, set));
-        }
+        checkSide(input, r, route, a, b);
+        checkSide(input, r, route, b, a);
       }
     }
   },
