@@ -43,7 +43,7 @@ function isArrayIndex(key: string): boolean {
  * `NO_JSON_FORM` when some value cannot be written.
  */
 export function canonicalView(value: unknown): unknown {
-  return view(value, false);
+  return view(value, false, false);
 }
 
 /**
@@ -51,10 +51,11 @@ export function canonicalView(value: unknown): unknown {
  * order included: members JSON leaves out are left out, array items it writes as `null` (holes,
  * `undefined`) are `null`, `-0` is `0`, and an array is a plain `Array`. `value` itself where it
  * already is such data. Accessors, non-enumerable and symbol-keyed properties are not looked for:
- * plain data has none.
+ * plain data has none. With `freeze`, every object and array given is frozen, those of `value`
+ * that are kept in place (and, when a marker is returned, some of `value`'s may be frozen).
  */
-export function canonicalData(value: unknown): unknown {
-  return view(value, true);
+export function canonicalData(value: unknown, freeze = false): unknown {
+  return view(value, true, freeze);
 }
 
 /** Whether `c`, the view of `member`, differs from it (`-0` and its view `0` differ in strict views). */
@@ -62,7 +63,7 @@ function differs(c: unknown, member: unknown, strict: boolean): boolean {
   return c !== member || (strict && member === 0 && Object.is(member, -0));
 }
 
-function view(value: unknown, strict: boolean): unknown {
+function view(value: unknown, strict: boolean, freeze: boolean): unknown {
   if (value === null) return null;
   switch (typeof value) {
     case 'string':
@@ -74,22 +75,22 @@ function view(value: unknown, strict: boolean): unknown {
       return strict && value === 0 ? 0 : value;
     case 'object': {
       const withToJson = value as { toJSON?: unknown };
-      if (typeof withToJson.toJSON === 'function') return view((withToJson.toJSON as () => unknown).call(value), strict);
-      if (Array.isArray(value)) return arrayView(value as unknown[], strict);
+      if (typeof withToJson.toJSON === 'function') return view((withToJson.toJSON as () => unknown).call(value), strict, freeze);
+      if (Array.isArray(value)) return arrayView(value as unknown[], strict, freeze);
       const obj = value as Record<string, unknown>;
       const keys = Object.keys(obj);
       // Only a plain object is written as its own keys: JSON.stringify unboxes `new Number(1)` and
       // writes `JSON.rawJSON` objects as their text, where canonical JSON has their keys.
-      if (Object.getPrototypeOf(obj) !== Object.prototype) return objectCopy(obj, keys.sort(), strict);
-      for (let i = 1; i < keys.length; i++) if (keys[i - 1]! > keys[i]!) return objectCopy(obj, keys.sort(), strict);
-      return sortedObjectView(obj, keys, strict);
+      if (Object.getPrototypeOf(obj) !== Object.prototype) return objectCopy(obj, keys.sort(), strict, freeze);
+      for (let i = 1; i < keys.length; i++) if (keys[i - 1]! > keys[i]!) return objectCopy(obj, keys.sort(), strict, freeze);
+      return sortedObjectView(obj, keys, strict, freeze);
     }
     default:
       return NO_JSON_FORM;
   }
 }
 
-function arrayView(arr: readonly unknown[], strict: boolean): unknown {
+function arrayView(arr: readonly unknown[], strict: boolean, freeze: boolean): unknown {
   let out: unknown[] | undefined;
   if (strict && Object.getPrototypeOf(arr) !== Array.prototype) out = new Array<unknown>(arr.length);
   for (let i = 0; i < arr.length; i++) {
@@ -100,7 +101,7 @@ function arrayView(arr: readonly unknown[], strict: boolean): unknown {
       if (!strict) continue;
       c = null;
     } else {
-      c = view(item, strict);
+      c = view(item, strict, freeze);
       if (c === INDEX_KEY || c === NO_JSON_FORM) return c;
     }
     if (out === undefined && differs(c, item, strict)) {
@@ -109,11 +110,12 @@ function arrayView(arr: readonly unknown[], strict: boolean): unknown {
     }
     if (out !== undefined) out[i] = c;
   }
-  return out ?? arr;
+  const result = out ?? arr;
+  return freeze ? Object.freeze(result) : result;
 }
 
 /** The view of a plain object whose keys are in sorted order: itself, unless a member's view differs. */
-function sortedObjectView(obj: Record<string, unknown>, keys: readonly string[], strict: boolean): unknown {
+function sortedObjectView(obj: Record<string, unknown>, keys: readonly string[], strict: boolean, freeze: boolean): unknown {
   let out: Record<string, unknown> | undefined;
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]!;
@@ -125,7 +127,7 @@ function sortedObjectView(obj: Record<string, unknown>, keys: readonly string[],
       c = member;
     } else {
       if (isArrayIndex(key)) return INDEX_KEY;
-      c = view(member, strict);
+      c = view(member, strict, freeze);
       if (c === INDEX_KEY || c === NO_JSON_FORM) return c;
     }
     if (out === undefined && (differs(c, member, strict) || omitted(c))) {
@@ -138,21 +140,22 @@ function sortedObjectView(obj: Record<string, unknown>, keys: readonly string[],
     }
     if (out !== undefined && !omitted(c)) setMember(out, key, c);
   }
-  return out ?? obj;
+  const result = out ?? obj;
+  return freeze ? Object.freeze(result) : result;
 }
 
 /** A plain-object copy of `obj` holding the views of its members, inserted in the order of `sortedKeys`. */
-function objectCopy(obj: Record<string, unknown>, sortedKeys: readonly string[], strict: boolean): unknown {
+function objectCopy(obj: Record<string, unknown>, sortedKeys: readonly string[], strict: boolean, freeze: boolean): unknown {
   const out: Record<string, unknown> = {};
   for (const key of sortedKeys) {
     const member = obj[key];
     if (omitted(member)) continue;
     if (isArrayIndex(key)) return INDEX_KEY;
-    const c = view(member, strict);
+    const c = view(member, strict, freeze);
     if (c === INDEX_KEY || c === NO_JSON_FORM) return c;
     setMember(out, key, c);
   }
-  return out;
+  return freeze ? Object.freeze(out) : out;
 }
 
 function setMember(out: Record<string, unknown>, key: string, value: unknown): void {

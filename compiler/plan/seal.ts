@@ -25,15 +25,13 @@ export function seal(body: PlanBody, inputs: readonly string[], sourceMap: Sourc
 /**
  * Stage 10: seals a body built for this plan alone, which the caller hands over and never touches
  * again. Where the body already is what parsing its canonical JSON would give (`canonicalData`:
- * lowering builds routes so), it is kept as it is, frozen in place, instead of a parsed copy;
- * what is not is copied. The plan is the one `seal` makes of the same body, byte for byte.
+ * lowering builds routes so), it is kept as it is, frozen in place as it is checked, instead of a
+ * parsed copy; what is not is copied. The plan is the one `seal` makes of the same body, byte for byte.
  */
 export function sealBuilt(body: PlanBody, inputs: readonly string[], sourceMap: SourceMap): PlanEnvelope {
-  const data = canonicalData(body);
+  const data = canonicalData(body, true);
   if (data === INDEX_KEY || data === NO_JSON_FORM) return seal(body, inputs, sourceMap);
-  // JSON.stringify throws on a cycle, so the walk of freezeData ends.
-  const text = JSON.stringify(data);
-  return envelope(text, freezeData(data) as PlanBody, inputs, sourceMap);
+  return envelope(JSON.stringify(data), data as PlanBody, inputs, sourceMap);
 }
 
 function envelope(text: string, body: PlanBody, inputs: readonly string[], sourceMap: SourceMap): PlanEnvelope {
@@ -48,9 +46,8 @@ function envelope(text: string, body: PlanBody, inputs: readonly string[], sourc
 }
 
 /**
- * Freezes plain data deeply: objects and arrays whose own enumerable string keys are all their
- * keys, as JSON.parse returns and `canonicalData` gives, so this walk is leaner than deepFreeze's.
- * It walks into frozen objects too (data shared with other code may be frozen only on top).
+ * Freezes what JSON.parse just returned, deeply. Such a value holds only plain objects and arrays
+ * whose own enumerable string keys are all their keys, so this walk is leaner than deepFreeze's.
  */
 function freezeData(value: unknown): unknown {
   if (Array.isArray(value)) {

@@ -81,6 +81,14 @@ function withKeyOrder(v: unknown): unknown {
   return v;
 }
 
+/** Every object and array in `v`. */
+function objectsIn(v: unknown, out: object[] = []): object[] {
+  if (v === null || typeof v !== 'object') return out;
+  out.push(v);
+  for (const x of Object.values(v)) objectsIn(x, out);
+  return out;
+}
+
 /** Data as lowering may build it: JSON, plus `undefined` members and items, `-0`, holes. */
 const loose = fc.letrec((tie) => ({
   value: fc.oneof(
@@ -103,6 +111,9 @@ describe('canonicalData', () => {
         const parsed: unknown = JSON.parse(canonicalJson(v));
         expect(withKeyOrder(data)).toStrictEqual(withKeyOrder(parsed));
         expect(JSON.stringify(data)).toBe(canonicalJson(v));
+        const frozen = canonicalData(structuredClone(v), true);
+        expect(withKeyOrder(frozen)).toStrictEqual(withKeyOrder(parsed));
+        expect(objectsIn(frozen).every((o) => Object.isFrozen(o))).toBe(true);
       }),
       { numRuns: 500 },
     );
