@@ -44,15 +44,16 @@ export const controlCharacter: ValidationRule = {
           r.report(ControlCharacter, spanOf(input, path), { key: path }, path);
         }
       } else if (Array.isArray(v)) {
-        v.forEach((item: unknown, i) => {
+        for (let i = 0; i < v.length; i++) {
+          if (!(i in v)) continue; // a hole holds no string
           below.push(i);
-          walk(item);
+          walk(v[i]);
           below.pop();
-        });
+        }
       } else if (v !== null && typeof v === 'object') {
-        for (const [k, x] of Object.entries(v)) {
+        for (const k of Object.keys(v)) {
           below.push(k);
-          walk(x);
+          walk((v as Record<string, unknown>)[k]);
           below.pop();
         }
       }
@@ -77,10 +78,10 @@ export const controlCharacter: ValidationRule = {
     }
     for (const route of input.routes) {
       base = route.path;
-      for (const [field, v] of Object.entries(route.raw)) {
+      for (const field of Object.keys(route.raw)) {
         if (ROUTE_FIELDS_CHECKED_BY_LOWERING.has(field)) continue;
         below.push(field);
-        walk(v);
+        walk(route.raw[field]);
         below.pop();
       }
     }

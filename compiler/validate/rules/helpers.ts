@@ -127,19 +127,28 @@ export function parseHostUrl(text: string): ParsedUrl | undefined {
   }
 }
 
-/** The parsed `from` of each route, parsed once for all the rules that read it. */
-const fromUrls = new WeakMap<RouteInput, ParsedUrl | null>();
+/** A route's `from` and its parse. */
+export interface FromUrl {
+  readonly from: string;
+  readonly url: ParsedUrl;
+}
+
+/** The `from` of each route, read and parsed once for all the rules that read it (a route's raw fields do not change). */
+const fromUrls = new WeakMap<RouteInput, FromUrl | null>();
 
 /**
  * The route's `from` as `parseHostUrl` parses it, with the text it was parsed from; undefined when
  * `from` is absent, not a string, holds a control character, or does not parse.
  */
-export function fromUrlOf(route: RouteInput): { readonly from: string; readonly url: ParsedUrl } | undefined {
-  const from = strField(route.raw, 'from');
-  if (from === undefined) return undefined;
-  let url = fromUrls.get(route);
-  if (url === undefined) fromUrls.set(route, (url = parseHostUrl(from) ?? null));
-  return url === null ? undefined : { from, url };
+export function fromUrlOf(route: RouteInput): FromUrl | undefined {
+  let known = fromUrls.get(route);
+  if (known === undefined) {
+    const from = strField(route.raw, 'from');
+    const url = from === undefined ? undefined : parseHostUrl(from);
+    known = from !== undefined && url !== undefined ? Object.freeze({ from, url }) : null;
+    fromUrls.set(route, known);
+  }
+  return known ?? undefined;
 }
 
 /** True when the route's `from` is a `tcp+https` URL (as written, whether or not it lowered). */
