@@ -43,6 +43,7 @@ function isArrayIndex(key: string): boolean {
  * `NO_JSON_FORM` when some value cannot be written.
  */
 export function canonicalView(value: unknown): unknown {
+  ownKeysOnly = !inheritsEnumerable();
   return view(value, false, false);
 }
 
@@ -55,7 +56,20 @@ export function canonicalView(value: unknown): unknown {
  * that are kept in place (and, when a marker is returned, some of `value`'s may be frozen).
  */
 export function canonicalData(value: unknown, freeze = false): unknown {
+  ownKeysOnly = !inheritsEnumerable();
   return view(value, true, freeze);
+}
+
+/**
+ * Whether for-in over a plain object lists its own keys only, as Object.keys does (no one has
+ * set an enumerable property on Object.prototype): the walk then reads keys without an array of
+ * them per object. Set by each walk as it starts.
+ */
+let ownKeysOnly = false;
+
+function inheritsEnumerable(): boolean {
+  for (const _ in Object.prototype) return true;
+  return false;
 }
 
 /** Whether `c`, the view of `member`, differs from it (`-0` and its view `0` differ in strict views). */
@@ -78,12 +92,10 @@ function view(value: unknown, strict: boolean, freeze: boolean): unknown {
       if (typeof withToJson.toJSON === 'function') return view((withToJson.toJSON as () => unknown).call(value), strict, freeze);
       if (Array.isArray(value)) return arrayView(value as unknown[], strict, freeze);
       const obj = value as Record<string, unknown>;
-      const keys = Object.keys(obj);
       // Only a plain object is written as its own keys: JSON.stringify unboxes `new Number(1)` and
       // writes `JSON.rawJSON` objects as their text, where canonical JSON has their keys.
-      if (Object.getPrototypeOf(obj) !== Object.prototype) return objectCopy(obj, keys.sort(), strict, freeze);
-      for (let i = 1; i < keys.length; i++) if (keys[i - 1]! > keys[i]!) return objectCopy(obj, keys.sort(), strict, freeze);
-      return sortedObjectView(obj, keys, strict, freeze);
+      if (Object.getPrototypeOf(obj) !== Object.prototype || !ownKeysOnly) return objectCopy(obj, Object.keys(obj).sort(), strict, freeze);
+      return plainObjectView(obj, strict, freeze);
     }
     default:
       return NO_JSON_FORM;
@@ -114,31 +126,40 @@ function arrayView(arr: readonly unknown[], strict: boolean, freeze: boolean): u
   return freeze ? Object.freeze(result) : result;
 }
 
-/** The view of a plain object whose keys are in sorted order: itself, unless a member's view differs. */
-function sortedObjectView(obj: Record<string, unknown>, keys: readonly string[], strict: boolean, freeze: boolean): unknown {
+/**
+ * The view of a plain object: itself when its keys are in sorted order and every member is its
+ * own view; a sorted copy when its keys are not; else a copy holding the members' views. Its keys
+ * are read with for-in (`ownKeysOnly`).
+ */
+function plainObjectView(obj: Record<string, unknown>, strict: boolean, freeze: boolean): unknown {
   let out: Record<string, unknown> | undefined;
-  for (let i = 0; i < keys.length; i++) {
-    const key = keys[i]!;
+  let previous: string | undefined;
+  let i = 0;
+  for (const key in obj) {
+    if (previous !== undefined && previous > key) return objectCopy(obj, Object.keys(obj).sort(), strict, freeze);
+    previous = key;
     const member = obj[key];
     let c: unknown;
     if (omitted(member)) {
       // JSON.stringify leaves it out; a strict view does too.
-      if (!strict) continue;
       c = member;
     } else {
       if (isArrayIndex(key)) return INDEX_KEY;
       c = view(member, strict, freeze);
       if (c === INDEX_KEY || c === NO_JSON_FORM) return c;
     }
-    if (out === undefined && (differs(c, member, strict) || omitted(c))) {
+    if (out === undefined && ((strict && omitted(c)) || (!omitted(c) && differs(c, member, strict)))) {
       // The members before this one are their own views.
       out = {};
-      for (let j = 0; j < i; j++) {
-        const earlier = obj[keys[j]!];
-        if (!omitted(earlier)) setMember(out, keys[j]!, earlier);
+      let j = 0;
+      for (const earlierKey in obj) {
+        if (j++ === i) break;
+        const earlier = obj[earlierKey];
+        if (!omitted(earlier)) setMember(out, earlierKey, earlier);
       }
     }
     if (out !== undefined && !omitted(c)) setMember(out, key, c);
+    i++;
   }
   const result = out ?? obj;
   return freeze ? Object.freeze(result) : result;

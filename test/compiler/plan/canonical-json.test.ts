@@ -132,6 +132,20 @@ describe('canonicalData', () => {
   });
 });
 
+describe('an enumerable property on Object.prototype', () => {
+  it('is not read as a key of the objects written', () => {
+    // Last in key order, and unsorted itself: a walk that read it as a member would copy it in.
+    Object.defineProperty(Object.prototype, 'zzz', { value: { b: 1, a: 2 }, enumerable: true, configurable: true, writable: true });
+    try {
+      const v = JSON.parse('{"b":[{"d":1,"c":2}],"a":{"x":null}}') as unknown;
+      expect(canonicalJson(v)).toBe('{"a":{"x":null},"b":[{"c":2,"d":1}]}');
+      expect(JSON.stringify(canonicalData(v))).toBe('{"a":{"x":null},"b":[{"c":2,"d":1}]}');
+    } finally {
+      delete (Object.prototype as { zzz?: unknown }).zzz;
+    }
+  });
+});
+
 describe('a `__proto__` key', () => {
   it('is kept as data by both paths, never as a prototype', () => {
     const v = JSON.parse('{"b":{"__proto__":{"polluted":1}},"a":1}') as unknown;
