@@ -14,7 +14,7 @@ import type { Span } from '../source/source-file.ts';
 import { headerMap } from './headers.ts';
 import { spanAt, type LowerCtx } from './lower-ctx.ts';
 import { fingerprint, keySource, pemSource, readNamedFile, secretFromValue } from './material.ts';
-import { hasControlChar, lowerDuration } from './values.ts';
+import { hasControlChar, lowerDuration, parseDurationMs } from './values.ts';
 
 type Raw = Record<string, unknown>;
 
@@ -180,6 +180,14 @@ class RouteFields {
     return this.r[field] === true;
   }
 
+  /** A duration field in ms as `lowerDuration` lowers it, its span looked up only to report it. */
+  duration(field: string): number | undefined {
+    const v = this.r[field];
+    if (v === 0) return 0;
+    const ms = typeof v === 'string' ? parseDurationMs(v) : undefined;
+    return ms ?? lowerDuration(v, `${this.path}.${field}`, this.at(field), this.cx.r);
+  }
+
   /** A non-empty string field by its config path (`routes[0].tls_custom_ca`), for material.ts. */
   readonly get = (key: string): { value: string; at: Span | undefined } | undefined => {
     const field = key.slice(this.path.length + 1);
@@ -284,11 +292,11 @@ function lowerRoute(
   const idleRaw = r['idle_timeout'];
   const timeoutMs =
     timeoutRaw !== undefined
-      ? (lowerDuration(timeoutRaw, `${path}.timeout`, rf.at('timeout'), cx.r) ?? settings.server.defaultUpstreamTimeoutMs)
+      ? (rf.duration('timeout') ?? settings.server.defaultUpstreamTimeoutMs)
       : idleRaw !== undefined
         ? 0
         : settings.server.defaultUpstreamTimeoutMs;
-  const idleTimeoutMs = idleRaw !== undefined ? (lowerDuration(idleRaw, `${path}.idle_timeout`, rf.at('idle_timeout'), cx.r) ?? 300_000) : 300_000;
+  const idleTimeoutMs = idleRaw !== undefined ? (rf.duration('idle_timeout') ?? 300_000) : 300_000;
 
   const setReq = headerMap((r['set_request_headers'] as Record<string, string> | undefined) ?? {}, `${path}.set_request_headers`, cx, isHostOrPseudoHeader);
   const setRes = headerMap((r['set_response_headers'] as Record<string, string> | undefined) ?? {}, `${path}.set_response_headers`, cx);
