@@ -25,6 +25,7 @@ function isHostOrPseudoHeader(name: string): boolean {
 }
 
 export function splitWeight(entry: string): { url: string; weight: string | undefined } {
+  if (!entry.includes(',')) return { url: entry.trim(), weight: undefined };
   const m = /^(.*),\s*([^,]*)$/.exec(entry);
   return m ? { url: m[1]!.trim(), weight: m[2]!.trim() } : { url: entry.trim(), weight: undefined };
 }

@@ -12,10 +12,11 @@ export const routeToScheme: ValidationRule = {
   reports: [RouteToScheme],
   check(input, r) {
     // Routes share upstream URLs: each is parsed once.
-    const parsed = new Map<string, ParsedUrl | undefined>();
+    const parsed = new Map<string, ParsedUrl | null>();
     const parse = (url: string): ParsedUrl | undefined => {
-      if (!parsed.has(url)) parsed.set(url, parseHostUrl(url));
-      return parsed.get(url);
+      let u = parsed.get(url);
+      if (u === undefined) parsed.set(url, (u = parseHostUrl(url) ?? null));
+      return u ?? undefined;
     };
     for (const route of input.routes) {
       if (strField(route.raw, 'from') === undefined) continue;
