@@ -23,13 +23,13 @@ export function sha256(data: string | Buffer): string {
  * From the config file: inline, with a warning.
  */
 export function secretFromValue(value: string, key: string, at: Span | undefined, cx: LowerCtx): Secret {
-  if (at?.source.isEnv) return { ref: at.source.name, fingerprint: fingerprint(value) };
+  if (at?.source.isEnv) return { fingerprint: fingerprint(value), ref: at.source.name };
   if (at && at.source.name.startsWith('env:')) {
     // A secret inside a decoded env document (`ROUTES`): inline in the plan, but from the environment.
-    return { value, fingerprint: fingerprint(value) };
+    return { fingerprint: fingerprint(value), value };
   }
   cx.r.report(D.InlineSecret, at, { key }, key);
-  return { value, fingerprint: fingerprint(value) };
+  return { fingerprint: fingerprint(value), value };
 }
 
 /** Reads a file named by `key`; reports and returns undefined when it cannot be read. */
@@ -90,7 +90,7 @@ export function secretSource(
     cx.r.report(D.InvalidValue, file.at, { key: fileKey, value: file.value, expected: problem }, fileKey);
     return null;
   }
-  return { secret: { ref: `file:${file.value}`, fingerprint: fingerprint(data) }, text, at: file.at, name: fileKey };
+  return { secret: { fingerprint: fingerprint(data), ref: `file:${file.value}` }, text, at: file.at, name: fileKey };
 }
 
 /** Decodes an inline base64 PEM value, reporting bad base64. */
@@ -220,7 +220,7 @@ export function keySource(
     const data = readNamedFile(file.value, fileKey, file.at, cx);
     if (!data) return null;
     const key = parsePrivateKey(data.toString('utf8'), fileKey, file.at, cx);
-    return { secret: { ref: `file:${file.value}`, fingerprint: fingerprint(data) }, key, at: file.at, name: fileKey };
+    return { secret: { fingerprint: fingerprint(data), ref: `file:${file.value}` }, key, at: file.at, name: fileKey };
   }
   return null;
 }

@@ -257,7 +257,7 @@ class Builder {
       return undefined;
     }
     if (c.bare === undefined) {
-      if (c.surface === 'text') return this.failed ? undefined : { op: 'criterion', name };
+      if (c.surface === 'text') return this.failed ? undefined : { name, op: 'criterion' };
       this.r.report(D.PolicyWrongValueType, c.span, { what: `criterion \`${c.name}\``, expected: '`true`', got: 'no value' }, c.path);
       return undefined;
     }
@@ -274,7 +274,7 @@ class Builder {
       return undefined;
     }
     if (asBool(v) !== true) this.r.report(D.PolicyBooleanValueIgnored, v.span, { criterion: c.name, written: v.kind === 'string' ? JSON.stringify(written) : written }, c.path);
-    return this.failed ? undefined : { op: 'criterion', name };
+    return this.failed ? undefined : { name, op: 'criterion' };
   }
 
   /** One leaf for a non-range matcher. */
@@ -286,10 +286,10 @@ class Builder {
       case 'list': {
         const match = this.stringMatcher(m, what);
         if (!match) return undefined;
-        if (c.name === 'groups') return { op: 'criterion', name: 'groups', match };
-        if (c.name === 'claim') return { op: 'criterion', name: 'claim', claim: c.claim?.value ?? '', match };
+        if (c.name === 'groups') return { match, name: 'groups', op: 'criterion' };
+        if (c.name === 'claim') return { claim: c.claim?.value ?? '', match, name: 'claim', op: 'criterion' };
         if (match.op === 'has') throw new Error('has on a string criterion'); // excluded by MATCHERS
-        return { op: 'criterion', name: c.name as StringCriterionName, match };
+        return { match, name: c.name as StringCriterionName, op: 'criterion' };
       }
       case 'device': {
         if (m.name === 'approved' || m.name === 'not_approved') {
@@ -308,11 +308,11 @@ class Builder {
             // `approved: false` is "a registered device that is not approved", as in the established proxy.
             if (!b) approved = false;
           }
-          return { op: 'criterion', name: 'device', match: { op: approved ? 'approved' : 'not_approved' } };
+          return { match: { op: approved ? 'approved' : 'not_approved' }, name: 'device', op: 'criterion' };
         }
         const v = this.string(m, what);
         if (v === undefined) return undefined;
-        return { op: 'criterion', name: 'device', match: { op: m.name === 'type' ? 'type' : 'is', value: v } };
+        return { match: { op: m.name === 'type' ? 'type' : 'is', value: v }, name: 'device', op: 'criterion' };
       }
       case 'client_certificate': {
         const wantList = m.name === 'in' || (m.name === 'fingerprint' && m.value?.kind === 'list');
@@ -323,10 +323,10 @@ class Builder {
         };
         if (wantList) {
           const vs = this.strings(m, what, fp);
-          return vs && { op: 'criterion', name: 'client_certificate', match: { op: 'in', values: vs } };
+          return vs && { match: { op: 'in', values: vs }, name: 'client_certificate', op: 'criterion' };
         }
         const v = this.string(m, what, fp);
-        return v === undefined ? undefined : { op: 'criterion', name: 'client_certificate', match: { op: 'is', value: v } };
+        return v === undefined ? undefined : { match: { op: 'is', value: v }, name: 'client_certificate', op: 'criterion' };
       }
       case 'source_ip': {
         const cidr = (s: string, sp: Span, path: string): string | undefined => {
@@ -336,10 +336,10 @@ class Builder {
         };
         if (m.name === 'is') {
           const v = this.string(m, what, cidr);
-          return v === undefined ? undefined : { op: 'criterion', name: 'source_ip', match: { op: 'is', value: v } };
+          return v === undefined ? undefined : { match: { op: 'is', value: v }, name: 'source_ip', op: 'criterion' };
         }
         const vs = this.strings(m, what, cidr);
-        return vs && { op: 'criterion', name: 'source_ip', match: { op: m.name as SetOp, values: vs } };
+        return vs && { match: { op: m.name as SetOp, values: vs }, name: 'source_ip', op: 'criterion' };
       }
       default:
         throw new Error(`leaf: unexpected family ${family}`);
@@ -389,12 +389,12 @@ class Builder {
     }
     const tz = seen.get('timezone');
     if (family === 'date') {
-      return { op: 'criterion', name: 'date', match: { op: 'range', ...(after !== undefined ? { after } : {}), ...(before !== undefined ? { before } : {}) } };
+      return { match: { ...(after !== undefined ? { after } : {}), ...(before !== undefined ? { before } : {}), op: 'range' }, name: 'date', op: 'criterion' };
     }
     return {
-      op: 'criterion',
+      match: { ...(after !== undefined ? { after } : {}), ...(before !== undefined ? { before } : {}), op: 'range', ...(tz !== undefined ? { timezone: tz } : {}) },
       name: 'time_of_day',
-      match: { op: 'range', ...(after !== undefined ? { after } : {}), ...(before !== undefined ? { before } : {}), ...(tz !== undefined ? { timezone: tz } : {}) },
+      op: 'criterion',
     };
   }
 
@@ -421,10 +421,10 @@ class Builder {
       const what = `\`day_of_week ${m.name}\``;
       if (m.name === 'is') {
         const v = this.string(m, what, day);
-        if (v !== undefined) leaves.push({ op: 'criterion', name: 'day_of_week', match: { op: 'is', value: v, ...tzField() } });
+        if (v !== undefined) leaves.push({ match: { op: 'is', ...tzField(), value: v }, name: 'day_of_week', op: 'criterion' });
       } else {
         const vs = this.strings(m, what, day);
-        if (vs) leaves.push({ op: 'criterion', name: 'day_of_week', match: { op: m.name as SetOp, values: vs, ...tzField() } });
+        if (vs) leaves.push({ match: { op: m.name as SetOp, ...tzField(), values: vs }, name: 'day_of_week', op: 'criterion' });
       }
     }
     if (this.failed) return undefined;

@@ -190,18 +190,18 @@ export function isBooleanCriterion(name: string): name is BooleanCriterionName {
 /** Builds the conjunction of `args`: the argument itself when there is one. Throws on none (a bug). */
 export function andOf(args: readonly Expr[]): Expr {
   if (args.length === 0) throw new Error('andOf: no arguments');
-  return args.length === 1 ? args[0]! : { op: 'and', args: [...args] };
+  return args.length === 1 ? args[0]! : { args: [...args], op: 'and' };
 }
 
 /** Builds the disjunction of `args`: the argument itself when there is one. Throws on none (a bug). */
 export function orOf(args: readonly Expr[]): Expr {
   if (args.length === 0) throw new Error('orOf: no arguments');
-  return args.length === 1 ? args[0]! : { op: 'or', args: [...args] };
+  return args.length === 1 ? args[0]! : { args: [...args], op: 'or' };
 }
 
 /** Builds the negation of `arg`. */
 export function notOf(arg: Expr): Expr {
-  return { op: 'not', arg };
+  return { arg, op: 'not' };
 }
 
 // ---------------------------------------------------------------------------------------------

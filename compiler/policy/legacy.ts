@@ -32,32 +32,30 @@ export interface LegacyOptions {
  *   `authenticated_user`; `cors_allow_preflight` → `cors_preflight`.
  */
 export function legacyRules(o: LegacyOptions): Rule[] {
-  const rules: Rule[] = [];
-  const allow = (when: Expr): void => {
-    rules.push({ action: 'allow', when });
-  };
+  // The condition of each option given, in this order; each becomes one `allow` rule.
+  const when: Expr[] = [];
   const users = o.allowedUsers ?? [];
   if (users.length > 0) {
-    allow(orOf([
-      { op: 'criterion', name: 'user', match: { op: 'in', values: [...users] } },
-      { op: 'criterion', name: 'email', match: { op: 'in', values: [...users] } },
+    when.push(orOf([
+      { match: { op: 'in', values: [...users] }, name: 'user', op: 'criterion' },
+      { match: { op: 'in', values: [...users] }, name: 'email', op: 'criterion' },
     ]));
   }
   const domains = o.allowedDomains ?? [];
-  if (domains.length > 0) allow({ op: 'criterion', name: 'domain', match: { op: 'in', values: [...domains] } });
+  if (domains.length > 0) when.push({ match: { op: 'in', values: [...domains] }, name: 'domain', op: 'criterion' });
   const groups = o.allowedGroups ?? [];
-  if (groups.length > 0) allow(orOf(groups.map((g): Criterion => ({ op: 'criterion', name: 'groups', match: { op: 'has', value: g } }))));
+  if (groups.length > 0) when.push(orOf(groups.map((g): Criterion => ({ match: { op: 'has', value: g }, name: 'groups', op: 'criterion' }))));
   if (o.allowedIdpClaims !== undefined) {
     const leaves: Criterion[] = [];
     for (const [claim, values] of flattenClaims(o.allowedIdpClaims)) {
-      for (const value of values) leaves.push({ op: 'criterion', name: 'claim', claim, match: { op: 'has', value } });
+      for (const value of values) leaves.push({ claim, match: { op: 'has', value }, name: 'claim', op: 'criterion' });
     }
-    if (leaves.length > 0) allow(orOf(leaves));
+    if (leaves.length > 0) when.push(orOf(leaves));
   }
-  if (o.allowPublicUnauthenticatedAccess === true) allow({ op: 'criterion', name: 'accept' });
-  if (o.allowAnyAuthenticatedUser === true) allow({ op: 'criterion', name: 'authenticated_user' });
-  if (o.corsAllowPreflight === true) allow({ op: 'criterion', name: 'cors_preflight' });
-  return rules;
+  if (o.allowPublicUnauthenticatedAccess === true) when.push({ name: 'accept', op: 'criterion' });
+  if (o.allowAnyAuthenticatedUser === true) when.push({ name: 'authenticated_user', op: 'criterion' });
+  if (o.corsAllowPreflight === true) when.push({ name: 'cors_preflight', op: 'criterion' });
+  return when.map((w): Rule => ({ action: 'allow', when: w }));
 }
 
 /**

@@ -20,7 +20,7 @@ import { parsePolicyText } from './parse-text.ts';
 const OPERATORS: readonly string[] = ['and', 'or', 'not', 'nor'];
 
 /** What an empty condition compiles to: a criterion that holds for no request. */
-const NOTHING: Expr = { op: 'criterion', name: 'reject' };
+const NOTHING: Expr = { name: 'reject', op: 'criterion' };
 
 /** What an empty condition means for its rule, for SVC4025. */
 const NOBODY = { allow: 'it matches no request, so this `allow` allows nobody', deny: 'it matches no request, so this `deny` denies nobody' } as const;

@@ -101,8 +101,8 @@ function atom(cx: Ctx, n: CstNode): Expr | undefined {
   const group = nodes(n, 'orExpr')[0];
   if (group) return orExpr(cx, group);
   // `true`/`false` are spellings of `accept`/`reject` (ir.ts normal form).
-  if (tokens(n, 'True').length > 0) return { op: 'criterion', name: 'accept' };
-  if (tokens(n, 'False').length > 0) return { op: 'criterion', name: 'reject' };
+  if (tokens(n, 'True').length > 0) return { name: 'accept', op: 'criterion' };
+  if (tokens(n, 'False').length > 0) return { name: 'reject', op: 'criterion' };
   const c = nodes(n, 'criterion')[0];
   return c && criterion(cx, c);
 }

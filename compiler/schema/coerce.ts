@@ -1,18 +1,12 @@
-import type { Span } from '../source/source-file.ts';
 import type { Node } from '../source/tree.ts';
+import { pathIndex, type PathIndex } from './path-index.ts';
 
 type Schema = Record<string, unknown>;
-
-/** Where a config path's value and key were read from. */
-export interface Located {
-  readonly node: Node;
-  readonly keySpan: Span | undefined;
-}
 
 /** Plain data of the merged tree plus, for every config path, the node it came from. */
 export interface Coerced {
   readonly data: Record<string, unknown>;
-  readonly index: ReadonlyMap<string, Located>;
+  readonly index: PathIndex;
 }
 
 /** Joins a config path: `routes[0].from`. */
@@ -48,28 +42,44 @@ function types(schema: Schema | undefined, root: Schema): string[] {
  * untyped JSON text (`[...]`, `{...}`), which is parsed as for any list or map.
  */
 export function coerce(root: Node, schema: Schema, commaLists: ReadonlySet<string> = new Set()): Coerced {
-  const index = new Map<string, Located>();
-  const walk = (node: Node, s: Schema | undefined, path: string, keySpan: Span | undefined): unknown => {
-    const sch = resolve(s, schema);
-    index.set(path, { node, keySpan });
+  // `$ref`s resolved once each (a route field's schema is asked for once per route).
+  const resolved = new Map<Schema, Schema | undefined>();
+  const resolveRef = (s: Schema | undefined): Schema | undefined => {
+    if (!s || typeof s['$ref'] !== 'string') return s;
+    let r = resolved.get(s);
+    if (r === undefined && !resolved.has(s)) resolved.set(s, (r = resolve(s, schema)));
+    return r;
+  };
+  // A node's path is kept only on the way to a comma list (no other node needs it): the path of
+  // every node under a node starts with that node's path.
+  const onTheWay = (path: string): string | undefined => {
+    for (const c of commaLists) if (c.startsWith(path)) return path;
+    return undefined;
+  };
+  // Whether no two nodes can share a path (PathIndex.distinct): every key is checked on the way.
+  let distinct = true;
+  const walk = (node: Node, s: Schema | undefined, path: string | undefined): unknown => {
+    const sch = resolveRef(s);
     switch (node.kind) {
       case 'map': {
         const out: Record<string, unknown> = {};
         const props = (sch?.['properties'] ?? {}) as Record<string, Schema>;
         const addl = sch?.['additionalProperties'];
         for (const e of node.entries) {
+          const k = e.key;
+          if (distinct && (k === '' || k === '__proto__' || k.includes('.') || k.includes('[') || Object.hasOwn(out, k))) distinct = false;
           const child = props[e.key] ?? (typeof addl === 'object' ? (addl as Schema) : undefined);
-          out[e.key] = walk(e.value, child, childPath(path, e.key), e.keySpan);
+          out[e.key] = walk(e.value, child, path === undefined ? undefined : onTheWay(childPath(path, e.key)));
         }
         return out;
       }
       case 'list': {
         const items = sch?.['items'] as Schema | undefined;
-        return node.items.map((n, i) => walk(n, items, childPath(path, i), undefined));
+        return node.items.map((n, i) => walk(n, items, path === undefined ? undefined : onTheWay(childPath(path, i))));
       }
       case 'scalar': {
         const v = node.value;
-        if (typeof v === 'string' && commaLists.has(path)) return commaListValue(v, node.untyped);
+        if (typeof v === 'string' && path !== undefined && commaLists.has(path)) return commaListValue(v, node.untyped);
         if (!node.untyped || typeof v !== 'string') return v;
         const t = types(sch, schema);
         if (t.includes('string') || t.length === 0) return v;
@@ -88,8 +98,8 @@ export function coerce(root: Node, schema: Schema, commaLists: ReadonlySet<strin
       }
     }
   };
-  const data = walk(root, schema, '', undefined);
-  return { data: (data && typeof data === 'object' && !Array.isArray(data) ? data : {}) as Record<string, unknown>, index };
+  const data = walk(root, schema, '');
+  return { data: (data && typeof data === 'object' && !Array.isArray(data) ? data : {}) as Record<string, unknown>, index: pathIndex(root, distinct) };
 }
 
 /** The value of a comma-list setting written as a string: untyped JSON text parsed, else its items. */

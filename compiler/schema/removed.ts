@@ -20,6 +20,8 @@ function dropFromRoutes(node: Node, r: Reporter, top: string): Node {
   return listNode(
     node.items.map((item, i) => {
       if (item.kind !== 'map') return item;
+      // A route without removed fields (the common case) is kept as it is, not copied.
+      if (!item.entries.some((e) => removedReplacement(REMOVED_ROUTE_FIELDS, e.key) !== undefined)) return item;
       const kept = item.entries.filter((e) => {
         const replacement = removedReplacement(REMOVED_ROUTE_FIELDS, e.key);
         if (replacement === undefined) return true;

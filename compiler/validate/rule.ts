@@ -1,7 +1,7 @@
 import type { ReadResult } from '../compile-input.ts';
 import type { DiagnosticDef } from '../diagnostics/define.ts';
 import type { Reporter } from '../diagnostics/diagnostic.ts';
-import type { Located } from '../schema/coerce.ts';
+import type { PathIndex } from '../schema/path-index.ts';
 import type { PlanBody, Route } from '../plan/types.ts';
 import type { Span } from '../source/source-file.ts';
 
@@ -18,7 +18,7 @@ export interface RuleInput {
   readonly body: PlanBody;
   readonly config: Readonly<Record<string, unknown>>;
   readonly routes: readonly RouteInput[];
-  readonly index: ReadonlyMap<string, Located>;
+  readonly index: PathIndex;
   /**
    * The compiler's file reader, for a rule that checks the content of a secret `_file` (lowering
    * already read it; the plan keeps only a reference). Absent in tests that build an input by hand.

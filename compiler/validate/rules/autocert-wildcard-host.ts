@@ -1,6 +1,6 @@
 import { AutocertWildcardHost } from '../../diagnostics/codes/settings.ts';
 import type { ValidationRule } from '../rule.ts';
-import { fieldPath, fieldSpan, parseFromUrl, strField } from './helpers.ts';
+import { fieldPath, fieldSpan, fromUrlOf } from './helpers.ts';
 
 /**
  * `autocert-wildcard-host`: with `autocert: true`, a route `from` host that is a wildcard is not
@@ -15,11 +15,9 @@ export const autocertWildcardHost: ValidationRule = {
     if (!s.autocert.enabled || s.server.insecure) return;
     const configured = s.tls.certificates.flatMap((c) => c.names.map((n) => n.toLowerCase()));
     for (const route of input.routes) {
-      const from = strField(route.raw, 'from');
-      if (from === undefined) continue;
-      const u = parseFromUrl(from);
-      if (!u) continue; // invalid-url, reported by lowering
-      const host = u.hostname.toLowerCase();
+      const parsed = fromUrlOf(route);
+      if (!parsed) continue; // invalid-url, reported by lowering
+      const host = parsed.url.hostname.toLowerCase();
       if (!host.includes('*')) continue;
       // Only the same wildcard name covers a wildcard host (a certificate name has one `*`, leftmost).
       if (configured.includes(host)) continue;

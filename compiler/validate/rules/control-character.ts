@@ -33,17 +33,34 @@ const SETTINGS_TO_WALK = ['programmatic_redirect_domain_whitelist', 'idp_scopes'
 export const controlCharacter: ValidationRule = {
   reports: [ControlCharacter],
   check(input, r) {
-    const walk = (v: unknown, path: string): void => {
+    // The path of the value walked: `base`, then the keys and indexes below it, joined only for a report.
+    let base = '';
+    const below: (string | number)[] = [];
+    const pathHere = () => base + below.map((s) => (typeof s === 'number' ? `[${s}]` : `.${s}`)).join('');
+    const walk = (v: unknown): void => {
       if (typeof v === 'string') {
-        if (hasControlChar(v)) r.report(ControlCharacter, spanOf(input, path), { key: path }, path);
+        if (hasControlChar(v)) {
+          const path = pathHere();
+          r.report(ControlCharacter, spanOf(input, path), { key: path }, path);
+        }
       } else if (Array.isArray(v)) {
-        v.forEach((item: unknown, i) => walk(item, `${path}[${i}]`));
+        for (let i = 0; i < v.length; i++) {
+          if (!(i in v)) continue; // a hole holds no string
+          below.push(i);
+          walk(v[i]);
+          below.pop();
+        }
       } else if (v !== null && typeof v === 'object') {
-        for (const [k, x] of Object.entries(v)) walk(x, `${path}.${k}`);
+        for (const k of Object.keys(v)) {
+          below.push(k);
+          walk((v as Record<string, unknown>)[k]);
+          below.pop();
+        }
       }
     };
     for (const key of SETTINGS_TO_WALK) {
       const v = input.config[key];
+      base = key;
       if (key === 'jwt_claims_headers' && Array.isArray(v)) {
         // List items are `claim` or `Header:claim`; lowering reports a bad header name (a control
         // character in `claim` alone makes `X-Svc-Claim-<claim>` one), so only the claim part of a
@@ -51,13 +68,21 @@ export const controlCharacter: ValidationRule = {
         v.forEach((item: unknown, i) => {
           if (typeof item !== 'string') return;
           const colon = item.indexOf(':');
-          if (colon > 0 && !hasControlChar(item.slice(0, colon)) && hasControlChar(item.slice(colon + 1))) walk(item, `${key}[${i}]`);
+          if (colon > 0 && !hasControlChar(item.slice(0, colon)) && hasControlChar(item.slice(colon + 1))) {
+            below.push(i);
+            walk(item);
+            below.pop();
+          }
         });
-      } else if (v !== undefined) walk(v, key);
+      } else if (v !== undefined) walk(v);
     }
     for (const route of input.routes) {
-      for (const [field, v] of Object.entries(route.raw)) {
-        if (!ROUTE_FIELDS_CHECKED_BY_LOWERING.has(field)) walk(v, `${route.path}.${field}`);
+      base = route.path;
+      for (const field of Object.keys(route.raw)) {
+        if (ROUTE_FIELDS_CHECKED_BY_LOWERING.has(field)) continue;
+        below.push(field);
+        walk(route.raw[field]);
+        below.pop();
       }
     }
   },

@@ -19,16 +19,29 @@ export function strField(raw: Raw, field: string): string | undefined {
   return typeof v === 'string' && !hasControlChar(v) ? v : undefined;
 }
 
-/** The `to` entries of a route as written, each with its config path; control-character entries are left out. */
-export function toEntriesOf(route: RouteInput): { text: string; path: string }[] {
+/** A `to` entry of a route as written: its text, and its position in the `to` list (none for a `to` string). */
+export interface ToEntry {
+  readonly text: string;
+  readonly item: number | undefined;
+}
+
+/** The `to` entries of a route as written; control-character entries are left out. */
+export function toEntriesOf(route: RouteInput): ToEntry[] {
   const to = route.raw['to'];
-  const items =
-    typeof to === 'string'
-      ? [{ text: to, path: `${route.path}.to` }]
-      : Array.isArray(to)
-        ? to.flatMap((t: unknown, j) => (typeof t === 'string' ? [{ text: t, path: `${route.path}.to[${j}]` }] : []))
-        : [];
-  return items.filter((i) => !hasControlChar(i.text));
+  const out: ToEntry[] = [];
+  if (typeof to === 'string') {
+    if (!hasControlChar(to)) out.push({ text: to, item: undefined });
+  } else if (Array.isArray(to)) {
+    to.forEach((t: unknown, j) => {
+      if (typeof t === 'string' && !hasControlChar(t)) out.push({ text: t, item: j });
+    });
+  }
+  return out;
+}
+
+/** The config path of a `to` entry: `routes[2].to`, `routes[2].to[1]` (joined only for a report). */
+export function toEntryPath(route: RouteInput, e: ToEntry): string {
+  return e.item === undefined ? `${route.path}.to` : `${route.path}.to[${e.item}]`;
 }
 
 /** The object value of `field` (a map), or undefined when absent or not a map. */
@@ -75,8 +88,14 @@ export function fieldKeySpan(input: RuleInput, route: RouteInput, field: string)
 
 /** The fields of `fields` that a route gives, in the order they are written in the config. */
 export function writtenOrder(input: RuleInput, route: RouteInput, fields: readonly string[]): string[] {
-  const start = (f: string): number => fieldKeySpan(input, route, f)?.start ?? Number.MAX_SAFE_INTEGER;
-  return fields.filter((f) => route.raw[f] !== undefined).sort((a, b) => start(a) - start(b) || fields.indexOf(a) - fields.indexOf(b));
+  return fields
+    .filter((f) => route.raw[f] !== undefined)
+    .sort((a, b) => writtenAt(input, route, a) - writtenAt(input, route, b) || fields.indexOf(a) - fields.indexOf(b));
+}
+
+/** Where a route field's key is written (last when unknown). */
+function writtenAt(input: RuleInput, route: RouteInput, field: string): number {
+  return fieldKeySpan(input, route, field)?.start ?? Number.MAX_SAFE_INTEGER;
 }
 
 /** Joins field names for a message: `` `a` and `b` ``, `` `a`, `b` and `c` ``. */
@@ -86,24 +105,53 @@ export function fieldList(fields: readonly string[]): string {
   return `${quoted.slice(0, -1).join(', ')} and ${quoted[quoted.length - 1]!}`;
 }
 
-/** Parses a route's `from` the way lowering does; undefined when it does not parse (lowering reported it). */
-export function parseFromUrl(from: string): URL | undefined {
+/** What the rules read of a parsed URL. */
+export interface ParsedUrl {
+  /** The scheme without its colon, lower-cased. */
+  readonly scheme: string;
+  readonly hostname: string;
+  readonly port: string;
+  readonly pathname: string;
+}
+
+/**
+ * Parses a URL that must name a host, as lowering parses a route's `from` and `to`; undefined when
+ * it does not parse or names no host (lowering reported it).
+ */
+export function parseHostUrl(text: string): ParsedUrl | undefined {
   try {
-    const u = new URL(from);
-    return u.hostname === '' ? undefined : u;
+    const u = new URL(text);
+    return u.hostname === '' ? undefined : Object.freeze({ scheme: u.protocol.slice(0, -1).toLowerCase(), hostname: u.hostname, port: u.port, pathname: u.pathname });
   } catch {
     return undefined;
   }
 }
 
-/** The scheme of a parsed URL without its colon, lower-cased. */
-export function schemeOf(u: URL): string {
-  return u.protocol.slice(0, -1).toLowerCase();
+/** A route's `from` and its parse. */
+export interface FromUrl {
+  readonly from: string;
+  readonly url: ParsedUrl;
+}
+
+/** The `from` of each route, read and parsed once for all the rules that read it (a route's raw fields do not change). */
+const fromUrls = new WeakMap<RouteInput, FromUrl | null>();
+
+/**
+ * The route's `from` as `parseHostUrl` parses it, with the text it was parsed from; undefined when
+ * `from` is absent, not a string, holds a control character, or does not parse.
+ */
+export function fromUrlOf(route: RouteInput): FromUrl | undefined {
+  let known = fromUrls.get(route);
+  if (known === undefined) {
+    const from = strField(route.raw, 'from');
+    const url = from === undefined ? undefined : parseHostUrl(from);
+    known = from !== undefined && url !== undefined ? Object.freeze({ from, url }) : null;
+    fromUrls.set(route, known);
+  }
+  return known ?? undefined;
 }
 
 /** True when the route's `from` is a `tcp+https` URL (as written, whether or not it lowered). */
 export function isTcpRoute(route: RouteInput): boolean {
-  const from = strField(route.raw, 'from');
-  const u = from === undefined ? undefined : parseFromUrl(from);
-  return u !== undefined && schemeOf(u) === 'tcp+https';
+  return fromUrlOf(route)?.url.scheme === 'tcp+https';
 }

@@ -1,6 +1,6 @@
 import { RouteFromHasPath } from '../../diagnostics/codes/routes.ts';
 import type { ValidationRule } from '../rule.ts';
-import { fieldPath, fieldSpan, parseFromUrl, strField } from './helpers.ts';
+import { fieldPath, fieldSpan, fromUrlOf } from './helpers.ts';
 
 /**
  * `route-from-has-path`: a route's `from` names a host (and port), nothing else. A path other than
@@ -11,11 +11,10 @@ export const routeFromHasPath: ValidationRule = {
   reports: [RouteFromHasPath],
   check(input, r) {
     for (const route of input.routes) {
-      const from = strField(route.raw, 'from');
-      if (from === undefined) continue;
-      const u = parseFromUrl(from);
-      if (!u) continue; // invalid-url, reported by lowering
-      const path = u.pathname !== '' && u.pathname !== '/';
+      const parsed = fromUrlOf(route);
+      if (!parsed) continue; // invalid-url, reported by lowering
+      const { from, url } = parsed;
+      const path = url.pathname !== '' && url.pathname !== '/';
       if (path || from.includes('?') || from.includes('#')) {
         r.report(RouteFromHasPath, fieldSpan(input, route, 'from'), { from }, fieldPath(route, 'from'));
       }

@@ -1,6 +1,6 @@
 import { RouteFromScheme } from '../../diagnostics/codes/routes.ts';
 import type { ValidationRule } from '../rule.ts';
-import { fieldPath, fieldSpan, parseFromUrl, schemeOf, strField } from './helpers.ts';
+import { fieldPath, fieldSpan, fromUrlOf } from './helpers.ts';
 
 /**
  * `route-from-scheme`: a route's `from` must be `https` or `tcp+https` (docs/architecture.md §3). Lowering
@@ -10,10 +10,10 @@ export const routeFromScheme: ValidationRule = {
   reports: [RouteFromScheme],
   check(input, r) {
     for (const route of input.routes) {
-      const from = strField(route.raw, 'from');
-      const u = from === undefined ? undefined : parseFromUrl(from);
-      if (from === undefined || !u) continue;
-      const scheme = schemeOf(u);
+      const parsed = fromUrlOf(route);
+      if (!parsed) continue;
+      const { from, url } = parsed;
+      const scheme = url.scheme;
       if (scheme !== 'https' && scheme !== 'tcp+https') {
         r.report(RouteFromScheme, fieldSpan(input, route, 'from'), { from, scheme }, fieldPath(route, 'from'));
       }

@@ -1,5 +1,6 @@
 import { RouteIncompletePair } from '../../diagnostics/codes/routes.ts';
-import type { ValidationRule } from '../rule.ts';
+import type { Reporter } from '../../diagnostics/diagnostic.ts';
+import type { RouteInput, RuleInput, ValidationRule } from '../rule.ts';
 import { fieldKeySpan, fieldPath, isGiven } from './helpers.ts';
 
 /**
@@ -13,6 +14,20 @@ const PAIRS: readonly (readonly [readonly string[], readonly string[]])[] = [
   [['tls_client_cert', 'tls_client_cert_file'], ['tls_client_key', 'tls_client_key_file']],
 ];
 
+/** The first field of `fields` the route gives, if any: an empty substitution (`""`) counts, it deletes the match. */
+function firstGiven(route: RouteInput, fields: readonly string[]): string | undefined {
+  for (const f of fields) if (f.endsWith('_substitution') ? typeof route.raw[f] === 'string' : isGiven(route.raw, f)) return f;
+  return undefined;
+}
+
+/** Reports the route's side `mine` of a pair when it gives it without a field of `other`. */
+function checkSide(input: RuleInput, r: Reporter, route: RouteInput, mine: readonly string[], other: readonly string[]): void {
+  const set = firstGiven(route, mine);
+  if (set === undefined || firstGiven(route, other) !== undefined) return;
+  const missing = set.endsWith('_file') ? (other.find((f) => f.endsWith('_file')) ?? other[0]!) : other[0]!;
+  r.report(RouteIncompletePair, fieldKeySpan(input, route, set), { set, missing }, fieldPath(route, set));
+}
+
 /**
  * `route-incomplete-pair`: one half of a pair without the other (`regex_rewrite_pattern` and
  * `_substitution`, the host path-regex pair, the upstream client certificate and key). Reported at
@@ -22,14 +37,9 @@ export const routeIncompletePair: ValidationRule = {
   reports: [RouteIncompletePair],
   check(input, r) {
     for (const route of input.routes) {
-      const given = (f: string) => (f.endsWith('_substitution') ? typeof route.raw[f] === 'string' : isGiven(route.raw, f));
       for (const [a, b] of PAIRS) {
-        for (const [mine, other] of [[a, b], [b, a]] as const) {
-          const set = mine.find(given);
-          if (set === undefined || other.some(given)) continue;
-          const missing = set.endsWith('_file') ? (other.find((f) => f.endsWith('_file')) ?? other[0]!) : other[0]!;
-          r.report(RouteIncompletePair, fieldKeySpan(input, route, set), { set, missing }, fieldPath(route, set));
-        }
+        checkSide(input, r, route, a, b);
+        checkSide(input, r, route, b, a);
       }
     }
   },

@@ -3,7 +3,7 @@ import type { PathMatch, Route } from '../../plan/types.ts';
 import { formatLocation } from '../../source/source-file.ts';
 import type { RouteInput, ValidationRule } from '../rule.ts';
 import { fieldPath, fieldSpan } from './helpers.ts';
-import { matchCovers } from './route-shadowed.ts';
+import { matchCoversPath } from './route-shadowed.ts';
 
 /** The matched path of a `path` or `prefix` matcher; undefined for the rest (nothing to vary). */
 function matchedPath(m: PathMatch): string | undefined {
@@ -26,10 +26,10 @@ function variants(route: Route, path: string): { readonly path: string; readonly
 /** Whether public route `p` answers `path` (its own `path_case`; `;` only when it opts in). */
 function answers(p: Route, v: { readonly path: string; readonly parameter: boolean }): boolean {
   if (v.parameter && !p.allowPathParameters) return false;
-  const target: PathMatch = { kind: 'path', path: p.pathCase === 'insensitive' ? v.path.toLowerCase() : v.path };
   const m = p.match;
-  const folded: PathMatch = p.pathCase === 'insensitive' && m.kind === 'prefix' ? { kind: 'prefix', prefix: m.prefix.toLowerCase() } : p.pathCase === 'insensitive' && m.kind === 'path' ? { kind: 'path', path: m.path.toLowerCase() } : m;
-  return matchCovers(folded, target);
+  if (p.pathCase !== 'insensitive') return matchCoversPath(m, v.path);
+  const folded: PathMatch = m.kind === 'prefix' ? { kind: 'prefix', prefix: m.prefix.toLowerCase() } : m.kind === 'path' ? { kind: 'path', path: m.path.toLowerCase() } : m;
+  return matchCoversPath(folded, v.path.toLowerCase());
 }
 
 /**
@@ -57,7 +57,8 @@ export const routeRestrictedPrefixVariants: ValidationRule = {
         const path = route.public ? undefined : matchedPath(route.match);
         if (path === undefined) return;
         const vs = variants(route, path);
-        for (const later of routes.slice(i + 1)) {
+        for (let j = i + 1; j < routes.length; j++) {
+          const later = routes[j]!;
           if (!later.route.public) continue;
           const v = vs.find((x) => answers(later.route, x));
           if (v === undefined) continue;

@@ -10,20 +10,33 @@ import { fieldPath, fieldSpan } from './helpers.ts';
  * prefix) matches everything. Regexes are compared by source only (no reasoning about languages).
  */
 export function matchCovers(a: PathMatch, b: PathMatch): boolean {
+  if (b.kind === 'path') return matchCoversPath(a, b.path);
   switch (a.kind) {
     case 'any':
       return true;
     case 'prefix': {
       const p = a.prefix;
       if (p === '' || p === '/') return true;
-      if (b.kind === 'prefix') return b.prefix.startsWith(p);
-      if (b.kind === 'path') return b.path.startsWith(p);
-      return false;
+      return b.kind === 'prefix' && b.prefix.startsWith(p);
     }
     case 'path':
-      return b.kind === 'path' && b.path === a.path;
+      return false;
     case 'regex':
       return b.kind === 'regex' && b.regex === a.regex;
+  }
+}
+
+/** `matchCovers(a, { kind: 'path', path })`: whether `a` matches the path `path`. */
+export function matchCoversPath(a: PathMatch, path: string): boolean {
+  switch (a.kind) {
+    case 'any':
+      return true;
+    case 'prefix':
+      return a.prefix === '' || a.prefix === '/' || path.startsWith(a.prefix);
+    case 'path':
+      return path === a.path;
+    case 'regex':
+      return false;
   }
 }
 

@@ -3,16 +3,16 @@ import { RouteWeights } from '../../diagnostics/codes/routes.ts';
 import { splitWeight } from '../../ir/lower-routes.ts';
 import type { RouteInput, ValidationRule } from '../rule.ts';
 import { spanOf } from '../rule.ts';
-import { toEntriesOf } from './helpers.ts';
+import { toEntriesOf, toEntryPath, type ToEntry } from './helpers.ts';
 
 interface Entry {
   readonly url: string;
   readonly weight: string | undefined;
-  readonly path: string;
+  readonly entry: ToEntry;
 }
 
 function entriesOf(route: RouteInput): Entry[] {
-  return toEntriesOf(route).map((i) => ({ ...splitWeight(i.text), path: i.path }));
+  return toEntriesOf(route).map((entry) => ({ ...splitWeight(entry.text), entry }));
 }
 
 /**
@@ -32,12 +32,16 @@ export const routeWeights: ValidationRule = {
         if (e.weight === '') problem = `${q(e.url)} has an empty weight`;
         else if (!/^\d+$/.test(e.weight)) problem = `weight ${q(e.weight)} of ${q(e.url)} is not a whole number`;
         else if (Number(e.weight) === 0) problem = `weight \`0\` of ${q(e.url)} would send it no traffic`;
-        if (problem !== undefined) r.report(RouteWeights, spanOf(input, e.path), { problem }, e.path);
+        if (problem !== undefined) {
+          const path = toEntryPath(route, e.entry);
+          r.report(RouteWeights, spanOf(input, path), { problem }, path);
+        }
       }
       const weighted = entries.filter((e) => e.weight !== undefined).length;
       if (weighted > 0 && weighted < entries.length) {
         const first = entries.find((e) => e.weight === undefined)!;
-        r.report(RouteWeights, spanOf(input, first.path), { problem: `${q(first.url)} has no weight but other URLs of the route do` }, first.path);
+        const path = toEntryPath(route, first.entry);
+        r.report(RouteWeights, spanOf(input, path), { problem: `${q(first.url)} has no weight but other URLs of the route do` }, path);
       }
     }
   },

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../../compiler/plan/canonical-json.ts';
-import { seal } from '../../../compiler/plan/seal.ts';
+import { seal, sealBuilt } from '../../../compiler/plan/seal.ts';
 import type { PlanBody } from '../../../compiler/plan/types.ts';
 
 /** Every object and array reachable from `v` (own keys, as deepFreeze walks them). */
@@ -45,4 +45,41 @@ describe('seal', () => {
     expect((plan.body as unknown as { settings: { a: number } }).settings.a).toBe(1);
     expect(Object.isFrozen(body)).toBe(false);
   });
+
+  it('sealBuilt makes the plan seal makes of the same body, keeping what is already canonical data, frozen', () => {
+    const loose = fc.letrec((tie) => ({
+      value: fc.oneof(
+        { depthSize: 'small' },
+        data,
+        fc.constant(undefined),
+        fc.constant(-0),
+        fc.sparseArray(tie('value'), { maxLength: 3 }),
+        fc.dictionary(keyish, tie('value'), { maxKeys: 4 }),
+      ),
+    })).value;
+    fc.assert(
+      fc.property(fc.dictionary(keyish, loose, { maxKeys: 4 }), (raw) => {
+        const copied = seal(structuredClone(raw) as unknown as PlanBody, ['a.yaml'], { routes: [] } as never);
+        const built = sealBuilt(raw as unknown as PlanBody, ['a.yaml'], { routes: [] } as never);
+        expect(built.checksum).toBe(copied.checksum);
+        expect(keyOrder(built.body)).toStrictEqual(keyOrder(copied.body));
+        for (const o of objectsOf(built)) expect(Object.isFrozen(o)).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('sealBuilt keeps a body that is canonical data as it is, frozen in place', () => {
+    const body = JSON.parse('{"routes":[{"id":"r","policy":{"rules":[]}}],"settings":{"a":1}}') as PlanBody;
+    const plan = sealBuilt(body, [], { routes: [] } as never);
+    expect(plan.body).toBe(body);
+    expect(Object.isFrozen(body.routes[0])).toBe(true);
+  });
 });
+
+/** The value with every object's keys listed in their order, so that toStrictEqual also compares key order. */
+function keyOrder(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(keyOrder);
+  if (v !== null && typeof v === 'object') return Object.keys(v).map((k) => [k, keyOrder((v as Record<string, unknown>)[k])]);
+  return v;
+}

@@ -31,7 +31,7 @@ describe('validation rules on arbitrary shapes', () => {
           body: valid.body,
           config,
           routes: raws.map((raw, i) => ({ raw, path: `routes[${i}]`, lowered: lowered ? valid.body.routes[0] : undefined })),
-          index: new Map(),
+          index: { get: () => undefined, distinct: false },
         };
         const r = new Reporter();
         for (const rule of RULES) expect(() => rule.check(input, r)).not.toThrow();
