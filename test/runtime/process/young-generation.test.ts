@@ -1,5 +1,5 @@
 /**
- * runtime/process/young-generation.ts: cluster workers start with 8 MiB semi-spaces unless the
+ * runtime/process/young-generation.ts: cluster workers start with 16 MiB semi-spaces unless the
  * operator set a size (command line or NODE_OPTIONS); the primary's own Node options pass on. And a
  * real `svc run --workers 2`: each worker's command line carries the size, or the operator's.
  */
@@ -13,16 +13,16 @@ import { startSvcWithEnv } from '../../e2e/svc-process.ts';
 import { freePort } from '../../support/ports.ts';
 
 describe('workerExecArgv', () => {
-  it('adds 8 MiB semi-spaces after the primary’s own options', () => {
-    expect(workerExecArgv(['--enable-source-maps'], undefined)).toEqual(['--enable-source-maps', '--max-semi-space-size=8']);
-    expect(workerExecArgv([], '--trace-warnings')).toEqual(['--max-semi-space-size=8']);
+  it('adds 16 MiB semi-spaces after the primary’s own options', () => {
+    expect(workerExecArgv(['--enable-source-maps'], undefined)).toEqual(['--enable-source-maps', '--max-semi-space-size=16']);
+    expect(workerExecArgv([], '--trace-warnings')).toEqual(['--max-semi-space-size=16']);
   });
 
   it('keeps the operator’s size, from the command line or NODE_OPTIONS, in either spelling', () => {
     expect(workerExecArgv(['--max-semi-space-size=32'], undefined)).toEqual(['--max-semi-space-size=32']);
     expect(workerExecArgv(['--max_semi_space_size', '64'], undefined)).toEqual(['--max_semi_space_size', '64']);
     expect(workerExecArgv([], '--trace-warnings  --max-semi-space-size=16')).toEqual([]);
-    expect(workerExecArgv([], '--max-semi-space-size-other=1')).toEqual(['--max-semi-space-size=8']);
+    expect(workerExecArgv([], '--max-semi-space-size-other=1')).toEqual(['--max-semi-space-size=16']);
   });
 });
 
@@ -59,8 +59,8 @@ describe('svc run --workers 2', () => {
     }
   };
 
-  it('starts each worker with 8 MiB semi-spaces, or with none of its own when NODE_OPTIONS sets a size', async () => {
-    for (const argv of await workersOf({})) expect(argv).toContain('--max-semi-space-size=8');
+  it('starts each worker with 16 MiB semi-spaces, or with none of its own when NODE_OPTIONS sets a size', async () => {
+    for (const argv of await workersOf({})) expect(argv).toContain('--max-semi-space-size=16');
     for (const argv of await workersOf({ NODE_OPTIONS: '--max-semi-space-size=24' })) expect(argv.filter((a) => a.includes('semi-space'))).toEqual([]);
   }, 60_000);
 });
