@@ -53,15 +53,13 @@ export function pickUpstream(gen: ServedGeneration, entry: PickEntry, ruling: Fo
   const forward = gen.forward;
   const routeIndex = ruling.route.index;
   const route: Route = gen.index.body.routes[routeIndex]!;
-  const chosen = (index: number, done: (outcome: UpstreamOutcome) => void): ChosenUpstream => ({ index, pool: forward.pools[routeIndex]?.[index], tls: forward.upstreamTls(routeIndex), done });
-  const bySample = (): number => sampledUpstream(ruling.compiled, { upstreamSample: entry.upstreamSample ?? Math.random() });
   if (entry.canForward !== undefined && !entry.canForward(route)) return nothingPicked(entry, ruling);
   // A plain request goes through a pool; a route without one (not reachable from a request) is 502.
   const poolless = entry.kind === 'request' && (forward.pools[routeIndex]?.length ?? 0) === 0;
   if (forward.pick === undefined || poolless) {
-    const index = bySample();
+    const index = sampledUpstream(ruling.compiled, { upstreamSample: entry.upstreamSample ?? Math.random() });
     const decision = complete(ruling, index);
-    return { decision, upstream: decision.outcome === 'allow' ? chosen(index, NO_OUTCOME) : undefined };
+    return { decision, upstream: decision.outcome === 'allow' ? chosen(gen, routeIndex, index, NO_OUTCOME) : undefined };
   }
   const p = forward.pick(ruling.compiled, entry.socket?.remoteAddress ?? '', entry.method);
   const decision = complete(ruling, p?.index);
@@ -71,7 +69,13 @@ export function pickUpstream(gen: ServedGeneration, entry: PickEntry, ruling: Fo
     p.done({});
     return { decision, upstream: undefined };
   }
-  return { decision, upstream: chosen(p.index, p.done) };
+  return { decision, upstream: chosen(gen, routeIndex, p.index, p.done) };
+}
+
+/** The chosen upstream `index` of route `routeIndex`: its pool and TLS options (a function, not a closure per request). */
+function chosen(gen: ServedGeneration, routeIndex: number, index: number, done: (outcome: UpstreamOutcome) => void): ChosenUpstream {
+  const forward = gen.forward;
+  return { index, pool: forward.pools[routeIndex]?.[index], tls: forward.upstreamTls(routeIndex), done };
 }
 
 /**

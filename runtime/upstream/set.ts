@@ -145,8 +145,11 @@ export function createUpstreamSet(route: Route, options: UpstreamSetOptions = {}
       })
     : undefined;
 
+  /** Every upstream: the eligible list of a set without health checks or outlier detection (never changes). */
+  const everyUpstream: readonly number[] = Object.freeze(upstreams.map((_, i) => i));
   /** Eligible indices at `t`: healthy and not ejected; else the startup grace; else none. */
-  const eligibleAt = (t: number): number[] => {
+  const eligibleAt = (t: number): readonly number[] => {
+    if (monitor === undefined && outlier === undefined) return everyUpstream;
     outlier?.refresh(t);
     const healthy: number[] = [];
     const pending: number[] = [];
@@ -165,7 +168,7 @@ export function createUpstreamSet(route: Route, options: UpstreamSetOptions = {}
     route,
     upstreams,
     pick(request: PickRequest): UpstreamPick | undefined {
-      const eligible = eligibleAt(now());
+      const eligible = eligibleAt(monitor === undefined && outlier === undefined ? 0 : now());
       if (eligible.length === 0) return undefined;
       const index = balancer.pick({ eligible, hashKey: request.hashKey, active });
       active[index] = (active[index] ?? 0) + 1;
