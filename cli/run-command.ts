@@ -142,6 +142,8 @@ export async function runCommand(file: string | undefined, opts: RunCommandOptio
   // What a graceful stop ends with, in every process: the spans not yet sent, then the logs.
   const flush = async () => {
     await tracing.shutdown().catch(() => undefined);
+    // The lines in flight first: a synchronous flush cannot wait for them (chunked-destination.ts).
+    await written();
     logs.flushSync();
   };
   if (worker) {

@@ -13,9 +13,13 @@
  * - Nothing is written until a chunk fills or {@link ChunkedDestination.flush} /
  *   {@link ChunkedDestination.flushSync} runs: the caller flushes on a timer and at exit.
  * - `flush(cb)` calls back once every line written before it has reached the file descriptor.
+ * - `flushSync()` writes what is held before it returns, but cannot wait for a write already in
+ *   flight (sonic-boom's asynchronous one): lines held then may reach the file before that write's.
+ *   A caller that needs the order awaits `flush` first (cli/run-command.ts does before it exits).
  * - Standard output closed by its reader (EPIPE) ends the logging, not svc: later lines are dropped.
  *   Any other write error is thrown, as an unhandled 'error' event.
  */
+import { writeSync } from 'node:fs';
 import sonicBoom from 'sonic-boom';
 
 // A CommonJS package: its named export is reachable only through the default one.
@@ -36,22 +40,43 @@ export interface ChunkedDestination {
 }
 
 export function chunkedDestination(fd: number, chunkBytes: number = CHUNK_BYTES): ChunkedDestination {
-  // minLength 1 (not 0): with 0, sonic-boom's flush calls back at once, before an in-flight write ends.
-  const out = new SonicBoom({ fd, sync: false, minLength: 1, maxWrite: CHUNK_BYTES, contentMode: 'buffer' });
+  // minLength 0: sonic-boom writes whatever it holds until it holds nothing. (With a minLength it
+  // stops with up to that many bytes still held, and its own flush then calls back early.)
+  const out = new SonicBoom({ fd, sync: false, minLength: 0, maxWrite: CHUNK_BYTES, contentMode: 'buffer' });
   let chunk = Buffer.allocUnsafe(chunkBytes);
   let used = 0;
   let brokenPipe = false;
+  // Bytes handed to sonic-boom, and bytes it reported written: a flush is done when they meet.
+  let handed = 0;
+  let written = 0;
+  let waiting: { readonly upTo: number; readonly cb: (err?: Error) => void }[] = [];
+  const callBack = (err?: Error) => {
+    const done = err === undefined ? waiting.filter((w) => w.upTo <= written) : waiting;
+    if (done.length === 0) return;
+    waiting = err === undefined ? waiting.filter((w) => w.upTo > written) : [];
+    for (const w of done) w.cb(err);
+  };
+  out.on('write', (n: number) => {
+    written += n;
+    callBack();
+  });
   const onError = (err: NodeJS.ErrnoException) => {
     if (err.code === 'EPIPE') {
       brokenPipe = true;
+      callBack();
+      waiting.splice(0).forEach((w) => w.cb());
       return;
     }
+    callBack(err);
     out.off('error', onError);
     out.emit('error', err);
   };
   out.on('error', onError);
-  // Buffer mode takes buffers; sonic-boom's types name only strings.
-  const writeBuffer = (b: Buffer) => out.write(b as unknown as string);
+  const writeBuffer = (b: Buffer) => {
+    handed += b.length;
+    // Buffer mode takes buffers; sonic-boom's types name only strings.
+    out.write(b as unknown as string);
+  };
   const handOver = () => {
     if (used === 0 || brokenPipe) return;
     writeBuffer(chunk.subarray(0, used));
@@ -75,17 +100,35 @@ export function chunkedDestination(fd: number, chunkBytes: number = CHUNK_BYTES)
     flush(cb) {
       if (brokenPipe) return cb?.();
       handOver();
-      out.flush(cb);
+      if (cb === undefined) return;
+      if (written >= handed) process.nextTick(cb);
+      else waiting.push({ upTo: handed, cb });
     },
     flushSync() {
       if (brokenPipe) return;
-      handOver();
       try {
-        out.flushSync();
+        // What sonic-boom holds first (not a write in flight: that lands when it lands), then the
+        // held chunk, written here: handed over, it would start one more asynchronous write.
+        if (written < handed) out.flushSync();
+        if (used > 0) writeAllSync(fd, chunk.subarray(0, used));
+        used = 0;
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== 'EPIPE') throw e;
         brokenPipe = true;
       }
     },
   };
+}
+
+/** Writes all of `b` to `fd` now; a full non-blocking pipe (EAGAIN) is waited out 10 ms at a time. */
+function writeAllSync(fd: number, b: Buffer): void {
+  let rest = b;
+  while (rest.length > 0) {
+    try {
+      rest = rest.subarray(writeSync(fd, rest));
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EAGAIN') throw e;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+    }
+  }
 }

@@ -37,7 +37,7 @@ describe('chunkedDestination', () => {
         expect(f.read()).toBe(lines.join(''));
         f.close();
       }),
-      { numRuns: 60 },
+      { numRuns: 200 },
     );
   });
 
@@ -53,16 +53,29 @@ describe('chunkedDestination', () => {
     f.close();
   });
 
-  it('flushSync writes everything buffered before it returns, after what an earlier flush started', async () => {
+  it('flushSync writes everything held before it returns; after an awaited flush, in order', async () => {
     const f = file();
     const d = chunkedDestination(f.fd, 1024);
     const lines = Array.from({ length: 500 }, (_, i) => `{"n":${i},"text":"é ✓ 𝄞"}\n`);
-    for (const l of lines.slice(0, 250)) d.write(l);
+    for (const l of lines.slice(0, 490)) d.write(l);
     await flushed(d);
-    for (const l of lines.slice(250)) d.write(l);
+    for (const l of lines.slice(490)) d.write(l); // fewer than a chunk: held, nothing in flight
     d.flushSync();
     expect(f.read()).toBe(lines.join(''));
     f.close();
+  });
+
+  it('a flush calls back only once the last byte is written, even one byte past a chunk', async () => {
+    // sonic-boom with a minLength stops with that many bytes held: a flush must not call back then.
+    for (let n = 1; n <= 3; n++) {
+      const f = file();
+      const d = chunkedDestination(f.fd, 16);
+      d.write('\u0000𐀀𐀀\n'); // longer than a chunk at 3 bytes a unit: a buffer of its own
+      d.write('x'.repeat(n - 1) + '\n');
+      await flushed(d);
+      expect(f.read()).toBe(`\u0000𐀀𐀀\n${'x'.repeat(n - 1)}\n`);
+      f.close();
+    }
   });
 
   it('a reader that closes standard output ends the logging, and the process goes on', async () => {
