@@ -381,8 +381,12 @@ function forward(
       method,
       headers,
       body: hasBody && method !== 'GET' && method !== 'HEAD' ? (req as IncomingMessage) : null,
-      headersTimeout: route.timeoutMs,
-      bodyTimeout: route.idleTimeoutMs,
+      // Both timeouts are the exchange's own (upstream-exchange.ts): undici keeps a timer over 1 s
+      // in an array it sweeps every half second, so each request's timer object outlived a young
+      // collection and was promoted, filling the old generation until a mark-compact stalled every
+      // request in flight (the p99 under load).
+      headersTimeout: 0,
+      bodyTimeout: 0,
     },
     req.httpVersionMajor === 1 ? new UpstreamExchange(route, req, res, requestId, done, options.log, span) : new Http2UpstreamExchange(route, req, res as Http2ServerResponse, requestId, done, options.log, span),
   );

@@ -4,8 +4,11 @@
  *
  * - A slow client pauses the upstream read until its socket drains (back-pressure; never a whole
  *   body buffered).
- * - The route timeout (`timeoutMs`, 0: none) spans the whole exchange; undici's own headers and
- *   body timeouts are set by the caller.
+ * - The route timeout (`timeoutMs`, 0: none) spans the whole exchange. The idle timeout
+ *   (`idleTimeoutMs`, 0: none) bounds the time without data from the upstream once its head has
+ *   come, and does not run while a slow client holds the upstream back. Both are this object's own
+ *   Node timers, never undici's (handler.ts passes it none); the idle one exists only where it could
+ *   end the exchange before the route timeout does.
  * - Failures before the response head: 502 (refused, reset) or 504 (timeout) with the request id.
  *   After it: the client's response is cut, never a short body that looks complete.
  * - A client that goes away aborts the upstream request, even one still queued in the pool; over
@@ -47,6 +50,8 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   readonly #done: ((o: UpstreamOutcome) => void) | undefined;
   readonly #log: ((entry: Record<string, unknown>) => void) | undefined;
   readonly #timer: NodeJS.Timeout | undefined;
+  /** The idle timeout, from the response head on; refreshed by every chunk and by each resume. */
+  #idle: NodeJS.Timeout | undefined;
   /** The upstream exchange's span when the request is traced. */
   readonly #span: Span | undefined;
   #controller: Dispatcher.DispatchController | undefined;
@@ -75,7 +80,16 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     return res.writableFinished;
   }
 
-  /** Ends the exchange from svc's side (route timeout, client gone). */
+  /**
+   * The idle timeout elapsed: ends the exchange as a timeout, unless the upstream is paused for a
+   * slow client (then it is not idle; the resume starts the idle time again).
+   */
+  idled(): void {
+    if (this.#controller?.paused) return;
+    this.abort('timeout');
+  }
+
+  /** Ends the exchange from svc's side (route timeout, idle timeout, client gone). */
   abort(why: Why): void {
     if (this.#aborted) return;
     this.#aborted = why;
@@ -97,15 +111,24 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     const req = this.#req;
     this.#early = 'complete' in req && !req.complete;
     if (this.#early && 'shouldKeepAlive' in this.#res) this.#res.shouldKeepAlive = false;
+    // Started at the head, it could fire before the route timeout only when shorter than it.
+    const idle = this.#route.idleTimeoutMs;
+    const whole = this.#route.timeoutMs;
+    if (idle > 0 && (whole === 0 || idle < whole)) this.#idle = setTimeout(onIdleTimeout, idle, this);
     writeHead(this.#res, statusCode, edited);
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     const res = this.#res;
     if (res.destroyed) return;
+    const idle = this.#idle;
+    idle?.refresh();
     if (!(res as NodeJS.WritableStream).write(chunk) && !controller.paused) {
       controller.pause();
-      res.once('drain', () => controller.resume());
+      res.once('drain', () => {
+        idle?.refresh();
+        controller.resume();
+      });
     }
   }
 
@@ -151,6 +174,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     if (this.#finished) return;
     this.#finished = true;
     clearTimeout(this.#timer);
+    clearTimeout(this.#idle);
     this.#done?.(outcome);
     const span = this.#span;
     if (span) {
@@ -163,6 +187,10 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
 
 function onRouteTimeout(exchange: UpstreamExchange): void {
   exchange.abort('timeout');
+}
+
+function onIdleTimeout(exchange: UpstreamExchange): void {
+  exchange.idled();
 }
 
 function classify(err: unknown): 'timeout' | 'upstream' {

@@ -1,7 +1,8 @@
 /**
  * Response bodies streamed through `svc run` with real sockets on loopback: back-pressure from a
  * slow client reaches the upstream (svc never buffers a whole body), a body cut by the upstream or
- * by the route timeout is cut for the client too (never a short body that looks complete), and an
+ * by the route timeout or the idle timeout is cut for the client too (never a short body that looks
+ * complete), a body that keeps coming or a client that holds it back is never taken for idle, and an
  * informational 103 before the answer is not mistaken for it.
  */
 import { createHash } from 'node:crypto';
@@ -79,6 +80,21 @@ describe('svc run: streamed response bodies', () => {
         res.write(CHUNK);
         return;
       }
+      if (req.url === '/trickle') {
+        // A chunk every 100 ms for 1.2 s: longer than the idle route's idle timeout in all, never
+        // idle that long between two chunks.
+        res.writeHead(200, { 'content-length': String(12 * 1024) });
+        let sent = 0;
+        const tick = setInterval(() => {
+          res.write(Buffer.alloc(1024, 't'));
+          if (++sent === 12) {
+            clearInterval(tick);
+            res.end();
+          }
+        }, 100);
+        res.once('close', () => clearInterval(tick));
+        return;
+      }
       if (req.url === '/hints') {
         res.writeEarlyHints({ link: '</style.css>; rel=preload; as=style' }, () => {
           res.writeHead(200, { 'content-type': 'text/plain' });
@@ -92,6 +108,8 @@ describe('svc run: streamed response bodies', () => {
     cfg.write({ address: '127.0.0.1:8443' }, [
       { name: 'stream', from: 'https://stream.example.com', to: up.url, allow_public_unauthenticated_access: true, timeout: '1s', idle_timeout: '0s' },
       { name: 'bulk', from: 'https://bulk.example.com', to: up.url, allow_public_unauthenticated_access: true, timeout: '20s' },
+      // A route timeout far past every test's own: only the idle timeout ends an exchange in time.
+      { name: 'idle', from: 'https://idle.example.com', to: up.url, allow_public_unauthenticated_access: true, timeout: '30s', idle_timeout: '400ms' },
     ]);
     svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, grpcListen: { host: '127.0.0.1', port: 0 }, watch: false });
     port = svc.listening.address.port;
@@ -131,6 +149,31 @@ describe('svc run: streamed response bodies', () => {
     const got = await drain(res);
     expect(got.complete).toBe(false);
     expect(got.bytes).toBe(CHUNK.length);
+  });
+
+  it('the idle timeout cuts a body the upstream stops sending, long before the route timeout', async () => {
+    const res = await open(port, 'idle.example.com', '/stall');
+    expect(res.statusCode).toBe(200);
+    const got = await drain(res);
+    expect(got.complete).toBe(false);
+    expect(got.bytes).toBe(CHUNK.length);
+  });
+
+  it('a body that keeps coming outlasts the idle timeout: each chunk starts the idle time again', async () => {
+    const res = await open(port, 'idle.example.com', '/trickle');
+    expect(res.statusCode).toBe(200);
+    const got = await drain(res);
+    expect(got).toMatchObject({ bytes: 12 * 1024, complete: true });
+  });
+
+  it('a client that holds the upstream back longer than the idle timeout is not cut: the upstream is paused, not idle', async () => {
+    const res = await open(port, 'idle.example.com', '/big');
+    expect(res.statusCode).toBe(200);
+    res.pause();
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(bigWritten).toBeLessThan(BIG_BYTES / 2);
+    const got = await drain(res.resume());
+    expect(got).toMatchObject({ bytes: BIG_BYTES, complete: true });
   });
 
   it('an informational 103 from the upstream is not taken for the answer', async () => {
