@@ -22,6 +22,7 @@ import { startUpstream, type Upstream } from '../e2e/support.ts';
 import { issue, makeCa } from '../runtime/tls/pki.ts';
 import { BASE_SETTINGS } from '../support/compile-text.ts';
 import { which } from '../support/system.ts';
+import { WORKER_SEMI_SPACE_MIB } from '../../runtime/process/young-generation.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
 const CONTAINERFILE = readFileSync(join(ROOT, 'deploy/image/Containerfile'), 'utf8');
@@ -36,7 +37,8 @@ const IMAGE = {
   entrypoint: ['/usr/local/bin/svc', 'run'],
   cmd: ['-config', '/etc/svc/config.yaml'],
   healthcheck: ['CMD', '/usr/local/bin/node', '/usr/local/lib/svc/healthcheck.mjs'],
-  env: ['SVC_DEFAULT_AUTOCERT_DIR=/data/autocert', 'SVC_HEALTHCHECK_URL=https://127.0.0.1:443/.svc/ping'],
+  // NODE_OPTIONS: a single svc process gets the young generation svc gives its cluster workers.
+  env: ['SVC_DEFAULT_AUTOCERT_DIR=/data/autocert', 'SVC_HEALTHCHECK_URL=https://127.0.0.1:443/.svc/ping', `NODE_OPTIONS=--max-semi-space-size=${WORKER_SEMI_SPACE_MIB}`],
   ports: ['443/tcp', '80/tcp'],
 };
 const LABELS = ['version', 'revision', 'created', 'title', 'licenses'].map((k) => `org.opencontainers.image.${k}`);

@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { DEFAULT_DRAIN_TIMEOUT_MS } from '../../runtime/process/stop-signals.ts';
+import { WORKER_SEMI_SPACE_MIB } from '../../runtime/process/young-generation.ts';
 import { BASE_SETTINGS, TEST_SECRET } from '../support/compile-text.ts';
 import { which } from '../support/system.ts';
 
@@ -97,6 +98,10 @@ describe('deploy/systemd/svc.service', () => {
   it('keeps autocert data in its StateDirectory', () => {
     expect(one('StateDirectory')).toBe('svc');
     expect(all('Environment')).toContain('SVC_DEFAULT_AUTOCERT_DIR=%S/svc');
+  });
+
+  it('gives every svc process, a single one included, the young generation svc gives its cluster workers', () => {
+    expect(all('Environment')).toContain(`NODE_OPTIONS=--max-semi-space-size=${WORKER_SEMI_SPACE_MIB}`);
   });
 
   it('gives svc its secrets as credential files, through *_file settings svc reads', () => {
