@@ -900,7 +900,29 @@ function gcPauses(file: string, from: number): string | undefined {
   }
   if (byKind.size === 0) return undefined;
   const kinds = [...byKind].map(([kind, ms]) => `${ms.length} ${kind} (total ${ms.reduce((a, b) => a + b, 0).toFixed(0)} ms, longest ${Math.max(...ms).toFixed(1)} ms)`);
-  return `GC pauses in the measured run (--trace-gc): ${kinds.join(', ')}`;
+  const promoted = promotionRate(text);
+  return `GC pauses in the measured run (--trace-gc): ${kinds.join(', ')}${promoted === undefined ? '' : `; heap after each scavenge grows ${promoted} (what survives, promoted toward a mark-compact)`}`;
+}
+
+/**
+ * How fast the heap left after a scavenge grows from one scavenge to the next, in MB/s (a
+ * mark-compact starts the count again): the rate at which objects survive young collections and
+ * fill the old generation. Per process (two workers' lines interleave); the fastest is given.
+ */
+function promotionRate(text: string): string | undefined {
+  const perProcess = new Map<string, { prev: { ms: number; mb: number } | undefined; grown: number; span: number }>();
+  for (const m of text.matchAll(/\[(\d+):0x[0-9a-f]+\]\s+(\d+) ms: (Scavenge|Mark-Compact) [\d.]+ \([\d.]+\) -> ([\d.]+) \(/g)) {
+    const p = perProcess.get(m[1]!) ?? { prev: undefined, grown: 0, span: 0 };
+    perProcess.set(m[1]!, p);
+    const at = { ms: Number(m[2]), mb: Number(m[4]) };
+    if (m[3] === 'Scavenge' && p.prev !== undefined) {
+      p.grown += at.mb - p.prev.mb;
+      p.span += at.ms - p.prev.ms;
+    }
+    p.prev = m[3] === 'Scavenge' ? at : undefined;
+  }
+  const rates = [...perProcess.values()].filter((p) => p.span > 0).map((p) => p.grown / (p.span / 1000));
+  return rates.length === 0 ? undefined : `${Math.max(...rates).toFixed(2)} MB/s`;
 }
 
 interface Row {
