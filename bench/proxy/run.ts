@@ -61,7 +61,8 @@
  * `--only svc,nginx,direct,node-floor,apache-oidc,apache-oidc-cookie,svc-auth,svc-auth-redis,svc-auth-shadow,nginx-authreq,svc-traced,svc-distributed`, `--warmup 2s`, `--cpu-prof DIR` to write V8 CPU
  * profiles of the svc processes into DIR; `--baseline DIR` another built checkout of svc, whose svc-auth is
  * measured between two runs of this one's, for a before/after in one run; `--node-flags '--max-semi-space-size=32'`
- * Node flags for this checkout's svc only, so a baseline that is a copy of this build makes an A/B of a flag). Every child process and the temp dir are removed on exit,
+ * Node flags for this checkout's svc only, so a baseline that is a copy of this build makes an A/B of a flag;
+ * with `--trace-gc` each svc target also prints its GC pauses, the promotion rate and the KB allocated per request). Every child process and the temp dir are removed on exit,
  * Ctrl-C or error.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -887,9 +888,10 @@ interface DistributedFigures {
 /**
  * The garbage-collection pauses V8 printed (`--node-flags --trace-gc`) into a process's output
  * after byte `from`: how many of each kind, their total and the longest, in ms of the main
- * thread. Undefined when the output has no such line (no --trace-gc, or not a Node target).
+ * thread; the promotion rate; and the bytes allocated per request of the `requests` answered.
+ * Undefined when the output has no such line (no --trace-gc, or not a Node target).
  */
-function gcPauses(file: string, from: number): string | undefined {
+function gcPauses(file: string, from: number, requests: number): string | undefined {
   if (!existsSync(file)) return undefined;
   const text = readFileSync(file).subarray(from).toString('latin1');
   const byKind = new Map<string, number[]>();
@@ -901,7 +903,29 @@ function gcPauses(file: string, from: number): string | undefined {
   if (byKind.size === 0) return undefined;
   const kinds = [...byKind].map(([kind, ms]) => `${ms.length} ${kind} (total ${ms.reduce((a, b) => a + b, 0).toFixed(0)} ms, longest ${Math.max(...ms).toFixed(1)} ms)`);
   const promoted = promotionRate(text);
-  return `GC pauses in the measured run (--trace-gc): ${kinds.join(', ')}${promoted === undefined ? '' : `; heap after each scavenge grows ${promoted} (what survives, promoted toward a mark-compact)`}`;
+  const allocated = allocatedMb(text);
+  const perRequest = allocated !== undefined && requests > 0 ? `; ${((allocated * 1024 * 1024) / requests / 1024).toFixed(1)} KB allocated per request` : '';
+  return `GC pauses in the measured run (--trace-gc): ${kinds.join(', ')}${promoted === undefined ? '' : `; heap after each scavenge grows ${promoted} (what survives, promoted toward a mark-compact)`}${perRequest}`;
+}
+
+/**
+ * The MB the JavaScript heap allocated between the first and the last collection in the text: each
+ * collection's heap before it, less the heap after the one before (per process, summed). It does
+ * not depend on the machine's speed, so an allocation saved shows where CPU time is too noisy.
+ */
+function allocatedMb(text: string): number | undefined {
+  const after = new Map<string, number>();
+  let total = 0;
+  let counted = false;
+  for (const m of text.matchAll(/\[(\d+):0x[0-9a-f]+\]\s+\d+ ms: (?:Scavenge|Mark-Compact) ([\d.]+) \([\d.]+\) -> ([\d.]+) \(/g)) {
+    const previous = after.get(m[1]!);
+    if (previous !== undefined) {
+      total += Number(m[2]) - previous;
+      counted = true;
+    }
+    after.set(m[1]!, Number(m[3]));
+  }
+  return counted ? total : undefined;
 }
 
 /**
@@ -1052,7 +1076,7 @@ async function main(): Promise<number> {
     const logBefore = existsSync(logFile) ? statSync(logFile).size : 0;
     const result = await wrk(wrkBin, port, opts.duration, opts.connections, wrkCpus, roots, join(dir, 'wrk.out'), headers, host);
     await around?.afterMeasured();
-    const gc = gcPauses(logFile, logBefore);
+    const gc = gcPauses(logFile, logBefore, result.wrk.requests);
     const placement = `wrk ${result.wrkCores}, upstream ${processTree(upstream.pid!).map(coresOf).join('/')}, ${kind === 'direct' ? 'server' : 'proxy'} ${placementProxy}`;
     const row: Row = { label, kind, cores, ...(routes !== undefined ? { routes } : {}), placement, result, startRss, logFile };
     rows.push(row);
