@@ -8,12 +8,16 @@
  * tree without any diagnostic; for anything else it returns `undefined` ("not mine") and the
  * caller reads the text with the library reader, which then reports whatever there is to report.
  * It is "not mine" whenever js-yaml refuses the text or warns, and for everything the fast path
- * does not read itself: a BOM, tabs, carriage returns, control characters, document markers and
- * directives, anchors, aliases, tags, explicit (`?`) and merge (`<<`) keys, duplicate keys, keys
- * that are lists or maps, scalars or flow collections over more than one line, empty list items,
- * empty values in flow maps, non-finite numbers, nesting deeper than js-yaml's default limit, a
- * document whose top is not a list or a map, and comment lines placed where the library would
- * count them into a collection's span.
+ * does not read itself: a BOM, tabs, carriage returns other than in CRLF line ends, control
+ * characters, document markers and directives, anchors, aliases, tags, explicit (`?`) and merge
+ * (`<<`) keys, duplicate keys, keys that are lists or maps, scalars or flow collections over more
+ * than one line, empty list items, empty values in flow maps, non-finite numbers, nesting deeper
+ * than js-yaml's default limit, a document whose top is not a list or a map, and comment lines
+ * placed where the library would count them into a collection's span.
+ *
+ * A text with CRLF line ends (a config saved on Windows) is read without its carriage returns, and
+ * every span is then moved back onto the text as written: one character on for each CRLF line
+ * end before it, so a span that ends at a line end ends before its `\r`, as the library's do.
  *
  * Only the shape and the offsets come from js-yaml (through its `listener`, which is told where
  * each node opens and closes). Every scalar's value comes from the `yaml` library itself: quoted
@@ -59,6 +63,50 @@ const ANY_TAG_TEST = (() => {
 const NOT_MINE_TEXT =
   /[\t\r\x00-\x08\x0B-\x1F\x7F-\x9F\u2028\u2029\uFEFF\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]|^(?:---|\.\.\.|%|[ ?:-]{1001})/m;
 
+/** A carriage return that does not start a CRLF line end. */
+const LONE_CR = /\r(?!\n)/;
+
+/**
+ * Where the line feeds of `written`'s CRLF line ends stand once its `\r\n` are made `\n`, in
+ * order (a file may mix LF and CRLF line ends: only these moved).
+ */
+function crlfEndsOf(written: string): number[] {
+  const ends: number[] = [];
+  for (let at = written.indexOf('\r\n'); at >= 0; at = written.indexOf('\r\n', at + 2)) ends.push(at - ends.length);
+  return ends;
+}
+
+/** How many of `lineEnds` (ascending) come before `offset`. */
+function countBefore(lineEnds: readonly number[], offset: number): number {
+  let lo = 0;
+  let hi = lineEnds.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (lineEnds[mid]! < offset) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** `node` with every span moved back onto the text as written: one character on per CRLF line end before it. */
+function movedOnto(node: Node, lineEnds: readonly number[]): Node {
+  const moved = (sp: Span): Span => ({ source: sp.source, start: sp.start + countBefore(lineEnds, sp.start), end: sp.end + countBefore(lineEnds, sp.end) });
+  switch (node.kind) {
+    case 'scalar':
+      return scalar(node.value, moved(node.span), node.untyped);
+    case 'list':
+      return listNode(
+        node.items.map((item) => movedOnto(item, lineEnds)),
+        moved(node.span),
+      );
+    case 'map':
+      return mapNode(
+        node.entries.map((e) => ({ key: e.key, keySpan: moved(e.keySpan), value: movedOnto(e.value, lineEnds) })),
+        moved(node.span),
+      );
+  }
+}
+
 /** Thrown from inside js-yaml's listener to give the text up. */
 const NOT_MINE = new Error('not read by the YAML fast path');
 
@@ -79,9 +127,11 @@ const HASH = 35;
 
 /** Reads `source` as the library reader would, or returns `undefined` when the text is not the fast path's to read. */
 export function readYamlFast(source: SourceFile): Node | undefined {
-  const text = source.text;
+  const crlf = source.text.includes('\r');
+  if (crlf && LONE_CR.test(source.text)) return undefined;
+  const text = crlf ? source.text.replaceAll('\r\n', '\n') : source.text;
   if (NOT_MINE_TEXT.test(text)) return undefined;
-  const reader = new FastReader(source);
+  const reader = new FastReader(source, text, crlf ? crlfEndsOf(source.text) : undefined);
   try {
     load(text, {
       schema: FAILSAFE_SCHEMA,
@@ -140,14 +190,24 @@ class FastReader {
   private gapDeepest = -1;
   private top: Built | undefined;
 
-  constructor(private readonly source: SourceFile) {
-    this.text = source.text;
-    this.len = source.text.length;
+  /**
+   * `text` is the source's text, less the `\r` of its CRLF line ends when `lineEnds` (where those
+   * line ends' line feeds stand in `text`) is given. Spans are offsets into `text` while the reader
+   * reads (it reads some back); the finished tree's are moved onto the source's own text.
+   */
+  constructor(
+    private readonly source: SourceFile,
+    text: string,
+    private readonly lineEnds: readonly number[] | undefined,
+  ) {
+    this.text = text;
+    this.len = text.length;
   }
 
   root(): Node | undefined {
     const top = this.top;
-    return top !== undefined && (top.t === 'flow' || top.t === 'block-collection') ? top.node : undefined;
+    const node = top !== undefined && (top.t === 'flow' || top.t === 'block-collection') ? top.node : undefined;
+    return node === undefined || this.lineEnds === undefined ? node : movedOnto(node, this.lineEnds);
   }
 
   open(position: number): void {

@@ -35,6 +35,11 @@ function agrees(text: string): boolean {
   return fast !== undefined;
 }
 
+/** `text` with CRLF line ends, as saved on Windows. */
+function crlf(text: string): string {
+  return text.replaceAll('\n', '\r\n');
+}
+
 /** Runs `agrees` over generated documents; returns how many the fast path read. */
 function checkGenerated(docs: fc.Arbitrary<string>, numRuns: number): number {
   let read = 0;
@@ -61,6 +66,25 @@ describe('YAML fast path against the library reader', () => {
     expect(read).toBeGreaterThan(runs / 50);
   });
 
+  it('builds the same tree, span for span, for generated documents with CRLF line ends (moved onto the text as written)', () => {
+    const runs = 1500;
+    const read = checkGenerated(
+      genCleanYaml.map((t) => crlf(t)),
+      runs,
+    );
+    expect(read).toBeGreaterThan(runs / 10);
+    // And with a few line ends left LF, or a carriage return that ends no line.
+    checkGenerated(
+      fc.tuple(genCleanYaml, fc.nat(), fc.boolean()).map(([t, n, lone]) => {
+        const lines = t.split('\n');
+        const i = n % lines.length;
+        lines[i] = lone ? `${lines[i]}\r${i === lines.length - 1 ? '' : ' '}` : lines[i]!;
+        return lines.map((l, j) => (j === lines.length - 1 || j === i ? l : `${l}\r`)).join('\n');
+      }),
+      500,
+    );
+  });
+
   const files = globSync(['fixtures/**/*.{yaml,yml}', 'test/**/*.{yaml,yml}']).sort();
 
   it('agrees on every YAML file of the fixtures and tests', () => {
@@ -68,6 +92,9 @@ describe('YAML fast path against the library reader', () => {
     let read = 0;
     for (const file of files) if (agrees(readFileSync(file, 'utf8'))) read++;
     expect(read).toBeGreaterThan(files.length / 2);
+    let readCrlf = 0;
+    for (const file of files) if (agrees(crlf(readFileSync(file, 'utf8')))) readCrlf++;
+    expect(readCrlf).toBe(read);
   });
 
   it('gives up, or agrees, on those files with a few characters inserted or deleted', () => {
@@ -77,8 +104,11 @@ describe('YAML fast path against the library reader', () => {
     expect(read).toBeGreaterThan(runs / 20);
   });
 
-  it('reads the compile benchmark config at several sizes', () => {
-    for (const n of [1, 7, 60, 1000]) expect(agrees(generateConfig(n))).toBe(true);
+  it('reads the compile benchmark config at several sizes, with LF or CRLF line ends', () => {
+    for (const n of [1, 7, 60, 1000]) {
+      expect(agrees(generateConfig(n))).toBe(true);
+      expect(agrees(crlf(generateConfig(n)))).toBe(true);
+    }
   });
 
   it('reads the shapes configs use, with the spans of the library', () => {
@@ -141,7 +171,8 @@ describe('YAML fast path gives up on what it does not read', () => {
   it('a BOM, tabs, carriage returns and control characters', () => {
     givesUp('\ufeffa: 1\n');
     givesUp('a:\t1\n');
-    givesUp('a: 1\r\nb: 2\r\n');
+    givesUp('a: 1\rb: 2\r');
+    givesUp('a: "x\ry"\r\n');
     givesUp('a: "\u0001"\n');
   });
 
