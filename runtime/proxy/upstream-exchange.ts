@@ -20,7 +20,7 @@
  * per-request closures, which the profiles showed as garbage-collection time.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import { constants as http2Constants, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
 import type { Span } from '@opentelemetry/api';
 import type { Dispatcher } from 'undici';
 import type { Route } from '../../compiler/plan/types.ts';
@@ -73,6 +73,11 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     this.#timer = route.timeoutMs > 0 ? setTimeout(onRouteTimeout, route.timeoutMs, this) : undefined;
     // One listener for both ends: 'close' follows 'finish' on a completed response.
     res.once('close', () => this.clientClosed());
+  }
+
+  /** Cuts a response already under way so that the client can tell (HTTP/1.1: the connection is closed). */
+  protected cut(res: Res): void {
+    res.destroy();
   }
 
   /** Whether the client's response was delivered whole (HTTP/1.1: Node's own answer). */
@@ -142,7 +147,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     if (res.headersSent) {
       // Mid-body: the client gets a cut response, never a silently short one.
       this.#finish(aborted === 'client' ? {} : { error: aborted === 'timeout' ? 'timeout' : 'reset' });
-      res.destroy();
+      this.cut(res);
       return;
     }
     const kind = aborted ?? classify(err);
@@ -214,6 +219,16 @@ export class Http2UpstreamExchange extends UpstreamExchange {
 
   protected override delivered(res: Res): boolean {
     return res.writableFinished && !(res as Http2ServerResponse).stream.aborted;
+  }
+
+  /**
+   * Resets the stream with INTERNAL_ERROR. Destroying it without an error resets it with NO_ERROR,
+   * which a client reads as the end of the body: a short body that looks complete (docs/security.md S73).
+   */
+  protected override cut(res: Res): void {
+    const stream = (res as Http2ServerResponse).stream;
+    if (!stream.closed) stream.close(http2Constants.NGHTTP2_INTERNAL_ERROR);
+    else stream.destroy();
   }
 }
 

@@ -7,9 +7,11 @@
  */
 import { createHash } from 'node:crypto';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { connect as http2Connect, type ClientHttp2Session, type ClientHttp2Stream } from 'node:http2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run, type Running } from '../../runtime/process/run.ts';
 import { configDir, startUpstream, type Upstream } from './support.ts';
+import { issue, makeCa, type Issued } from '../runtime/tls/pki.ts';
 
 const CHUNK = Buffer.alloc(64 * 1024, 'x');
 const BIG_CHUNKS = 1024; // 64 MiB: far more than every socket buffer on the way
@@ -188,5 +190,108 @@ describe('svc run: streamed response bodies', () => {
     const res = await open(port, 'bulk.example.com', '/hints');
     expect(res.statusCode).toBe(200);
     res.resume();
+  });
+});
+
+/**
+ * The same over HTTP/2: a stream svc cuts mid-body is reset with INTERNAL_ERROR (ended cleanly, or
+ * reset with NO_ERROR, it would read as complete), and a client's flow control is not idleness.
+ */
+describe('svc run: HTTP/2 streams cut mid-body, and the idle timeout', () => {
+  let ca: Issued;
+  let up: Upstream;
+  let svc: Running;
+  let session: ClientHttp2Session;
+  let written = 0;
+  const cfg = configDir();
+
+  beforeAll(async () => {
+    ca = await makeCa('svc streaming test CA (TEST ONLY)');
+    const server = await issue(ca, { cn: 'idle.example.com', dns: ['idle.example.com'], usage: 'server' });
+    up = await startUpstream((req, res) => {
+      if (req.url === '/stall') {
+        res.writeHead(200, { 'content-length': String(1024 * 1024) });
+        res.write(CHUNK);
+        return;
+      }
+      if (req.url === '/cut') {
+        // Promises 1 MiB, sends 128 KiB, then resets the connection.
+        res.writeHead(200, { 'content-length': String(1024 * 1024) });
+        res.write(CHUNK);
+        res.write(CHUNK, () => setTimeout(() => req.socket.destroy(), 50));
+        return;
+      }
+      // 64 MiB, written as fast as the upstream's socket drains.
+      written = 0;
+      res.writeHead(200, { 'content-length': String(BIG_BYTES) });
+      let i = 0;
+      const more = () => {
+        while (i < BIG_CHUNKS) {
+          i++;
+          written += CHUNK.length;
+          if (!res.write(CHUNK)) return void res.once('drain', more);
+        }
+        res.end();
+      };
+      more();
+    });
+    cfg.writeTls(server, { codec_type: 'http2' }, [{ name: 'idle', from: 'https://idle.example.com', to: up.url, allow_public_unauthenticated_access: true, timeout: '30s', idle_timeout: '400ms' }]);
+    svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, grpcListen: { host: '127.0.0.1', port: 0 }, watch: false });
+    session = http2Connect(`https://127.0.0.1:${svc.listening.address.port}`, { ca: ca.certPem, servername: 'idle.example.com' });
+    session.on('error', () => undefined);
+  });
+
+  afterAll(async () => {
+    session?.destroy();
+    await svc?.close();
+    await up?.close();
+    cfg.remove();
+  });
+
+  /** Opens a GET stream; resolves with the stream and its status once the head arrives. */
+  function open(path: string): Promise<{ stream: ClientHttp2Stream; status: number }> {
+    return new Promise((resolve, reject) => {
+      const stream = session.request({ ':path': path, ':authority': 'idle.example.com' });
+      stream.on('error', () => undefined);
+      stream.once('response', (h) => resolve({ stream, status: Number(h[':status']) }));
+      stream.once('close', () => reject(new Error('closed before its head')));
+    });
+  }
+
+  /** Reads a stream to its close: the bytes, and whether it ended with END_STREAM (not reset). */
+  function drainStream(stream: ClientHttp2Stream): Promise<{ bytes: number; complete: boolean }> {
+    return new Promise((resolve) => {
+      let bytes = 0;
+      let ended = false;
+      stream.on('data', (c: Buffer) => (bytes += c.length));
+      stream.once('end', () => (ended = true));
+      stream.once('close', () => resolve({ bytes, complete: ended && stream.rstCode === 0 }));
+    });
+  }
+
+  it('S73: resets a stream whose upstream stops sending, at the idle timeout, long before the route timeout', async () => {
+    const { stream, status } = await open('/stall');
+    expect(status).toBe(200);
+    const got = await drainStream(stream);
+    expect(got).toEqual({ bytes: CHUNK.length, complete: false });
+  });
+
+  it('S73: resets a stream whose upstream resets mid-body, so the client never takes it for complete', async () => {
+    const { stream, status } = await open('/cut');
+    expect(status).toBe(200);
+    const got = await drainStream(stream);
+    expect(got.complete).toBe(false);
+    expect(got.bytes).toBeLessThan(1024 * 1024);
+  });
+
+  it('does not cut a stream whose client holds the upstream back longer than the idle timeout', async () => {
+    const { stream, status } = await open('/big');
+    expect(status).toBe(200);
+    stream.pause();
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(written).toBeLessThan(BIG_BYTES / 2);
+    const got = drainStream(stream);
+    stream.resume();
+    expect(await got).toEqual({ bytes: BIG_BYTES, complete: true });
   });
 });
