@@ -20,7 +20,7 @@ import { sendError, wantsJson } from '../authn/error-page.ts';
 import { admit, SESSION_STORE_UNAVAILABLE, type Admission, type GateOptions } from './gate.ts';
 import { storeUnavailable } from '../authn/service.ts';
 import type { PoolOptions } from '../upstream/pools.ts';
-import { Http2UpstreamExchange, http2Closed, http2Cut, UpstreamExchange } from './upstream-exchange.ts';
+import { cutResponse, Http2UpstreamExchange, http2Closed, http2Cut, UpstreamExchange } from './upstream-exchange.ts';
 import { pathOf, type AccessEntry } from '../observe/log/access-line.ts';
 import { identityAttributes, preflightOf } from '../observe/log/replay-attributes.ts';
 import { dropTraceHeaders, isTraced, type RequestTrace, type TraceSetup } from '../observe/trace/request-trace.ts';
@@ -290,7 +290,7 @@ function respond(gen: ServedGeneration, a: Admission, req: Req, res: Res, reques
       if (span) void done.finally(() => span.end()).catch(() => undefined);
       done.catch((e: unknown) => {
         options.log?.({ msg: 'endpoint error', requestId, path: d.endpoint.path, error: (e as Error).message });
-        if (res.headersSent) res.destroy();
+        if (res.headersSent) cutResponse(res);
         else if (storeUnavailable(e)) sendError(res, 503, requestId, SESSION_STORE_UNAVAILABLE, accept, false);
         else sendError(res, 500, requestId, 'internal-error', accept, false);
       });

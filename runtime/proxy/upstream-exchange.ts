@@ -221,15 +221,26 @@ export class Http2UpstreamExchange extends UpstreamExchange {
     return res.writableFinished && !(res as Http2ServerResponse).stream.aborted;
   }
 
-  /**
-   * Resets the stream with INTERNAL_ERROR. Destroying it without an error resets it with NO_ERROR,
-   * which a client reads as the end of the body: a short body that looks complete (docs/security.md S73).
-   */
   protected override cut(res: Res): void {
-    const stream = (res as Http2ServerResponse).stream;
-    if (!stream.closed) stream.close(http2Constants.NGHTTP2_INTERNAL_ERROR);
-    else stream.destroy();
+    cutHttp2(res as Http2ServerResponse);
   }
+}
+
+/**
+ * Cuts a response whose head is sent, so that the client can tell it is not whole: an HTTP/1.1
+ * connection is closed; an HTTP/2 stream is reset with INTERNAL_ERROR. Destroying a stream without
+ * an error resets it with NO_ERROR, which a client reads as the end of the body: a short body that
+ * looks complete (docs/security.md S73).
+ */
+export function cutResponse(res: Res): void {
+  if ('stream' in res) cutHttp2(res);
+  else res.destroy();
+}
+
+function cutHttp2(res: Http2ServerResponse): void {
+  const stream = res.stream;
+  if (!stream.closed) stream.close(http2Constants.NGHTTP2_INTERNAL_ERROR);
+  else stream.destroy();
 }
 
 /** Whether an HTTP/2 response can no longer be written: its stream closed (reset, timed out, or its session gone). */
