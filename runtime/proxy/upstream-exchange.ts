@@ -75,11 +75,6 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     res.once('close', () => this.clientClosed());
   }
 
-  /** Cuts a response already under way so that the client can tell (HTTP/1.1: the connection is closed). */
-  protected cut(res: Res): void {
-    res.destroy();
-  }
-
   /** Whether the client's response was delivered whole (HTTP/1.1: Node's own answer). */
   protected delivered(res: Res): boolean {
     return res.writableFinished;
@@ -147,7 +142,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     if (res.headersSent) {
       // Mid-body: the client gets a cut response, never a silently short one.
       this.#finish(aborted === 'client' ? {} : { error: aborted === 'timeout' ? 'timeout' : 'reset' });
-      this.cut(res);
+      cutResponse(res);
       return;
     }
     const kind = aborted ?? classify(err);
@@ -220,10 +215,6 @@ export class Http2UpstreamExchange extends UpstreamExchange {
   protected override delivered(res: Res): boolean {
     return res.writableFinished && !(res as Http2ServerResponse).stream.aborted;
   }
-
-  protected override cut(res: Res): void {
-    cutHttp2(res as Http2ServerResponse);
-  }
 }
 
 /**
@@ -233,11 +224,7 @@ export class Http2UpstreamExchange extends UpstreamExchange {
  * looks complete (docs/security.md S73).
  */
 export function cutResponse(res: Res): void {
-  if ('stream' in res) cutHttp2(res);
-  else res.destroy();
-}
-
-function cutHttp2(res: Http2ServerResponse): void {
+  if (!('stream' in res)) return void res.destroy();
   const stream = res.stream;
   if (!stream.closed) stream.close(http2Constants.NGHTTP2_INTERNAL_ERROR);
   else stream.destroy();
