@@ -4,10 +4,16 @@
  * side closing closes the other. The route's timeout bounds the tunnel's life and its idle timeout
  * its silence (0: none).
  *
+ * A tunnel that fails (the upstream connection errs or is reset, a timeout ends it) is cut so that an
+ * HTTP/2 client can tell: its stream is reset with CONNECT_ERROR (RFC 9113 §8.5), never with
+ * NO_ERROR, which reads as the upstream closing cleanly (docs/security.md S73). An HTTP/1.1 client's
+ * connection is closed.
+ *
  * INVARIANT (no-bytes-before-gate): callers join only after the gate admitted the request and the
  * upstream switched (101) or the tunnel was confirmed (200); `head` is what the client sent after
  * its request head, relayed only then.
  */
+import { constants as http2Constants, type Http2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Route } from '../../compiler/plan/types.ts';
@@ -23,6 +29,10 @@ export function joinTunnel(client: Duplex, upstream: Duplex, head: Buffer, route
     upstream.destroy();
     client.destroy();
   };
+  const fail = () => {
+    upstream.destroy();
+    cutTunnel(client);
+  };
   let closed = false;
   const close = () => {
     if (closed) return;
@@ -31,7 +41,7 @@ export function joinTunnel(client: Duplex, upstream: Duplex, head: Buffer, route
     onClose?.(bytesIn, bytesOut);
   };
   client.on('error', end);
-  upstream.on('error', end);
+  upstream.on('error', fail);
   client.once('close', close);
   upstream.once('close', close);
   if (onClose) {
@@ -42,11 +52,17 @@ export function joinTunnel(client: Duplex, upstream: Duplex, head: Buffer, route
   client.pipe(upstream);
   upstream.pipe(client);
   if (route.idleTimeoutMs > 0) {
-    (upstream as Partial<Socket>).setTimeout?.(route.idleTimeoutMs, end);
-    (client as Partial<Socket>).setTimeout?.(route.idleTimeoutMs, end);
+    (upstream as Partial<Socket>).setTimeout?.(route.idleTimeoutMs, fail);
+    (client as Partial<Socket>).setTimeout?.(route.idleTimeoutMs, fail);
   }
   if (route.timeoutMs > 0) {
-    const t = setTimeout(end, route.timeoutMs);
+    const t = setTimeout(fail, route.timeoutMs);
     upstream.once('close', () => clearTimeout(t));
   }
+}
+
+/** Ends a failed tunnel's client side: an HTTP/2 stream (it has an `rstCode`) reset with CONNECT_ERROR, else destroyed. */
+function cutTunnel(client: Duplex): void {
+  if ('rstCode' in client && !(client as Http2Stream).closed) return void (client as Http2Stream).close(http2Constants.NGHTTP2_CONNECT_ERROR);
+  client.destroy();
 }

@@ -7,7 +7,8 @@
  */
 import { createHash } from 'node:crypto';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { connect as http2Connect, type ClientHttp2Session, type ClientHttp2Stream } from 'node:http2';
+import { connect as http2Connect, constants as http2Constants, type ClientHttp2Session, type ClientHttp2Stream } from 'node:http2';
+import { createServer as createNetServer, type Server as NetServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run, type Running } from '../../runtime/process/run.ts';
 import { configDir, startUpstream, type Upstream } from './support.ts';
@@ -195,7 +196,9 @@ describe('svc run: streamed response bodies', () => {
 
 /**
  * The same over HTTP/2: a stream svc cuts mid-body is reset with INTERNAL_ERROR (ended cleanly, or
- * reset with NO_ERROR, it would read as complete), and a client's flow control is not idleness.
+ * reset with NO_ERROR, it would read as complete), and a client's flow control is not idleness. A
+ * CONNECT tunnel whose upstream connection is reset is reset with CONNECT_ERROR; one whose upstream
+ * closes cleanly ends cleanly.
  */
 describe('svc run: HTTP/2 streams cut mid-body, and the idle timeout', () => {
   let ca: Issued;
@@ -203,11 +206,21 @@ describe('svc run: HTTP/2 streams cut mid-body, and the idle timeout', () => {
   let svc: Running;
   let session: ClientHttp2Session;
   let written = 0;
+  let tcp: NetServer;
   const cfg = configDir();
 
   beforeAll(async () => {
     ca = await makeCa('svc streaming test CA (TEST ONLY)');
-    const server = await issue(ca, { cn: 'idle.example.com', dns: ['idle.example.com'], usage: 'server' });
+    const server = await issue(ca, { cn: 'idle.example.com', dns: ['idle.example.com', 'tcp.example.com'], usage: 'server' });
+    // A TCP upstream that says a word, then closes: with a reset after `hi`, cleanly after `bye`.
+    let connections = 0;
+    tcp = createNetServer((socket) => {
+      socket.on('error', () => undefined);
+      if (connections++ % 2 === 0) socket.write('hi', () => setTimeout(() => socket.resetAndDestroy(), 50));
+      else socket.end('bye');
+    });
+    await new Promise<void>((resolve) => tcp.listen(0, '127.0.0.1', resolve));
+    const tcpPort = (tcp.address() as { port: number }).port;
     up = await startUpstream((req, res) => {
       if (req.url === '/stall') {
         res.writeHead(200, { 'content-length': String(1024 * 1024) });
@@ -235,7 +248,10 @@ describe('svc run: HTTP/2 streams cut mid-body, and the idle timeout', () => {
       };
       more();
     });
-    cfg.writeTls(server, { codec_type: 'http2' }, [{ name: 'idle', from: 'https://idle.example.com', to: up.url, allow_public_unauthenticated_access: true, timeout: '30s', idle_timeout: '400ms' }]);
+    cfg.writeTls(server, { codec_type: 'http2' }, [
+      { name: 'idle', from: 'https://idle.example.com', to: up.url, allow_public_unauthenticated_access: true, timeout: '30s', idle_timeout: '400ms' },
+      { name: 'tcp', from: 'tcp+https://tcp.example.com:7000', to: `tcp://127.0.0.1:${tcpPort}`, allow_public_unauthenticated_access: true },
+    ]);
     svc = await run({ configPath: cfg.path, listen: { host: '127.0.0.1', port: 0 }, grpcListen: { host: '127.0.0.1', port: 0 }, watch: false });
     session = http2Connect(`https://127.0.0.1:${svc.listening.address.port}`, { ca: ca.certPem, servername: 'idle.example.com' });
     session.on('error', () => undefined);
@@ -245,7 +261,32 @@ describe('svc run: HTTP/2 streams cut mid-body, and the idle timeout', () => {
     session?.destroy();
     await svc?.close();
     await up?.close();
+    await new Promise((r) => tcp?.close(r));
     cfg.remove();
+  });
+
+  /** A CONNECT tunnel through svc to the TCP upstream: its status, what came through, how it closed. */
+  function tunnel(): Promise<{ status: number; received: string; ended: boolean; rstCode: number | undefined }> {
+    return new Promise((resolve) => {
+      const stream = session.request({ ':method': 'CONNECT', ':authority': 'tcp.example.com:7000' });
+      let status = 0;
+      let received = '';
+      let ended = false;
+      stream.on('error', () => undefined);
+      stream.on('response', (h) => (status = Number(h[':status'])));
+      stream.on('data', (c: Buffer) => (received += c.toString()));
+      stream.once('end', () => (ended = true));
+      stream.once('close', () => resolve({ status, received, ended, rstCode: stream.rstCode }));
+    });
+  }
+
+  it('S73: resets a CONNECT tunnel whose upstream connection is reset with CONNECT_ERROR, never as a clean close', async () => {
+    // Node's client emits `end` on a reset stream too: the reset's code is what tells.
+    expect(await tunnel()).toMatchObject({ status: 200, received: 'hi', rstCode: http2Constants.NGHTTP2_CONNECT_ERROR });
+  });
+
+  it('ends a CONNECT tunnel whose upstream closes cleanly with the end of its stream', async () => {
+    expect(await tunnel()).toMatchObject({ status: 200, received: 'bye', ended: true, rstCode: http2Constants.NGHTTP2_NO_ERROR });
   });
 
   /** Opens a GET stream; resolves with the stream and its status once the head arrives. */
