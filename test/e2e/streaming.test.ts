@@ -6,7 +6,7 @@
  * informational 103 before the answer is not mistaken for it.
  */
 import { createHash } from 'node:crypto';
-import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { connect as http2Connect, constants as http2Constants, type ClientHttp2Session, type ClientHttp2Stream } from 'node:http2';
 import { createServer as createNetServer, type Server as NetServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -45,69 +45,78 @@ function drain(res: IncomingMessage): Promise<{ sha256: string; bytes: number; c
   });
 }
 
+/** How far the upstream got with `/big`: whether svc pushed back. */
+let bigWritten = 0;
+
+/**
+ * The upstream of both suites: `/big` (64 MiB, written as fast as its socket drains), `/cut` (resets
+ * mid-body), `/stall` (part of a body, then nothing), `/trickle` (a chunk every 100 ms), `/hints`
+ * (103 before the answer).
+ */
+function bodies(req: IncomingMessage, res: ServerResponse): void {
+  if (req.url === '/big') {
+    // Writes as fast as its socket drains: how far it got says whether svc pushed back.
+    bigWritten = 0;
+    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(BIG_BYTES) });
+    let i = 0;
+    const more = () => {
+      while (i < BIG_CHUNKS) {
+        i++;
+        bigWritten += CHUNK.length;
+        if (!res.write(CHUNK)) return void res.once('drain', more);
+      }
+      res.end();
+    };
+    more();
+    return;
+  }
+  if (req.url === '/cut') {
+    // Promises 1 MiB, sends 128 KiB, then resets the connection.
+    res.writeHead(200, { 'content-length': String(1024 * 1024) });
+    res.write(CHUNK);
+    res.write(CHUNK, () => setTimeout(() => req.socket.destroy(), 50));
+    return;
+  }
+  if (req.url === '/stall') {
+    // Sends part of the body, then nothing: the route or the idle timeout must end it.
+    res.writeHead(200, { 'content-length': String(1024 * 1024) });
+    res.write(CHUNK);
+    return;
+  }
+  if (req.url === '/trickle') {
+    // A chunk every 100 ms for 1.2 s: longer than the idle route's idle timeout in all, never
+    // idle that long between two chunks.
+    res.writeHead(200, { 'content-length': String(12 * 1024) });
+    let sent = 0;
+    const tick = setInterval(() => {
+      res.write(Buffer.alloc(1024, 't'));
+      if (++sent === 12) {
+        clearInterval(tick);
+        res.end();
+      }
+    }, 100);
+    res.once('close', () => clearInterval(tick));
+    return;
+  }
+  if (req.url === '/hints') {
+    res.writeEarlyHints({ link: '</style.css>; rel=preload; as=style' }, () => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end('after the hints');
+    });
+    return;
+  }
+  res.writeHead(404);
+  res.end();
+}
+
 describe('svc run: streamed response bodies', () => {
   let up: Upstream;
   let svc: Running;
   let port: number;
-  let bigWritten = 0;
   const cfg = configDir();
 
   beforeAll(async () => {
-    up = await startUpstream((req, res) => {
-      if (req.url === '/big') {
-        // Writes as fast as its socket drains: how far it got says whether svc pushed back.
-        bigWritten = 0;
-        res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(BIG_BYTES) });
-        let i = 0;
-        const more = () => {
-          while (i < BIG_CHUNKS) {
-            i++;
-            bigWritten += CHUNK.length;
-            if (!res.write(CHUNK)) return void res.once('drain', more);
-          }
-          res.end();
-        };
-        more();
-        return;
-      }
-      if (req.url === '/cut') {
-        // Promises 1 MiB, sends 128 KiB, then resets the connection.
-        res.writeHead(200, { 'content-length': String(1024 * 1024) });
-        res.write(CHUNK);
-        res.write(CHUNK, () => setTimeout(() => req.socket.destroy(), 50));
-        return;
-      }
-      if (req.url === '/stall') {
-        // Sends part of the body, then nothing: the route timeout must end it.
-        res.writeHead(200, { 'content-length': String(1024 * 1024) });
-        res.write(CHUNK);
-        return;
-      }
-      if (req.url === '/trickle') {
-        // A chunk every 100 ms for 1.2 s: longer than the idle route's idle timeout in all, never
-        // idle that long between two chunks.
-        res.writeHead(200, { 'content-length': String(12 * 1024) });
-        let sent = 0;
-        const tick = setInterval(() => {
-          res.write(Buffer.alloc(1024, 't'));
-          if (++sent === 12) {
-            clearInterval(tick);
-            res.end();
-          }
-        }, 100);
-        res.once('close', () => clearInterval(tick));
-        return;
-      }
-      if (req.url === '/hints') {
-        res.writeEarlyHints({ link: '</style.css>; rel=preload; as=style' }, () => {
-          res.writeHead(200, { 'content-type': 'text/plain' });
-          res.end('after the hints');
-        });
-        return;
-      }
-      res.writeHead(404);
-      res.end();
-    });
+    up = await startUpstream(bodies);
     cfg.write({ address: '127.0.0.1:8443' }, [
       { name: 'stream', from: 'https://stream.example.com', to: up.url, allow_public_unauthenticated_access: true, timeout: '1s', idle_timeout: '0s' },
       { name: 'bulk', from: 'https://bulk.example.com', to: up.url, allow_public_unauthenticated_access: true, timeout: '20s' },
@@ -146,16 +155,11 @@ describe('svc run: streamed response bodies', () => {
     expect(got.bytes).toBeLessThan(1024 * 1024);
   });
 
-  it('the route timeout cuts a body the upstream stops sending (without it the test would hang)', async () => {
-    const res = await open(port, 'stream.example.com', '/stall');
-    expect(res.statusCode).toBe(200);
-    const got = await drain(res);
-    expect(got.complete).toBe(false);
-    expect(got.bytes).toBe(CHUNK.length);
-  });
-
-  it('the idle timeout cuts a body the upstream stops sending, long before the route timeout', async () => {
-    const res = await open(port, 'idle.example.com', '/stall');
+  it.each([
+    ['the route timeout', 'stream.example.com'],
+    ['the idle timeout, long before the route timeout,', 'idle.example.com'],
+  ])('%s cuts a body the upstream stops sending (without it the test would hang)', async (_, host) => {
+    const res = await open(port, host, '/stall');
     expect(res.statusCode).toBe(200);
     const got = await drain(res);
     expect(got.complete).toBe(false);
@@ -205,7 +209,6 @@ describe('svc run: HTTP/2 streams cut mid-body, and the idle timeout', () => {
   let up: Upstream;
   let svc: Running;
   let session: ClientHttp2Session;
-  let written = 0;
   let tcp: NetServer;
   const cfg = configDir();
 
@@ -221,33 +224,7 @@ describe('svc run: HTTP/2 streams cut mid-body, and the idle timeout', () => {
     });
     await new Promise<void>((resolve) => tcp.listen(0, '127.0.0.1', resolve));
     const tcpPort = (tcp.address() as { port: number }).port;
-    up = await startUpstream((req, res) => {
-      if (req.url === '/stall') {
-        res.writeHead(200, { 'content-length': String(1024 * 1024) });
-        res.write(CHUNK);
-        return;
-      }
-      if (req.url === '/cut') {
-        // Promises 1 MiB, sends 128 KiB, then resets the connection.
-        res.writeHead(200, { 'content-length': String(1024 * 1024) });
-        res.write(CHUNK);
-        res.write(CHUNK, () => setTimeout(() => req.socket.destroy(), 50));
-        return;
-      }
-      // 64 MiB, written as fast as the upstream's socket drains.
-      written = 0;
-      res.writeHead(200, { 'content-length': String(BIG_BYTES) });
-      let i = 0;
-      const more = () => {
-        while (i < BIG_CHUNKS) {
-          i++;
-          written += CHUNK.length;
-          if (!res.write(CHUNK)) return void res.once('drain', more);
-        }
-        res.end();
-      };
-      more();
-    });
+    up = await startUpstream(bodies);
     cfg.writeTls(server, { codec_type: 'http2' }, [
       { name: 'idle', from: 'https://idle.example.com', to: up.url, allow_public_unauthenticated_access: true, timeout: '30s', idle_timeout: '400ms' },
       { name: 'tcp', from: 'tcp+https://tcp.example.com:7000', to: `tcp://127.0.0.1:${tcpPort}`, allow_public_unauthenticated_access: true },
@@ -330,7 +307,7 @@ describe('svc run: HTTP/2 streams cut mid-body, and the idle timeout', () => {
     expect(status).toBe(200);
     stream.pause();
     await new Promise((r) => setTimeout(r, 1000));
-    expect(written).toBeLessThan(BIG_BYTES / 2);
+    expect(bigWritten).toBeLessThan(BIG_BYTES / 2);
     const got = drainStream(stream);
     stream.resume();
     expect(await got).toEqual({ bytes: BIG_BYTES, complete: true });
