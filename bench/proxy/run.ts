@@ -59,15 +59,18 @@
  * Needs nginx and wrk (Debian: `apt-get install -y nginx wrk`; svc-auth-redis also redis-server and
  * redis-cli); CI does not run it. Run: `npm run bench:proxy` (`--duration 10s`, `--connections 64`,
  * `--only svc,nginx,direct,node-floor,apache-oidc,apache-oidc-cookie,svc-auth,svc-auth-redis,svc-auth-shadow,nginx-authreq,svc-traced,svc-distributed`, `--warmup 2s`, `--cpu-prof DIR` to write V8 CPU
- * profiles of the svc processes into DIR; `--baseline DIR` another built checkout of svc, whose svc-auth is
+ * profiles of the svc processes (and node-floor's) into DIR; `--baseline DIR` another built checkout of svc, whose svc-auth is
  * measured between two runs of this one's, for a before/after in one run; `--node-flags '--max-semi-space-size=32'`
  * Node flags for this checkout's svc only, so a baseline that is a copy of this build makes an A/B of a flag;
- * with `--trace-gc` each svc target also prints its GC pauses, the promotion rate and the KB allocated per request). Every child process and the temp dir are removed on exit,
+ * with `--trace-gc` each svc target also prints its GC pauses, the promotion rate and the KB allocated per request;
+ * `--instructions N` counts instead of timing, for svc, node-floor and svc-auth: each runs under valgrind's
+ * callgrind, and N requests after N to warm up give the instructions per request, a figure that
+ * does not move with other work on the machine (instructions.ts); `--callgrind-dir DIR` keeps the dumps there). Every child process and the temp dir are removed on exit,
  * Ctrl-C or error.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, request, type IncomingHttpHeaders } from 'node:http';
 import { createServer } from 'node:net';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
@@ -77,6 +80,7 @@ import { stringify } from 'yaml';
 import { startDevIdp } from '../../demo/dev-idp.ts';
 import { HttpBrowser } from '../../test/support/http-browser.ts';
 import { BASE_SETTINGS, TEST_SECRET } from '../../test/support/compile-text.ts';
+import { breakdown, countedLoad, dumpInstructions, headerObject, underCallgrind, zeroCounters, type Breakdown } from './instructions.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const HOST = 'bench.example.com';
@@ -122,7 +126,24 @@ function options() {
     // Node/V8 flags for this checkout's svc processes only (a cluster's workers inherit them), never
     // the baseline's: with `--baseline` a copy of this same build, an A/B of a flag in one run.
     nodeFlags: (arg('--node-flags') ?? '').split(' ').filter((f) => f !== ''),
+    instructions: instructionsOption(only as Target[]),
+    // Where callgrind's dumps go (kept, for callgrind_annotate); default the temp dir, removed on exit.
+    callgrindDir: arg('--callgrind-dir') === undefined ? undefined : resolvePath(arg('--callgrind-dir')!),
   };
+}
+
+/** The targets `--instructions` counts (instructions.ts): the Node proxies, one process each. */
+const COUNTED_TARGETS: readonly Target[] = ['svc', 'node-floor', 'svc-auth'];
+
+/** `--instructions N`: the requests counted per target (and as many for the warm-up); undefined without it. */
+function instructionsOption(only: readonly Target[]): number | undefined {
+  const text = arg('--instructions');
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 100) throw new UsageError(`--instructions \`${text}\` is not a whole number of requests of at least 100`);
+  const other = only.filter((t) => !COUNTED_TARGETS.includes(t));
+  if (other.length > 0) throw new UsageError(`--instructions counts only ${COUNTED_TARGETS.join(', ')} (give them with --only); not ${other.join(', ')}`);
+  return n;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1012,6 +1033,11 @@ async function main(): Promise<number> {
     return 2;
   }
   taskset = which('taskset');
+  const valgrind = opts.instructions === undefined ? undefined : which('valgrind');
+  if (opts.instructions !== undefined && (valgrind === undefined || which('callgrind_control') === undefined)) {
+    console.error('--instructions needs valgrind (its callgrind tool and callgrind_control); on Debian: apt-get install -y valgrind');
+    return 2;
+  }
   const nproc = availableParallelism();
   // The load side (wrk, upstream) on core 0, a one-core proxy on core 1; nothing pinned on one core.
   const pinned = taskset !== undefined && nproc >= 2;
@@ -1028,7 +1054,8 @@ async function main(): Promise<number> {
   console.log('bench:proxy');
   console.log(`machine: ${nproc} cores (nproc), ${cpus()[0]?.model ?? '?'}; node ${process.version}; ${nginxVersion}; ${wrkVersion}`);
   console.log(`load average at start: ${load0.map((l) => l.toFixed(2)).join(' ')} (1/5/15 min; other work on the machine skews the figures)`);
-  console.log(`load: wrk -t1 -c${opts.connections} -d${opts.duration} --latency -H 'Host: ${HOST}', after a ${opts.warmup} warm-up run`);
+  if (opts.instructions === undefined) console.log(`load: wrk -t1 -c${opts.connections} -d${opts.duration} --latency -H 'Host: ${HOST}', after a ${opts.warmup} warm-up run`);
+  else console.log(`load: ${opts.instructions} requests over ${opts.connections} connections after as many to warm up, each target under valgrind --tool=callgrind: instructions per request (user space)`);
   if (opts.only.has('svc-auth') || opts.only.has('nginx-authreq')) console.log("      authenticated targets also -H 'Cookie: _svc=<session>' (svc-auth: a real session, signed in before the load)");
   console.log(
     pinned
@@ -1044,6 +1071,42 @@ async function main(): Promise<number> {
   tempDir = mkdtempSync(join(tmpdir(), 'svc-bench-proxy-'));
   const dir = tempDir;
   const rows: Row[] = [];
+  const counted: Counted[] = [];
+  const callgrindDir = opts.callgrindDir ?? dir;
+  if (opts.instructions !== undefined) mkdirSync(callgrindDir, { recursive: true });
+
+  /** Starts Node with `args`: under callgrind with `--instructions` (instructions.ts). */
+  const startNode = (args: readonly string[], cpuList: string | undefined, log: string, env: NodeJS.ProcessEnv = process.env): ChildProcess => {
+    if (valgrind === undefined) return start(process.execPath, args, cpuList, log, env);
+    const cg = underCallgrind(valgrind, callgrindDir);
+    // --perf-basic-prof: Node names its JIT code in /tmp/perf-PID.map, which the breakdown reads.
+    return start(cg.cmd, [...cg.args, process.execPath, '--perf-basic-prof', ...args], cpuList, log, env);
+  };
+  /** How long a Node target may take to answer: 15 times as long under callgrind. */
+  const readyMs = (ms: number) => (valgrind === undefined ? ms : 15 * ms);
+
+  /**
+   * `--instructions`: `n` requests to warm up, the counters zeroed, `n` counted requests, the
+   * counters dumped (instructions.ts). Every counted request must get 200; the row is printed and
+   * kept for reportCounted.
+   */
+  const count = async (label: string, kind: Row['kind'], port: number, roots: readonly number[], headers: Readonly<Record<string, string>>, n: number): Promise<undefined> => {
+    const pid = roots[0]!;
+    await countedLoad(port, n, opts.connections, headers);
+    zeroCounters(pid);
+    const statuses = await countedLoad(port, n, opts.connections, headers);
+    // The last responses' access lines and clean-up run after the client has them.
+    await new Promise((r) => setTimeout(r, 500));
+    const instructions = dumpInstructions(pid, callgrindDir);
+    if (statuses.get(200) !== n) throw new CheckError(`${label}: of ${n} counted requests, not all got 200: ${JSON.stringify(Object.fromEntries(statuses))}`);
+    const row: Counted = { label, kind, perRequest: instructions / n, ...breakdown(pid, callgrindDir, n) };
+    // The perf map is kept beside the dumps with --callgrind-dir (the names of their JIT code), else removed.
+    if (opts.callgrindDir !== undefined && existsSync(`/tmp/perf-${pid}.map`)) copyFileSync(`/tmp/perf-${pid}.map`, join(callgrindDir, `perf-${pid}.map`));
+    rmSync(`/tmp/perf-${pid}.map`, { force: true });
+    counted.push(row);
+    console.log(`  ${label.padEnd(30)} ${Math.round(row.perRequest).toLocaleString('en-US').padStart(9)} instructions per request, ${Math.round(running(row)).toLocaleString('en-US')} without the JIT compiler and the garbage collector`);
+    return undefined;
+  };
 
   // The upstream serves every run; started once.
   const upstreamPort = await freePort();
@@ -1067,8 +1130,9 @@ async function main(): Promise<number> {
     placementProxy: string,
     logFile: string,
     extra: { readonly routes?: number; readonly headers?: readonly string[]; readonly host?: string; readonly around?: { afterWarmup(): Promise<void>; afterMeasured(): Promise<void> } } = {},
-  ): Promise<Row> => {
+  ): Promise<Row | undefined> => {
     const { routes, headers = [], host = HOST, around } = extra;
+    if (opts.instructions !== undefined) return count(label, kind, port, roots, headerObject(host, headers), opts.instructions);
     const wrkCpus = cores === 1 ? LOAD : ALL;
     const startRss = sample(roots).rssTotal;
     if (opts.warmupS > 0) await wrk(wrkBin, port, opts.warmup, opts.connections, wrkCpus, roots, join(dir, 'wrk.out'), headers, host);
@@ -1170,9 +1234,11 @@ async function main(): Promise<number> {
   const runNodeFloor = async () => {
     const port = await freePort();
     const log = join(dir, 'node-floor.out');
-    const child = start(process.execPath, [join(ROOT, 'bench/proxy/node-floor.mjs')], PROXY, log, { ...process.env, BENCH_PORT: String(port), BENCH_UPSTREAM: `http://127.0.0.1:${upstreamPort}` });
+    // Profiled beside svc with `--cpu-prof`, for a side-by-side of where the microseconds go.
+    const prof = cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`, '--cpu-prof-name=node-floor.cpuprofile'];
+    const child = startNode([...prof, join(ROOT, 'bench/proxy/node-floor.mjs')], PROXY, log, { ...process.env, BENCH_PORT: String(port), BENCH_UPSTREAM: `http://127.0.0.1:${upstreamPort}` });
     try {
-      await waitReady('node-floor', child, port, log, 10_000);
+      await waitReady('node-floor', child, port, log, readyMs(10_000));
       await measure('node-floor (node:http + undici dispatch)', 'node-floor', 1, port, [child.pid!], processTree(child.pid!).map(coresOf).join('/'), log);
     } finally {
       await stop(child);
@@ -1209,7 +1275,7 @@ async function main(): Promise<number> {
     const log = join(dir, `${kind}-${workers}w-${extraRoutes + 1}r.log`);
     const { child, from } = startSvc(conf, workers, workers === 1 ? PROXY : ALL, log);
     try {
-      await waitReady(`svc (${workers} workers, ${extraRoutes + 1} routes)`, child, port, log, 120_000);
+      await waitReady(`svc (${workers} workers, ${extraRoutes + 1} routes)`, child, port, log, readyMs(120_000));
       const cores = processTree(child.pid!).map(coresOf).join('/');
       const label = `${kind === 'svc-traced' ? 'svc traced (0.0001)' : 'svc'}, ${workers} worker${workers > 1 ? 's' : ''}, ${(extraRoutes + 1).toLocaleString('en-US')} route${extraRoutes > 0 ? 's' : ''}${from}`;
       await measure(label, kind, workers, port, [child.pid!], cores, log, { routes: extraRoutes + 1 });
@@ -1233,7 +1299,7 @@ async function main(): Promise<number> {
     delete env['SVC_CLUSTER_WORKER'];
     const fromSource = process.env['SVC_FROM_SOURCE'] === '1' || !builtIsFresh(root);
     if (fromSource && svcFrom.startsWith('dist')) console.log('  warning: a source changed since the build: this svc runs from TypeScript through tsx (slower); `npm run build` and rerun');
-    return { child: start(process.execPath, args, cpuList, log, env), from: fromSource ? ' (from source)' : '' };
+    return { child: startNode(args, cpuList, log, env), from: fromSource ? ' (from source)' : '' };
   }
 
   /** A random session-cookie value for nginx-authreq when svc-auth did not sign in (same shape: base64url). */
@@ -1298,7 +1364,7 @@ async function main(): Promise<number> {
     const { child, from } = startSvc(conf, 1, PROXY, log, kind === 'svc-auth-shadow' ? { args: ['--shadow', candidate], env: {} } : undefined, root);
     try {
       // Ready: the route answers an anonymous API request with 401 (it needs a session).
-      await waitReady('svc (authenticated route)', child, port, log, 120_000, { headers: { host: HOST, accept: 'application/json' }, ok: (status) => status === 401, want: '401 to an anonymous request' });
+      await waitReady('svc (authenticated route)', child, port, log, readyMs(120_000), { headers: { host: HOST, accept: 'application/json' }, ok: (status) => status === 401, want: '401 to an anonymous request' });
       const browser = () =>
         new HttpBrowser((url) => {
           if (url.hostname === HOST || url.hostname.endsWith(`.${HOST}`)) return { port };
@@ -1392,6 +1458,7 @@ async function main(): Promise<number> {
           },
         };
         const row = await measure(label, kind, 1, ports.proxy, roots, cores, proxy.log, { routes: 3, headers: [`Cookie: ${cookie}`], host, around });
+        if (row === undefined) throw new Error('svc-distributed is never counted (--instructions refuses it)');
         const pidRole = new Map(roles.flatMap((r) => processTree(r.child.pid!).map((p) => [p, r.role] as const)));
         const cpuByRole = new Map<string, number>();
         for (const p of row.result.cpuByProcess) {
@@ -1418,7 +1485,7 @@ async function main(): Promise<number> {
   if (opts.only.has('nginx')) await runNginx(1);
   if (opts.only.has('svc')) {
     await runSvc(1, 0);
-    await runSvc(1, 10_000);
+    if (opts.instructions === undefined) await runSvc(1, 10_000);
   }
   if (opts.only.has('svc-traced')) {
     await runSvcTraced();
@@ -1443,6 +1510,11 @@ async function main(): Promise<number> {
   if (opts.only.has('apache-oidc')) await runApacheOidc('apache-oidc');
   if (opts.only.has('apache-oidc-cookie')) await runApacheOidc('apache-oidc-cookie');
   if (opts.only.has('svc-distributed')) await runSvcDistributed();
+  if (opts.instructions !== undefined) {
+    await stop(upstream);
+    reportCounted(counted);
+    return 0;
+  }
   console.log('two cores:');
   if (ALL !== undefined) repin(upstream.pid!, ALL); // everything shares every core
   if (opts.only.has('nginx')) await runNginx(2);
@@ -1457,6 +1529,53 @@ async function main(): Promise<number> {
   console.log('');
   console.log(`load average at end: ${load1.map((l) => l.toFixed(2)).join(' ')}`);
   return 0;
+}
+
+/** A target's instructions per request (`--instructions`). */
+interface Counted extends Breakdown {
+  readonly label: string;
+  readonly kind: Row['kind'];
+  readonly perRequest: number;
+}
+
+/**
+ * The instructions of a counted request without the JIT compiler's and the garbage collector's:
+ * under callgrind a target still compiles and may run a mark-compact within the counted requests
+ * (its threads run one at a time, 50 times slower), which a process at full speed has done within
+ * its first second; its allocation shows in `--trace-gc`'s KB per request instead.
+ */
+function running(c: Counted): number {
+  return c.perRequest - (c.byKind.get('JIT compiler') ?? 0) - (c.byKind.get('garbage collector') ?? 0);
+}
+
+/** The `--instructions` report: each target's count, and svc's against node-floor's and against the baseline's. */
+function reportCounted(counted: readonly Counted[]): void {
+  const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+  const kinds = [...new Set(counted.flatMap((c) => [...c.byKind.keys()]))].sort((a, b) => (counted[0]!.byKind.get(b) ?? 0) - (counted[0]!.byKind.get(a) ?? 0));
+  console.log('');
+  console.log(`| instructions per request | ${counted.map((c) => c.label).join(' | ')} |`);
+  console.log(`|:--|${counted.map(() => '--:').join('|')}|`);
+  console.log(`| all | ${counted.map((c) => fmt(c.perRequest)).join(' | ')} |`);
+  for (const k of kinds) console.log(`| ${k} | ${counted.map((c) => fmt(c.byKind.get(k) ?? 0)).join(' | ')} |`);
+  console.log(`| **without the JIT compiler and the GC** | ${counted.map((c) => `**${fmt(running(c))}**`).join(' | ')} |`);
+  for (const c of counted) {
+    if (c.svcFunctions.size === 0) continue;
+    const top = [...c.svcFunctions].sort((a, b) => b[1] - a[1]).slice(0, 15);
+    console.log('');
+    console.log(`svc's own JavaScript in ${c.label}, the 15 dearest functions (instructions per request):`);
+    for (const [name, v] of top) console.log(`  ${fmt(v).padStart(7)}  ${name.replace(/^JS:[*~^+']*/, '').replace(/ file:\/\/\S*\/(dist|runtime)\//, ' $1/')}`);
+  }
+  const floor = counted.find((c) => c.kind === 'node-floor');
+  const svc = counted.find((c) => c.kind === 'svc');
+  const auth = counted.filter((c) => c.kind === 'svc-auth');
+  const baseline = counted.find((c) => c.kind === 'svc-auth-baseline');
+  console.log('');
+  if (floor) {
+    console.log(`against the Node floor (${Math.round(floor.perRequest).toLocaleString('en-US')} instructions per request; user space only, so not the CPU ratio):`);
+    if (svc) console.log(`  svc/node-floor:      ${(svc.perRequest / floor.perRequest).toFixed(3)}x, without the JIT compiler and the GC ${(running(svc) / running(floor)).toFixed(3)}x`);
+    for (const a of auth) console.log(`  svc-auth/node-floor: ${(a.perRequest / floor.perRequest).toFixed(3)}x, without the JIT compiler and the GC ${(running(a) / running(floor)).toFixed(3)}x`);
+  }
+  if (baseline && auth.length > 0) console.log(`svc-auth against the baseline, without the JIT compiler and the GC: ${(auth.map(running).reduce((x, y) => x + y) / auth.length / running(baseline)).toFixed(3)}x (this checkout's mean over its ${auth.length} runs)`);
 }
 
 /** CPU time the target's processes spent per answered request, in µs. */
