@@ -32,6 +32,12 @@ export interface DoorEntry {
   /** `1.0`, `1.1` or `2.0`. */
   readonly httpVersion: string;
   readonly socket: Socket | undefined;
+  /**
+   * The name-value pairs as received (`rawHeaders.length / 2`, HTTP/2 pseudo-headers included), when
+   * the entry point has them: never fewer than the fields `headers` holds, so at or under
+   * `MAX_HEADER_FIELDS` the door needs no count of its own.
+   */
+  readonly rawFields?: number;
 }
 
 /**
@@ -49,8 +55,10 @@ export type Passed = Canonical | string;
  */
 export const MAX_HEADER_FIELDS = 1000;
 
-/** Whether `headers` holds more than `MAX_HEADER_FIELDS` fields. */
-function tooManyHeaders(headers: RequestHeaders): boolean {
+/** Whether the entry's headers hold more than `MAX_HEADER_FIELDS` fields. */
+function tooManyHeaders(entry: DoorEntry): boolean {
+  if (entry.rawFields !== undefined && entry.rawFields <= MAX_HEADER_FIELDS) return false;
+  const headers = entry.headers;
   let n = 0;
   for (const name in headers) {
     if (name.charCodeAt(0) === 0x3a) continue; // `:authority` & co. are HTTP/2's framing
@@ -73,7 +81,7 @@ export function hostOf(passed: Passed): string {
 /** The door of one entry under `gen`, on a listener serving `scheme` (see the file comment). */
 export function door(gen: ServedGeneration, entry: DoorEntry, scheme: 'http' | 'https'): Refusal | Passed {
   if (entry.httpVersion === '1.0') return REFUSED_HTTP_10;
-  if (tooManyHeaders(entry.headers)) return REFUSED_TOO_MANY_HEADERS;
+  if (tooManyHeaders(entry)) return REFUSED_TOO_MANY_HEADERS;
   const passed: Passed = entry.kind === 'connect' ? (connectAuthority(entry.target) ?? '') : canonicalize(gen.index, { target: entry.target, headers: entry.headers, scheme });
   const host = hostOf(passed);
   const tls = gen.tls;

@@ -68,6 +68,8 @@ export interface Entry {
   readonly httpVersion: string;
   /** The client's connection (its peer address, and on TLS listeners its certificate and SNI). */
   readonly socket: Socket | undefined;
+  /** The header name-value pairs as received, when the entry point has them (door.ts `DoorEntry`). */
+  readonly rawFields?: number;
   /** The request time (ms since the epoch); now when absent. Tests pin it. */
   readonly nowMs?: number;
   /** The load balancer's sample in [0, 1) for routes without an upstream set; random when absent. */

@@ -102,7 +102,7 @@ export function createHandler(store: ServedStore, options: HandlerOptions): (req
     // Gone while the gate ran (HTTP/2: `destroyed` is not set on a reset stream's response): then
     // the gate picks no upstream (pick.ts).
     const gone = () => (socket ? res.destroyed : http2Closed(res as Http2ServerResponse));
-    admit(gen, { kind: 'request', method: req.method ?? 'GET', target: req.url ?? '/', headers, httpVersion: req.httpVersion, socket: req.socket, trace, canForward: () => !gone() }, options, (r) => {
+    admit(gen, { kind: 'request', method: req.method ?? 'GET', target: req.url ?? '/', headers, httpVersion: req.httpVersion, socket: req.socket, rawFields: req.rawHeaders.length >> 1, trace, canForward: () => !gone() }, options, (r) => {
       result = r;
       // Read while the connection is there (an HTTP/2 stream's socket is gone once it closes).
       if (gen.tls && r.admitted) certificate = clientCertificateOf(gen, r.decision, req.socket);

@@ -40,7 +40,7 @@ export function createUpgradeHandler(store: ServedStore, options: UpgradeOptions
   return (req, socket, head) => {
     const requestId = randomUUID();
     // A route that does not take this protocol is refused after the gate, with no upstream picked.
-    const entry = { kind: 'upgrade', method: req.method ?? 'GET', target: req.url ?? '/', headers: req.headersDistinct, httpVersion: req.httpVersion, socket: req.socket, canForward: (route: Route) => upgradeEnabled(route, req) } as const;
+    const entry = { kind: 'upgrade', method: req.method ?? 'GET', target: req.url ?? '/', headers: req.headersDistinct, httpVersion: req.httpVersion, socket: req.socket, rawFields: req.rawHeaders.length >> 1, canForward: (route: Route) => upgradeEnabled(route, req) } as const;
     admitForStream(store, socket, entry, options, (gen, result) => {
       const allowed = result.admitted && result.decision.outcome === 'allow';
       const r = options.observe ? observeStream(options.observe, gen, result, socket, entry.method, allowed ? undefined : refusal(result).status) : result;

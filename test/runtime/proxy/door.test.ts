@@ -59,6 +59,14 @@ describe('the door', () => {
     expect(door(gen(['other.example.net']), entry({ headers: headers(MAX_HEADER_FIELDS + 1) }), 'https')).toMatchObject({ status: 431 });
   });
 
+  it('takes the raw pair count only as a bound: at or under the limit it passes, past it the fields are counted', () => {
+    // Raw pairs include HTTP/2 pseudo-headers (headers(n) has n of each): more raw pairs than the
+    // limit is not a refusal by itself.
+    expect(refused(door(gen(null), entry({ headers: headers(MAX_HEADER_FIELDS), rawFields: 2 * MAX_HEADER_FIELDS }), 'http'))).toBe(false);
+    expect(door(gen(null), entry({ headers: headers(MAX_HEADER_FIELDS + 1), rawFields: 2 * (MAX_HEADER_FIELDS + 1) }), 'http')).toMatchObject({ status: 431 });
+    expect(refused(door(gen(null), entry({ headers: headers(3), rawFields: 6 }), 'http'))).toBe(false);
+  });
+
   it('canonicalizes a request once: the canonical request is what passes', () => {
     const passed = passes(door(gen(null), entry({ target: '/a/../b//c', headers: { host: ['APP.example.com:443'] } }), 'https'));
     expect(passed).toMatchObject({ ok: true, request: { host: 'app.example.com', path: '/b/c' } });
