@@ -172,11 +172,28 @@ function nameKey(name: string): string {
   return name.includes('_') ? name.replaceAll('_', '-') : name;
 }
 
+/** `Connection: keep-alive` alone (what most clients send): it names only a header dropped anyway. */
+const ONLY_KEEP_ALIVE = /^[ \t]*keep-alive[ \t]*$/i;
+const ONLY_CLOSE = /^[ \t]*close[ \t]*$/i;
+const CLOSE: ReadonlySet<string> = new Set(['close']);
+
+/**
+ * The header names a request's `Connection` lists (lower case), not to be forwarded; the same set
+ * whether built or shared, but the two values clients send alone need no Set built per request.
+ */
+function connectionListed(connection: readonly string[] | undefined): ReadonlySet<string> | undefined {
+  if (connection === undefined) return undefined;
+  if (connection.length === 1) {
+    if (ONLY_KEEP_ALIVE.test(connection[0]!)) return undefined;
+    if (ONLY_CLOSE.test(connection[0]!)) return CLOSE;
+  }
+  return new Set(connection.flatMap((v) => v.split(',').map((t) => t.trim().toLowerCase())));
+}
+
 function requestHeaders(index: PlanIndex, r: CompiledRoute, input: TemplateInput): Record<string, string> {
   const hops = index.body.settings.server.xffNumTrustedHops;
   const out: Record<string, string> = {};
-  const connection = input.headers['connection'];
-  const listed = connection ? new Set(connection.flatMap((v) => v.split(',').map((t) => t.trim().toLowerCase()))) : undefined;
+  const listed = connectionListed(input.headers['connection']);
   const claimNames = index.claimHeaderNames;
   const underscores = r.route.allowUnderscoresInHeaders;
   for (const name in input.headers) {

@@ -167,6 +167,14 @@ describe('the upstream headers', () => {
     expect(Object.keys(h).sort()).toEqual(['accept', 'host', 'x-forwarded-for', 'x-forwarded-proto']);
   });
 
+  it('reads Connection: keep-alive or close alone as the full list does (a header named close is dropped)', () => {
+    for (const connection of ['keep-alive', ' Keep-Alive\t', 'close', 'CLOSE ', 'close, x-secret', 'keep-alive\u00a0']) {
+      const h = headersOf({}, { connection, close: '1', 'keep-alive': '5', 'x-secret': '1', accept: 'a' });
+      const listed = connection.split(',').map((t) => t.trim().toLowerCase());
+      expect(Object.keys(h).sort(), connection).toEqual(['accept', 'host', 'x-forwarded-for', 'x-forwarded-proto', ...['close', 'x-secret'].filter((n) => !listed.includes(n))].sort());
+    }
+  });
+
   it('strips client identity and internal headers, whatever their spelling (S16, S18)', () => {
     const h = headersOf({}, { 'x-svc-jwt-assertion': 'forged', 'x_svc_claim_email': 'ceo@example.com', 'x-envoy-original-path': '/admin', 'remote-user': 'admin' }, { jwt_claims_headers: { 'Remote-User': 'email' } });
     expect(h).toEqual({ host: 'up', 'x-forwarded-for': '192.0.2.10', 'x-forwarded-proto': 'https' });
