@@ -87,6 +87,28 @@ describe('accessLine', () => {
     );
   });
 
+  it("equals pino's line for strings made of what JSON escapes or keeps (quote, backslash, controls, surrogate pairs) (property)", () => {
+    const unit = fc.constantFrom('a', '"', '\\', '\n', '\u0000', '\u001f', '\u007f', ' ', '\ud83d\ude00', 'é', '\u2028');
+    const s = fc.string({ unit, maxLength: 6 });
+    const line = fc.record({ requestId: s, host: s, path: s, userAgent: s, groups: fc.array(s, { maxLength: 3 }), reasons: fc.array(s, { minLength: 1, maxLength: 3 }) });
+    fc.assert(
+      fc.property(line, (p) => {
+        // In the line's field order, as pino writes an entry's keys in theirs.
+        const entry: AccessEntry = { msg: 'request', requestId: p.requestId, method: 'GET', host: p.host, path: p.path, status: 200, ms: 1, userAgent: p.userAgent, user: 'u', groups: p.groups, decision: 'allow', reasons: p.reasons, plan: 1 };
+        expect(accessLine(entry, 1)).toBe(pinoLine(safe(entry), accessLevel(entry), 'svc', 1));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('escapes a lone surrogate half, where pino would write it raw (lost as U+FFFD in UTF-8)', () => {
+    for (const requestId of ['\ud800', 'a\udfffb', '\ude00\ud83d']) {
+      const line = accessLine({ msg: 'request', requestId, method: 'GET', host: 'h', path: '/', status: 200, ms: 1, decision: 'allow', plan: 1 }, 1);
+      expect(line).toContain(JSON.stringify(requestId));
+      expect(JSON.parse(line).requestId).toBe(requestId);
+    }
+  });
+
   it("equals pino's line under each service label (spec 1.9)", () => {
     fc.assert(
       fc.property(entryArb, timeArb, fc.constantFrom('svc', 'svc-proxy', 'svc-authorize', 'svc-authenticate', 'svc-databroker'), (entry, time, service) => {
