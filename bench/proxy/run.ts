@@ -65,7 +65,9 @@
  * with `--trace-gc` each svc target also prints its GC pauses, the promotion rate and the KB allocated per request;
  * `--instructions N` counts instead of timing, for svc, node-floor and svc-auth: each runs under valgrind's
  * callgrind, and N requests after N to warm up give the instructions per request, a figure that
- * does not move with other work on the machine (instructions.ts); `--callgrind-dir DIR` keeps the dumps there). Every child process and the temp dir are removed on exit,
+ * does not move with other work on the machine (instructions.ts); `--callgrind-dir DIR` keeps the dumps there;
+ * `--rounds K` measures every one-core target K times, interleaved, and takes each one's median round
+ * by CPU per request for the ratios). Every child process and the temp dir are removed on exit,
  * Ctrl-C or error.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -127,9 +129,18 @@ function options() {
     // the baseline's: with `--baseline` a copy of this same build, an A/B of a flag in one run.
     nodeFlags: (arg('--node-flags') ?? '').split(' ').filter((f) => f !== ''),
     instructions: instructionsOption(only as Target[]),
+    rounds: roundsOption(),
     // Where callgrind's dumps go (kept, for callgrind_annotate); default the temp dir, removed on exit.
     callgrindDir: arg('--callgrind-dir') === undefined ? undefined : resolvePath(arg('--callgrind-dir')!),
   };
+}
+
+/** `--rounds K`: the one-core targets are measured K times, interleaved (default once). */
+function roundsOption(): number {
+  const text = arg('--rounds') ?? '1';
+  const k = Number(text);
+  if (!Number.isInteger(k) || k < 1 || k > 9) throw new UsageError(`--rounds \`${text}\` is not a whole number from 1 to 9`);
+  return k;
 }
 
 /** The targets `--instructions` counts (instructions.ts): the Node proxies, one process each. */
@@ -1072,6 +1083,8 @@ async function main(): Promise<number> {
   const dir = tempDir;
   const rows: Row[] = [];
   const counted: Counted[] = [];
+  // The round measured now (--rounds); every row records it.
+  let round = 1;
   const callgrindDir = opts.callgrindDir ?? dir;
   if (opts.instructions !== undefined) mkdirSync(callgrindDir, { recursive: true });
 
@@ -1142,7 +1155,7 @@ async function main(): Promise<number> {
     await around?.afterMeasured();
     const gc = gcPauses(logFile, logBefore, result.wrk.requests);
     const placement = `wrk ${result.wrkCores}, upstream ${processTree(upstream.pid!).map(coresOf).join('/')}, ${kind === 'direct' ? 'server' : 'proxy'} ${placementProxy}`;
-    const row: Row = { label, kind, cores, ...(routes !== undefined ? { routes } : {}), placement, result, startRss, logFile };
+    const row: Row = { label: opts.rounds > 1 && cores === 1 ? `${label}, round ${round}` : label, kind, cores, ...(routes !== undefined ? { routes } : {}), placement, result, startRss, logFile };
     rows.push(row);
     const w = result.wrk;
     const errs = w.non2xx + w.socketErrors.connect + w.socketErrors.read + w.socketErrors.write + w.socketErrors.timeout;
@@ -1482,34 +1495,40 @@ async function main(): Promise<number> {
   };
 
   console.log('one core:');
-  if (opts.only.has('nginx')) await runNginx(1);
-  if (opts.only.has('svc')) {
-    await runSvc(1, 0);
-    if (opts.instructions === undefined) await runSvc(1, 10_000);
-  }
-  if (opts.only.has('svc-traced')) {
-    await runSvcTraced();
-    // A second pair in the reverse order (svc, traced, traced, svc): in repeated runs the first of
-    // two identical targets measured faster, so a fixed order alone made tracing look 3-5 % dearer.
+  // With --rounds K every one-core target runs K times, interleaved (round 1 of each, then round 2…),
+  // so a slow minute of the machine falls on every target alike; the ratios use each one's median.
+  for (round = 1; round <= opts.rounds; round++) {
+    if (opts.rounds > 1) console.log(`round ${round} of ${opts.rounds}:`);
+    if (opts.only.has('nginx')) await runNginx(1);
     if (opts.only.has('svc')) {
-      await runSvcTraced();
       await runSvc(1, 0);
+      if (opts.instructions === undefined) await runSvc(1, 10_000);
     }
+    if (opts.only.has('svc-traced')) {
+      await runSvcTraced();
+      // A second pair in the reverse order (svc, traced, traced, svc): in repeated runs the first of
+      // two identical targets measured faster, so a fixed order alone made tracing look 3-5 % dearer.
+      if (opts.only.has('svc')) {
+        await runSvcTraced();
+        await runSvc(1, 0);
+      }
+    }
+    if (opts.only.has('node-floor')) await runNodeFloor();
+    // svc-auth first: nginx-authreq then sends the same cookie (same request size).
+    if (opts.only.has('svc-auth')) await runSvcAuth('svc-auth');
+    // The same target from another checkout (`--baseline DIR`, built), right after: before/after in one run.
+    if (opts.only.has('svc-auth') && opts.baseline !== undefined) {
+      await runSvcAuth('svc-auth-baseline');
+      await runSvcAuth('svc-auth');
+    }
+    if (opts.only.has('svc-auth-redis')) await runSvcAuth('svc-auth-redis');
+    if (opts.only.has('svc-auth-shadow')) await runSvcAuth('svc-auth-shadow');
+    if (opts.only.has('nginx-authreq')) await runNginxAuthRequest();
+    if (opts.only.has('apache-oidc')) await runApacheOidc('apache-oidc');
+    if (opts.only.has('apache-oidc-cookie')) await runApacheOidc('apache-oidc-cookie');
+    if (opts.only.has('svc-distributed')) await runSvcDistributed();
   }
-  if (opts.only.has('node-floor')) await runNodeFloor();
-  // svc-auth first: nginx-authreq then sends the same cookie (same request size).
-  if (opts.only.has('svc-auth')) await runSvcAuth('svc-auth');
-  // The same target from another checkout (`--baseline DIR`, built), right after: before/after in one run.
-  if (opts.only.has('svc-auth') && opts.baseline !== undefined) {
-    await runSvcAuth('svc-auth-baseline');
-    await runSvcAuth('svc-auth');
-  }
-  if (opts.only.has('svc-auth-redis')) await runSvcAuth('svc-auth-redis');
-  if (opts.only.has('svc-auth-shadow')) await runSvcAuth('svc-auth-shadow');
-  if (opts.only.has('nginx-authreq')) await runNginxAuthRequest();
-  if (opts.only.has('apache-oidc')) await runApacheOidc('apache-oidc');
-  if (opts.only.has('apache-oidc-cookie')) await runApacheOidc('apache-oidc-cookie');
-  if (opts.only.has('svc-distributed')) await runSvcDistributed();
+  round = 1;
   if (opts.instructions !== undefined) {
     await stop(upstream);
     reportCounted(counted);
@@ -1525,7 +1544,7 @@ async function main(): Promise<number> {
   await stop(upstream);
   const load1 = loadavg();
 
-  report(rows, opts.connections, hasWorkers);
+  report(rows, opts.connections, hasWorkers, opts.rounds);
   console.log('');
   console.log(`load average at end: ${load1.map((l) => l.toFixed(2)).join(' ')}`);
   return 0;
@@ -1583,7 +1602,7 @@ function cpuPerRequestUs(r: Row): number {
   return (r.result.cpuCores * 1e6) / r.result.wrk.rps;
 }
 
-function report(rows: readonly Row[], connections: number, hasWorkers: boolean): void {
+function report(rows: readonly Row[], connections: number, hasWorkers: boolean, rounds: number): void {
   console.log('');
   const header = ['target', 'cores', 'requests/s', 'p50', 'p99', 'RSS total', 'RSS/worker', 'RSS at start', 'CPU used', 'CPU/request', 'non-2xx', 'socket errors'];
   const body = rows.map((r) => {
@@ -1621,7 +1640,16 @@ function report(rows: readonly Row[], connections: number, hasWorkers: boolean):
     for (const r of idle) console.log(`note: ${r.label} used ${r.result.cpuCores.toFixed(2)} of its one core: the load side or other work on the machine limited it, so ratios against it are not proxy against proxy`);
   }
 
-  const find = (kind: Row['kind'], cores: 1 | 2, routes?: number) => rows.find((r) => r.kind === kind && r.cores === cores && (routes === undefined || r.routes === routes));
+  // With --rounds, a target's row for the ratios is its median round by CPU per request (the lower
+  // of the two middle ones for an even count).
+  const find = (kind: Row['kind'], cores: 1 | 2, routes?: number) => {
+    const all = rows.filter((r) => r.kind === kind && r.cores === cores && (routes === undefined || r.routes === routes)).sort((a, b) => cpuPerRequestUs(a) - cpuPerRequestUs(b));
+    return all[(all.length - 1) >> 1];
+  };
+  if (rounds > 1) {
+    console.log('');
+    console.log(`${rounds} rounds: each ratio below uses the target's median round by CPU per request (${['node-floor', 'svc', 'svc-auth', 'nginx-authreq', 'apache-oidc'].flatMap((k) => { const r = find(k as Row['kind'], 1, k === 'svc' ? 1 : undefined); return r ? [`${k} ${cpuPerRequestUs(r).toFixed(0)} µs`] : []; }).join(', ')})`);
+  }
   const direct = find('direct', 1);
   const nginx1 = find('nginx', 1);
   const nginx2 = find('nginx', 2);
