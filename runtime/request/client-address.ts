@@ -27,13 +27,28 @@ export function forwardedFor(headers: RequestHeaders): string[] {
 
 /** The client address, or `undefined` when it cannot be determined (→ 400). */
 export function clientAddress(peer: string, headers: RequestHeaders, trustedHops: number): string | undefined {
-  if (trustedHops === 0) return isAddress(peer) ? plainAddress(peer) : undefined;
+  if (trustedHops === 0) return peerAddress(peer);
   const list = forwardedFor(headers);
   if (list.length < trustedHops) return undefined;
   // Every trusted entry is forwarded upstream, so every one must be an address, not only the client's.
   for (let i = list.length - trustedHops; i < list.length; i++) if (!isAddress(list[i]!)) return undefined;
   return plainAddress(list[list.length - trustedHops]!);
 }
+
+/**
+ * The client address of a TCP peer, read once per peer in a row: a connection's requests (and the
+ * decision's and the access line's reads of one request) give the same peer string, and `isIP`
+ * costs a regular expression each time. A function of `peer` alone, so the last answer stands.
+ */
+function peerAddress(peer: string): string | undefined {
+  if (peer !== lastPeer) {
+    lastPeer = peer;
+    lastPeerAddress = isAddress(peer) ? plainAddress(peer) : undefined;
+  }
+  return lastPeerAddress;
+}
+let lastPeer: string | undefined;
+let lastPeerAddress: string | undefined;
 
 /** An IPv4 or IPv6 address without a zone id (zones never reach policies). */
 function isAddress(s: string): boolean {
