@@ -131,7 +131,11 @@ function ownCosts(dump: string): Map<string, number> {
   return self;
 }
 
-/** The name of the JIT code at an address, from Node's perf map; undefined without one or outside it. */
+/**
+ * The name of the JIT code at an address, from Node's perf map; undefined without one or outside it.
+ * The map only grows: code freed by the GC leaves its line, and new code may take its addresses, so
+ * of the lines covering an address the one written last names it.
+ */
 function perfMap(pid: number): (address: number) => string | undefined {
   let text: string;
   try {
@@ -143,19 +147,24 @@ function perfMap(pid: number): (address: number) => string | undefined {
     .split('\n')
     .map((l) => /^([0-9a-f]+) ([0-9a-f]+) (.*)$/.exec(l))
     .filter((m) => m !== null)
-    .map((m) => ({ start: Number.parseInt(m[1]!, 16), size: Number.parseInt(m[2]!, 16), name: m[3]! }))
+    .map((m, written) => ({ start: Number.parseInt(m[1]!, 16), size: Number.parseInt(m[2]!, 16), name: m[3]!, written }))
     .sort((a, b) => a.start - b.start);
+  const longest = entries.reduce((most, e) => Math.max(most, e.size), 0);
   return (address) => {
+    // The last entry starting at or before the address, then back over every one that could reach it.
     let lo = 0;
     let hi = entries.length - 1;
     while (lo <= hi) {
       const mid = (lo + hi) >> 1;
-      const e = entries[mid]!;
-      if (address < e.start) hi = mid - 1;
-      else if (address >= e.start + e.size) lo = mid + 1;
-      else return e.name;
+      if (entries[mid]!.start <= address) lo = mid + 1;
+      else hi = mid - 1;
     }
-    return undefined;
+    let named: { readonly name: string; readonly written: number } | undefined;
+    for (let i = hi; i >= 0 && entries[i]!.start + longest > address; i--) {
+      const e = entries[i]!;
+      if (address < e.start + e.size && (named === undefined || e.written > named.written)) named = e;
+    }
+    return named?.name;
   };
 }
 
