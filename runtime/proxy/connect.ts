@@ -42,7 +42,7 @@ export function createConnectHandler(store: ServedStore, options: GateOptions, o
     const accept = typeof req.headers['accept'] === 'string' ? req.headers['accept'] : undefined;
     const authority = h2 ? String(req.headers[':authority'] ?? '') : (req.url ?? '');
     const headers = (req as IncomingMessage).headersDistinct ?? distinct(req.headers);
-    const entry = { kind: 'connect', method: 'CONNECT', target: authority, headers, httpVersion: req.httpVersion, socket: req.socket } as const;
+    const entry = { kind: 'connect', method: 'CONNECT', target: authority, headers, httpVersion: req.httpVersion, socket: req.socket, rawFields: req.rawHeaders.length >> 1 } as const;
     admitForStream(store, client, entry, options, (gen, result) => {
       const allowed = result.admitted && result.decision.outcome === 'allow';
       const r = options.observe ? observeStream(options.observe, gen, result, client, 'CONNECT', allowed ? undefined : refusal(result).status, 200) : result;
