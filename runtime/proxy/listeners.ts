@@ -96,6 +96,12 @@ export function serverOptions(settings: PlanSettings) {
     insecureHTTPParser: false,
     requireHostHeader: true,
     maxHeaderSize: 16 * 1024,
+    // A request without Content-Length or Transfer-Encoding has no body (RFC 9112 §6.3): Node hands
+    // it an already-ended body stream instead of running the stream's life cycle, so it emits no
+    // 'data', 'end' or 'close' (svc reads none for such a request: handler.ts forwards no body,
+    // svc's own endpoints read an empty one). Node reads this only when a server is created: an
+    // `auto` listener's HTTP/1.1 fallback, configured after (`applyHttp2Timeouts`), goes without it.
+    optimizeEmptyRequests: true,
     // timeout_read: the whole request head and body must arrive within it (0: none).
     requestTimeout: s.timeoutReadMs,
     headersTimeout: s.timeoutReadMs === 0 ? 60_000 : Math.min(s.timeoutReadMs, 60_000),

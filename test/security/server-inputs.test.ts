@@ -31,13 +31,22 @@ describe('server-side docs/security.md rows', () => {
   let svc: Running;
   let trusted: Running;
   const received: Record<string, string | string[] | undefined>[] = [];
+  /** Each request the upstream read whole: its method, path and body. */
+  const bodies: { method: string | undefined; path: string | undefined; body: string }[] = [];
   const cfg = configDir();
   const cfgTrusted = configDir();
 
   beforeAll(async () => {
     up = await startUpstream((req, res) => {
       received.push({ ...req.headers, ':path': req.url });
-      res.end('ok');
+      let body = '';
+      req.setEncoding('latin1');
+      req.on('data', (c: string) => (body += c));
+      req.on('end', () => {
+        bodies.push({ method: req.method, path: req.url, body });
+        res.setHeader('x-path', req.url ?? '');
+        res.end('ok');
+      });
     });
     const routes = [
       { from: 'https://app.example.com', prefix: '/public', to: up.url, allow_public_unauthenticated_access: true },
@@ -124,6 +133,27 @@ describe('server-side docs/security.md rows', () => {
         expect(received.length).toBe(n);
       });
     }
+  });
+
+  it('S21: requests on one connection are framed by their own heads alone: a POST without a body, a GET, a POST with one', async () => {
+    // A request without Content-Length or Transfer-Encoding has no body (RFC 9112 §6.3): svc's
+    // listener takes Node's fast path for it, and the bytes after its head are the next request.
+    const n = bodies.length;
+    const out = await raw(
+      port(),
+      'POST /public/a HTTP/1.1\r\nHost: app.example.com\r\n\r\n' +
+        'GET /public/b HTTP/1.1\r\nHost: app.example.com\r\n\r\n' +
+        'POST /public/c HTTP/1.1\r\nHost: app.example.com\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc',
+    );
+    expect(out.match(/HTTP\/1\.1 \d+ /g)).toEqual(['HTTP/1.1 200 ', 'HTTP/1.1 200 ', 'HTTP/1.1 200 ']);
+    expect(out.match(/x-path: [^\r]*/g)).toEqual(['x-path: /public/a', 'x-path: /public/b', 'x-path: /public/c']);
+    expect(out).not.toContain('<still open>');
+    const read = bodies.slice(n).sort((x, y) => String(x.path).localeCompare(String(y.path)));
+    expect(read).toEqual([
+      { method: 'POST', path: '/public/a', body: '' },
+      { method: 'GET', path: '/public/b', body: '' },
+      { method: 'POST', path: '/public/c', body: 'abc' },
+    ]);
   });
 
   it('S27: no metrics, admin or debug surface on the public listener', async () => {
