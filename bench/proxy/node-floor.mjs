@@ -6,7 +6,9 @@ import { createServer } from 'node:http';
 import { Pool } from 'undici';
 
 const pool = new Pool(process.env.BENCH_UPSTREAM, { connections: 128, pipelining: 1 });
-const server = createServer((req, res) => {
+// Node's fast path for requests without a body, as svc's listeners take it: the floor is the least a
+// proxy on Node's HTTP stack does, so it has every option that makes Node itself cheaper.
+const server = createServer({ optimizeEmptyRequests: true }, (req, res) => {
   pool.dispatch(
     { method: req.method, path: req.url, headers: req.headers, body: req.method === 'GET' || req.method === 'HEAD' ? null : req },
     {
