@@ -88,7 +88,7 @@ const PROXY_HEADER_TIMEOUT_MS = 5_000;
 /**
  * The Node HTTP/1.1 server options that carry the plan's global timeouts and parser strictness. The
  * same values are set on every HTTP/1.1 connection, whatever the codec: an `auto` listener's
- * HTTP/1.1 fallback reads them from its HTTP/2 server (`applyHttp2Timeouts`).
+ * HTTP/1.1 fallback takes them as its HTTP/2 server's `http1Options` (`serve`).
  */
 export function serverOptions(settings: PlanSettings) {
   const s = settings.server;
@@ -99,8 +99,7 @@ export function serverOptions(settings: PlanSettings) {
     // A request without Content-Length or Transfer-Encoding has no body (RFC 9112 §6.3): Node hands
     // it an already-ended body stream instead of running the stream's life cycle, so it emits no
     // 'data', 'end' or 'close' (svc reads none for such a request: handler.ts forwards no body,
-    // svc's own endpoints read an empty one). Node reads this only when a server is created: an
-    // `auto` listener's HTTP/1.1 fallback, configured after (`applyHttp2Timeouts`), goes without it.
+    // svc's own endpoints read an empty one). Node reads it only when a server is created.
     optimizeEmptyRequests: true,
     // timeout_read: the whole request head and body must arrive within it (0: none).
     requestTimeout: s.timeoutReadMs,
@@ -122,8 +121,8 @@ export function handshakeTimeoutMs(settings: PlanSettings): number {
 
 /**
  * The global timeouts on an HTTP/2 listener (`codec_type` `auto` or `http2`), as HTTP/1.1 has them:
- * - its HTTP/1.1 fallback (`auto`) gets `serverOptions`, which Node's HTTP/2 server does not take as
- *   options (it would cut slow heads only after 60 s, and never an idle connection);
+ * - its HTTP/1.1 fallback (`auto`) has `serverOptions`, given when the server is created (`serve`):
+ *   without them it would cut slow heads only after 60 s, and never an idle connection;
  * - `timeout_idle`: a session without traffic for that long is closed gracefully (GOAWAY: open
  *   streams finish), and destroyed when it is still open after a second period;
  * - `timeout_read`: the session's preface and first request must arrive within it
@@ -136,7 +135,6 @@ export function handshakeTimeoutMs(settings: PlanSettings): number {
 function applyHttp2Timeouts(server: Http2SecureServer, settings: PlanSettings): void {
   const s = settings.server;
   if (s.codecType === 'auto') {
-    Object.assign(server, serverOptions(settings));
     if (s.timeoutWriteMs > 0) {
       server.on('secureConnection', (socket: TLSSocket) => {
         if (socket.alpnProtocol !== 'h2') socket.setTimeout(s.timeoutWriteMs, () => socket.destroy());
@@ -189,7 +187,9 @@ export async function serve(store: ServedStore, options: ServeOptions): Promise<
       // Room for the gate to answer 431 past MAX_HEADER_FIELDS (Node's default resets a stream with
       // more than 128 fields); beyond twice that, nghttp2 resets the stream itself.
       // A finite stream limit and the rapid-reset guard (CVE-2023-44487): http2-sessions.ts.
-      const h2 = createSecureServer({ ...secure, handshakeTimeout, allowHTTP1: settings.server.codecType === 'auto', maxSessionMemory: 10, maxHeaderListPairs: 2 * MAX_HEADER_FIELDS, settings: { maxConcurrentStreams: MAX_CONCURRENT_STREAMS } }, handler);
+      // `auto`: the HTTP/1.1 fallback's options, read once, here (applyHttp2Timeouts).
+      const http1 = settings.server.codecType === 'auto' ? { allowHTTP1: true, http1Options: serverOptions(settings) } : {};
+      const h2 = createSecureServer({ ...secure, handshakeTimeout, ...http1, maxSessionMemory: 10, maxHeaderListPairs: 2 * MAX_HEADER_FIELDS, settings: { maxConcurrentStreams: MAX_CONCURRENT_STREAMS } }, handler);
       applyHttp2Timeouts(h2, settings);
       guardSessions(h2, { timeoutReadMs: settings.server.timeoutReadMs, ...(options.log ? { log: options.log } : {}) });
       server = h2;

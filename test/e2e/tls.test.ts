@@ -16,7 +16,7 @@ import { run, type Running } from '../../runtime/process/run.ts';
 import type { AccessEntry } from '../../runtime/observe/log/access-line.ts';
 import { BASE_SETTINGS } from '../support/compile-text.ts';
 import { issue, makeCa, type Issued } from '../runtime/tls/pki.ts';
-import { configDir, echo, startUpstream, type Upstream } from './support.ts';
+import { configDir, echo, startUpstream, tlsExchange, type Upstream } from './support.ts';
 
 interface Answer {
   status: number;
@@ -322,6 +322,17 @@ describe('HTTP/2 downstream (codec_type auto, ALPN)', () => {
     expect(accessLines[0]).toMatchObject({ status: 200, host: 'app.example.com', path: '/x', decision: 'allow' });
     expect(accessLines[0]!.cut).toBeUndefined();
     expect(accessLines[0]!.bytesIn).toBeUndefined();
+  });
+
+  it('its HTTP/1.1 fallback frames requests on one connection by their own heads: a POST without a body, a GET, a POST with one', async () => {
+    const out = await tlsExchange(
+      svc.listening.address.port,
+      'POST /a HTTP/1.1\r\nHost: app.example.com\r\n\r\n' +
+        'GET /b HTTP/1.1\r\nHost: app.example.com\r\n\r\n' +
+        'POST /c HTTP/1.1\r\nHost: app.example.com\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc',
+    );
+    expect(out.match(/HTTP\/1\.1 \d+ /g)).toEqual(['HTTP/1.1 200 ', 'HTTP/1.1 200 ', 'HTTP/1.1 200 ']);
+    expect([...out.matchAll(/"method":"(\w+)","url":"([^"]*)"/g)].map((m) => `${m[1]} ${m[2]}`)).toEqual(['POST /v2a', 'GET /v2b', 'POST /v2c']);
   });
 });
 
