@@ -58,7 +58,7 @@
  *
  * Needs nginx and wrk (Debian: `apt-get install -y nginx wrk`; svc-auth-redis also redis-server and
  * redis-cli); CI does not run it. Run: `npm run bench:proxy` (`--duration 10s`, `--connections 64`,
- * `--only svc,nginx,direct,node-floor,apache-oidc,apache-oidc-cookie,svc-auth,svc-auth-redis,svc-auth-shadow,nginx-authreq,svc-traced,svc-distributed`, `--warmup 2s`, `--cpu-prof DIR` to write V8 CPU
+ * `--only svc,nginx,direct,node-floor,apache-oidc,apache-oidc-cookie,svc-auth,svc-auth-redis,svc-auth-shadow,nginx-authreq,svc-traced,svc-distributed`, `--warmup 6s`, `--cpu-prof DIR` to write V8 CPU
  * profiles of the svc processes (and node-floor's) into DIR; `--baseline DIR` another built checkout of svc, whose svc-auth is
  * measured between two runs of this one's, for a before/after in one run; `--node-flags '--max-semi-space-size=32'`
  * Node flags for this checkout's svc only, so a baseline that is a copy of this build makes an A/B of a flag;
@@ -111,7 +111,10 @@ type Target = (typeof TARGETS)[number];
 
 function options() {
   const duration = arg('--duration') ?? '10s';
-  const warmup = arg('--warmup') ?? '2s';
+  // Long enough for V8 to have compiled svc's request path: its compiler threads took 20–30 % of
+  // svc-auth's core for the first 4 s of load (per-thread CPU from /proc/PID/task), which a 2 s
+  // warm-up left inside the measured run.
+  const warmup = arg('--warmup') ?? '6s';
   const connections = Number(arg('--connections') ?? '64');
   if (!Number.isInteger(connections) || connections < 1) throw new UsageError(`--connections \`${arg('--connections')}\` is not a positive integer`);
   const only = (arg('--only') ?? DEFAULT_TARGETS.join(',')).split(',').filter((s) => s !== '');
@@ -276,15 +279,43 @@ function rss(pid: number): number {
   return v === undefined ? 0 : Number(v.replace(/\s*kB$/, '')) * 1024;
 }
 
-/** User + system CPU time in clock ticks. */
-function cpuTicks(pid: number): number {
+/** A process's user and system CPU time in clock ticks (zero once it is gone). */
+function cpuTicks(pid: number): { readonly user: number; readonly system: number } {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // f[0] is field 3 (state)
-    return Number(f[11]) + Number(f[12]);
+    return { user: Number(f[11]), system: Number(f[12]) };
   } catch {
-    return 0;
+    return { user: 0, system: 0 };
   }
+}
+
+/**
+ * Each CPU's time so far from /proc/stat, in clock ticks: all of it, and what the hypervisor gave
+ * to other guests while this one wanted to run (steal, the 8th field). On a shared virtual machine
+ * steal during a run is time a target waited for its core that counts nowhere in its own CPU time,
+ * and a sign that its caches were someone else's meanwhile.
+ */
+function cpuClock(): readonly { readonly total: number; readonly steal: number }[] {
+  try {
+    return readFileSync('/proc/stat', 'utf8')
+      .split('\n')
+      .filter((l) => /^cpu\d+ /.test(l))
+      .map((l) => {
+        const f = l.split(/\s+/).slice(1, 9).map(Number);
+        return { total: f.reduce((a, b) => a + b, 0), steal: f[7] ?? 0 };
+      });
+  } catch {
+    return [];
+  }
+}
+
+/** Steal per CPU between two `cpuClock` readings, as a fraction of that CPU's time. */
+function stealBetween(a: ReturnType<typeof cpuClock>, b: ReturnType<typeof cpuClock>): number[] {
+  return b.map((c, i) => {
+    const total = c.total - (a[i]?.total ?? 0);
+    return total > 0 ? (c.steal - (a[i]?.steal ?? 0)) / total : 0;
+  });
 }
 
 const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout?.trim()) || 100;
@@ -342,6 +373,10 @@ interface LoadResult {
   readonly peak: Sample;
   /** CPU the proxy's processes used during the measured run, in cores (1.0 = one core busy). */
   readonly cpuCores: number;
+  /** The part of `cpuCores` that was user time (the rest: the kernel's, mostly socket I/O). */
+  readonly userCores: number;
+  /** Each CPU's steal during the measured run, as a fraction of its time (`cpuClock`). */
+  readonly steal: readonly number[];
   /** The same per process (pid, command name, cores), the root first. */
   readonly cpuByProcess: readonly { readonly pid: number; readonly comm: string; readonly cores: number }[];
   readonly wrkCores: string;
@@ -393,6 +428,8 @@ function wrk(bin: string, port: number, duration: string, connections: number, c
     child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
     const names = new Map(treeOf(roots).map((p) => [p, comm(p)]));
     const ticks0 = new Map([...names.keys()].map((p) => [p, cpuTicks(p)]));
+    const clock0 = cpuClock();
+    let lastClock = clock0;
     const t0 = performance.now();
     let last = sample(roots);
     let peak = last;
@@ -405,6 +442,7 @@ function wrk(bin: string, port: number, duration: string, connections: number, c
       last = s;
       if (s.rssTotal > peak.rssTotal) peak = s;
       lastTicks = new Map(treeOf(roots).map((p) => [p, cpuTicks(p)]));
+      lastClock = cpuClock();
       lastT = performance.now();
       if (wrkCores === '?') wrkCores = coresOf(child.pid);
     }, 250);
@@ -418,9 +456,15 @@ function wrk(bin: string, port: number, duration: string, connections: number, c
       writeFileSync(logFile, out, { flag: 'a' });
       if (code !== 0) return reject(new Error(`wrk exited ${code}:\n${out}`));
       const secondsRun = (lastT - t0) / 1000;
-      const cpuByProcess = [...lastTicks].map(([p, t]) => ({ pid: p, comm: names.get(p) ?? comm(p), cores: secondsRun > 0 ? (t - (ticks0.get(p) ?? 0)) / CLK_TCK / secondsRun : Number.NaN }));
+      const cores = (ticks: number) => (secondsRun > 0 ? ticks / CLK_TCK / secondsRun : Number.NaN);
+      const used = [...lastTicks].map(([p, t]) => {
+        const t0p = ticks0.get(p);
+        return { pid: p, user: t.user - (t0p?.user ?? 0), system: t.system - (t0p?.system ?? 0) };
+      });
+      const cpuByProcess = used.map((u) => ({ pid: u.pid, comm: names.get(u.pid) ?? comm(u.pid), cores: cores(u.user + u.system) }));
       const cpuCores = cpuByProcess.reduce((a, p) => a + p.cores, 0);
-      resolve({ wrk: parseWrk(out), end: last, peak, cpuCores, cpuByProcess, wrkCores });
+      const userCores = cores(used.reduce((a, u) => a + u.user, 0));
+      resolve({ wrk: parseWrk(out), end: last, peak, cpuCores, userCores, steal: stealBetween(clock0, lastClock), cpuByProcess, wrkCores });
     });
   });
 }
@@ -1561,7 +1605,7 @@ interface Counted extends Breakdown {
  * The instructions of a counted request without the JIT compiler's and the garbage collector's:
  * under callgrind a target still compiles and may run a mark-compact within the counted requests
  * (its threads run one at a time, 50 times slower), which a process at full speed has done within
- * its first second; its allocation shows in `--trace-gc`'s KB per request instead.
+ * its first seconds of load (the warm-up); its allocation shows in `--trace-gc`'s KB per request instead.
  */
 function running(c: Counted): number {
   return c.perRequest - (c.byKind.get('JIT compiler') ?? 0) - (c.byKind.get('garbage collector') ?? 0);
@@ -1602,9 +1646,19 @@ function cpuPerRequestUs(r: Row): number {
   return (r.result.cpuCores * 1e6) / r.result.wrk.rps;
 }
 
+/** The user-time part of `cpuPerRequestUs`, in µs. */
+function userPerRequestUs(r: Row): number {
+  return (r.result.userCores * 1e6) / r.result.wrk.rps;
+}
+
+/** `0/4 %`: each CPU's steal during the run, in percent of its time. */
+function fmtSteal(steal: readonly number[]): string {
+  return steal.length === 0 ? '?' : `${steal.map((f) => (f * 100).toFixed(0)).join('/')} %`;
+}
+
 function report(rows: readonly Row[], connections: number, hasWorkers: boolean, rounds: number): void {
   console.log('');
-  const header = ['target', 'cores', 'requests/s', 'p50', 'p99', 'RSS total', 'RSS/worker', 'RSS at start', 'CPU used', 'CPU/request', 'non-2xx', 'socket errors'];
+  const header = ['target', 'cores', 'requests/s', 'p50', 'p99', 'RSS total', 'RSS/worker', 'RSS at start', 'CPU used', 'CPU/request', 'user/request', 'steal', 'non-2xx', 'socket errors'];
   const body = rows.map((r) => {
     const w = r.result.wrk;
     const se = w.socketErrors;
@@ -1619,6 +1673,8 @@ function report(rows: readonly Row[], connections: number, hasWorkers: boolean, 
       fmtMb(r.startRss),
       `${r.result.cpuCores.toFixed(2)} cores`,
       `${cpuPerRequestUs(r).toFixed(0)} µs`,
+      `${userPerRequestUs(r).toFixed(0)} µs`,
+      fmtSteal(r.result.steal),
       String(w.non2xx),
       `c${se.connect} r${se.read} w${se.write} t${se.timeout}`,
     ];
@@ -1631,7 +1687,9 @@ function report(rows: readonly Row[], connections: number, hasWorkers: boolean, 
   console.log('RSS total: every process of the target at the end of the measured run (nginx: master + workers; svc: primary,');
   console.log("workers and tsx's esbuild service, which bin/svc starts to run from source). RSS/worker: the largest serving");
   console.log('process. CPU used: user + system time of those processes over the measured run, in cores. CPU/request:');
-  console.log('that CPU time divided by the requests answered (less sensitive than requests/s to other work on the machine).');
+  console.log('that CPU time divided by the requests answered (less sensitive than requests/s to other work on the machine);');
+  console.log("user/request: its user-time part (the kernel's is mostly socket I/O, alike for every proxy). steal: each CPU's");
+  console.log("time the hypervisor gave to other guests during the run (cpu0/cpu1): a run with steal on the proxy's core was slowed by them.");
   // A one-core proxy that did not use its core was held back by something else (wrk and the upstream
   // on the load core, or other work on the machine): its figure measures that, not the proxy.
   const idle = rows.filter((r) => r.cores === 1 && r.kind !== 'direct' && r.result.cpuCores < 0.85);
