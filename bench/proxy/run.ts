@@ -64,8 +64,9 @@
  * Node flags for this checkout's svc only, so a baseline that is a copy of this build makes an A/B of a flag;
  * with `--trace-gc` each svc target also prints its GC pauses, the promotion rate and the KB allocated per request;
  * `--instructions N` counts instead of timing, for svc, node-floor and svc-auth: each runs under valgrind's
- * callgrind, and N requests after N to warm up give the instructions per request, a figure that
- * does not move with other work on the machine (instructions.ts); `--callgrind-dir DIR` keeps the dumps there;
+ * callgrind, and N requests after N to warm up (`--instructions-warmup M`: after M) give the
+ * instructions per request, a figure that does not move with other work on the machine
+ * (instructions.ts); `--callgrind-dir DIR` keeps the dumps there;
  * `--rounds K` measures every one-core target K times, interleaved, and takes each one's median round
  * by CPU per request for the ratios). Every child process and the temp dir are removed on exit,
  * Ctrl-C or error.
@@ -132,6 +133,7 @@ function options() {
     // the baseline's: with `--baseline` a copy of this same build, an A/B of a flag in one run.
     nodeFlags: (arg('--node-flags') ?? '').split(' ').filter((f) => f !== ''),
     instructions: instructionsOption(only as Target[]),
+    instructionsWarmup: instructionsWarmupOption(),
     rounds: roundsOption(),
     // Where callgrind's dumps go (kept, for callgrind_annotate); default the temp dir, removed on exit.
     callgrindDir: arg('--callgrind-dir') === undefined ? undefined : resolvePath(arg('--callgrind-dir')!),
@@ -158,6 +160,15 @@ function instructionsOption(only: readonly Target[]): number | undefined {
   const other = only.filter((t) => !COUNTED_TARGETS.includes(t));
   if (other.length > 0) throw new UsageError(`--instructions counts only ${COUNTED_TARGETS.join(', ')} (give them with --only); not ${other.join(', ')}`);
   return n;
+}
+
+/** `--instructions-warmup M`: the requests sent before counting (default: as many as are counted). */
+function instructionsWarmupOption(): number | undefined {
+  const text = arg('--instructions-warmup');
+  if (text === undefined) return undefined;
+  const m = Number(text);
+  if (!Number.isInteger(m) || m < 0) throw new UsageError(`--instructions-warmup \`${text}\` is not a whole number of requests`);
+  return m;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1110,7 +1121,7 @@ async function main(): Promise<number> {
   console.log(`machine: ${nproc} cores (nproc), ${cpus()[0]?.model ?? '?'}; node ${process.version}; ${nginxVersion}; ${wrkVersion}`);
   console.log(`load average at start: ${load0.map((l) => l.toFixed(2)).join(' ')} (1/5/15 min; other work on the machine skews the figures)`);
   if (opts.instructions === undefined) console.log(`load: wrk -t1 -c${opts.connections} -d${opts.duration} --latency -H 'Host: ${HOST}', after a ${opts.warmup} warm-up run`);
-  else console.log(`load: ${opts.instructions} requests over ${opts.connections} connections after as many to warm up, each target under valgrind --tool=callgrind: instructions per request (user space)`);
+  else console.log(`load: ${opts.instructions} requests over ${opts.connections} connections after ${opts.instructionsWarmup === undefined ? 'as many' : opts.instructionsWarmup} to warm up, each target under valgrind --tool=callgrind: instructions per request (user space)`);
   if (opts.only.has('svc-auth') || opts.only.has('nginx-authreq')) console.log("      authenticated targets also -H 'Cookie: _svc=<session>' (svc-auth: a real session, signed in before the load)");
   console.log(
     pinned
@@ -1149,7 +1160,7 @@ async function main(): Promise<number> {
    */
   const count = async (label: string, kind: Row['kind'], port: number, roots: readonly number[], headers: Readonly<Record<string, string>>, n: number): Promise<undefined> => {
     const pid = roots[0]!;
-    await countedLoad(port, n, opts.connections, headers);
+    await countedLoad(port, opts.instructionsWarmup ?? n, opts.connections, headers);
     zeroCounters(pid);
     const statuses = await countedLoad(port, n, opts.connections, headers);
     // The last responses' access lines and clean-up run after the client has them.
